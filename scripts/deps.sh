@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages attn needs to build and test, if any are missing. Idempotent: when
+# everything is there it only checks and says nothing. Needs root (or sudo) only to install.
+set -euo pipefail
+
+packages=(
+  g++ make cmake              # toolchain (CMake >= 3.25)
+  libxtensor-dev libxtensor-blas-dev libopenblas-dev   # tensors and BLAS
+  libsleef-dev                                         # PyTorch's exp, to the bit
+  libcli11-dev nlohmann-json3-dev                      # command line, JSON
+  catch2 python3 jq                                    # tests (the end-to-end ones pipe into python3 and jq)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "attn: installing missing packages: ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  echo "attn: run as root (or install sudo) to install: ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Quick start, command 2 (and CI's .ci/run): install what is missing, build, run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+bash scripts/build.sh
+ctest --test-dir build --output-on-failure -j2
