@@ -1,0 +1,129 @@
+#include "core/nn.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <sleef.h>
+#include <xtensor-blas/xblas.hpp>
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xview.hpp>
+
+// libsleef exports its FMA scalar functions on every x86-64 build; sleef.h declares them only when
+// the including code is itself compiled for FMA (FP_FAST_FMA), which attn is not.
+#ifndef FP_FAST_FMAF
+extern "C" float Sleef_expf1_u10purecfma(float);
+#endif
+
+namespace attn {
+
+Matrix matmul(const Matrix& a, const Matrix& b, bool transpose_b) {
+  const std::size_t m = a.shape(0);
+  const std::size_t n = transpose_b ? b.shape(0) : b.shape(1);
+  Matrix out = xt::zeros<float>({m, n});  // (m, n)
+  xt::blas::gemm(a, b, out, false, transpose_b);
+  return out;
+}
+
+Vector matvec(const Vector& v, const Matrix& b, bool transpose_b) {
+  const Matrix row = xt::reshape_view(v, {std::size_t{1}, v.size()});  // (1, k)
+  const Matrix out = matmul(row, b, transpose_b);                      // (1, n)
+  return xt::flatten(out);                                             // (n,)
+}
+
+float dot(std::size_t n, const float* x, std::size_t incx, const float* y, std::size_t incy) {
+  float result = 0.0f;
+  cxxblas::dot<xt::blas_index_t>(static_cast<xt::blas_index_t>(n), x, static_cast<xt::blas_index_t>(incx), y,
+                                 static_cast<xt::blas_index_t>(incy), result);
+  return result;
+}
+
+float torch_exp(float x) {
+  // PyTorch's vectorised exp is SLEEF's expf_u10, whose AVX2/AVX-512/NEON versions all use fused
+  // multiply-adds; SLEEF's scalar purecfma build gives the same bits. (glibc's expf differs from it in
+  // about one value in ten.) A CPU without FMA gets SLEEF's plain scalar version instead of a crash.
+  static const bool has_fma = __builtin_cpu_supports("fma");
+  return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
+}
+
+namespace {
+
+// One row of torch.softmax: max, exp(x - max), then scale by the reciprocal of the sum.
+void softmax_row(const float* x, float* out, std::size_t n) {
+  float max_value = -std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < n; ++i) max_value = std::max(max_value, x[i]);
+  float total = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = torch_exp(x[i] - max_value);
+    total += out[i];
+  }
+  const float inv = 1.0f / total;
+  for (std::size_t i = 0; i < n; ++i) out[i] *= inv;
+}
+
+}  // namespace
+
+Vector softmax(const Vector& x) {
+  Vector out = xt::empty<float>(x.shape());  // (n,)
+  softmax_row(x.data(), out.data(), x.size());
+  return out;
+}
+
+Matrix softmax(const Matrix& x) {
+  Matrix out = xt::empty<float>(x.shape());  // (rows, n)
+  const std::size_t n = x.shape(1);
+  for (std::size_t r = 0; r < x.shape(0); ++r) softmax_row(x.data() + r * n, out.data() + r * n, n);
+  return out;
+}
+
+Vector softmax_naive(const Vector& x) {
+  Vector e = xt::empty<float>(x.shape());  // (n,)
+  std::transform(x.begin(), x.end(), e.begin(), torch_exp);
+  const float total = sum_of(e);
+  Vector out = e / total;  // (n,)
+  return out;
+}
+
+float sum_of(const float* x, std::size_t n) {
+  // at::native's scalar row_sum: four interleaved accumulators (x0 + x4 + ..., x1 + x5 + ...), the
+  // leftover elements added to the first, then the other three added to it in order.
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const std::size_t whole = n / 4 * 4;
+  for (std::size_t i = 0; i < whole; i += 4)
+    for (std::size_t k = 0; k < 4; ++k) acc[k] += x[i + k];
+  for (std::size_t i = whole; i < n; ++i) acc[0] += x[i];
+  for (std::size_t k = 1; k < 4; ++k) acc[0] += acc[k];
+  return acc[0];
+}
+
+float sum_of(const Vector& x) { return sum_of(x.data(), x.size()); }
+
+Vector row_sums(const Matrix& x) {
+  const std::size_t n = x.shape(1);
+  Vector out = xt::empty<float>({x.shape(0)});  // (rows,)
+  for (std::size_t r = 0; r < x.shape(0); ++r) out(r) = sum_of(x.data() + r * n, n);
+  return out;
+}
+
+Linear::Linear(std::size_t in_features, std::size_t out_features, bool with_bias, TorchGenerator& gen) {
+  // torch.nn.init.kaiming_uniform_(weight, a=math.sqrt(5)), computed in double as Python does.
+  const double a = std::sqrt(5.0);
+  const double gain = std::sqrt(2.0 / (1.0 + a * a));
+  const double std_dev = gain / std::sqrt(static_cast<double>(in_features));
+  const double bound = std::sqrt(3.0) * std_dev;
+  weight = xt::empty<float>({out_features, in_features});  // (out, in)
+  for (auto& w : weight) w = gen.uniform(static_cast<float>(-bound), static_cast<float>(bound));
+  bias = xt::zeros<float>({with_bias ? out_features : std::size_t{0}});  // (out,) or (0,)
+  if (with_bias) {
+    const double bias_bound = 1.0 / std::sqrt(static_cast<double>(in_features));
+    for (auto& b : bias) b = gen.uniform(static_cast<float>(-bias_bound), static_cast<float>(bias_bound));
+  }
+}
+
+Matrix Linear::forward(const Matrix& x) const {
+  Matrix out = matmul(x, weight, /*transpose_b=*/true);  // (n, out)
+  if (bias.size() > 0) out += xt::view(bias, xt::newaxis(), xt::all());
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,50 @@
+#pragma once
+// The torch.nn pieces chapter 3 uses: nn.Linear (with PyTorch's init), softmax, matrix products
+// through xtensor-blas / OpenBLAS, and dropout in training mode.
+#include <cstddef>
+
+#include "core/tensor.hpp"
+#include "core/torch_random.hpp"
+
+namespace attn {
+
+// The products are the BLAS calls PyTorch's CPU kernels make (Debian's PyTorch uses the same
+// OpenBLAS), so results agree with PyTorch to the bit, not just to rounding:
+// a @ b: (m, k) @ (k, n) -> (m, n), one SGEMM. With transpose_b, a @ b.T: (m, k) @ (n, k).T -> (m, n).
+Matrix matmul(const Matrix& a, const Matrix& b, bool transpose_b = false);
+// v @ b: (k,) @ (k, n) -> (n,). PyTorch computes it as v.unsqueeze(0).mm(b): an SGEMM of one row.
+Vector matvec(const Vector& v, const Matrix& b, bool transpose_b = false);
+// torch.dot(x, y) on n floats with strides, as BLAS SDOT.
+float dot(std::size_t n, const float* x, std::size_t incx, const float* y, std::size_t incy);
+inline float dot(const Vector& x, const Vector& y) { return dot(x.size(), x.data(), 1, y.data(), 1); }
+
+// torch.exp on one float, to the bit.
+float torch_exp(float x);
+
+// torch.softmax(x, dim=-1): subtract the row maximum, exponentiate, multiply by 1 / sum.
+Vector softmax(const Vector& x);  // (n,) -> (n,)
+Matrix softmax(const Matrix& x);  // (rows, n) -> (rows, n), each row separately
+// The book's softmax_naive: exp(x) / exp(x).sum(), which overflows for large scores.
+Vector softmax_naive(const Vector& x);  // (n,) -> (n,)
+
+// tensor.sum() / .sum(dim=-1) over n contiguous floats, added in the order PyTorch's CPU reduction
+// adds them when n is below its vector width (8 or 16 floats): bit-exact for the book's six tokens, and
+// within rounding of PyTorch's vectorised order for longer rows.
+float sum_of(const float* x, std::size_t n);
+float sum_of(const Vector& x);
+Vector row_sums(const Matrix& x);  // (rows, n) -> (rows,)
+
+// nn.Linear(in_features, out_features, bias): weight (out, in) drawn first by kaiming_uniform_(a=sqrt(5)),
+// then the bias from U(-1/sqrt(in), 1/sqrt(in)).
+struct Linear {
+  Linear(std::size_t in_features, std::size_t out_features, bool bias, TorchGenerator& gen);
+
+  Matrix forward(const Matrix& x) const;  // (n, in) -> (n, out): x @ weight.T + bias
+
+  std::size_t num_parameters() const { return weight.size() + bias.size(); }
+
+  Matrix weight;  // (out_features, in_features)
+  Vector bias;    // (out_features,), or (0,) without a bias
+};
+
+}  // namespace attn

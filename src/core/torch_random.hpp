@@ -1,0 +1,49 @@
+#pragma once
+// PyTorch's CPU random numbers, bit for bit (see docs/architecture.md, "Random numbers").
+//
+// torch.manual_seed(s) seeds a 32-bit Mersenne Twister; std::mt19937 is the same engine, so all that
+// is written here are PyTorch's transforms of its draws: torch.rand / uniform_ (24-bit floats),
+// nn.Linear's kaiming-uniform init, and the two ways PyTorch builds draw dropout keep-masks.
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "core/tensor.hpp"
+
+namespace attn {
+
+// How a dropout keep-mask is drawn. PyTorch builds without MKL (Debian, Apple silicon; the book's
+// outputs) use `Default`; the x86-64 Linux/Windows wheels use MKL's Bernoulli sampler.
+enum class DropoutRng { Default, Mkl };
+
+DropoutRng parse_dropout_rng(const std::string& name);  // "default" | "mkl"; throws std::invalid_argument
+std::string to_string(DropoutRng rng);
+
+class TorchGenerator {
+ public:
+  explicit TorchGenerator(std::uint64_t seed = 67280421310721ULL) { manual_seed(seed); }
+
+  // torch.manual_seed(seed): restarts the stream. Like PyTorch, only the low 32 bits seed the engine.
+  void manual_seed(std::uint64_t seed);
+  std::uint64_t initial_seed() const { return seed_; }
+
+  std::uint32_t random();    // one engine draw
+  std::uint64_t random64();  // two draws, the first as the high word
+
+  // torch.rand(shape): row-major, one draw per element, 24-bit float in [0, 1).
+  Vector rand(std::size_t n);                      // (n,)
+  Matrix rand(std::size_t rows, std::size_t cols);  // (rows, cols)
+
+  // tensor.uniform_(from, to) on float32: u * (to - from) + from in float arithmetic.
+  float uniform(float from, float to);
+
+  // nn.Dropout(p)'s keep-mask drawn over `count` elements in row-major order, already scaled: each
+  // entry is 1/(1-p) (kept) or 0 (dropped). p == 0 and p == 1 draw nothing, as in PyTorch.
+  std::vector<float> dropout_scale_mask(std::size_t count, double p, DropoutRng rng);
+
+ private:
+  std::mt19937 engine_;
+  std::uint64_t seed_ = 0;
+};
+
+}  // namespace attn
