@@ -1,0 +1,118 @@
+#include "render/json.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace attn {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// Row-major data of `t` from element `offset`, as nested arrays following `t`'s shape from `dim` on.
+ojson nest(const AnyTensor& t, std::size_t dim, std::size_t& offset) {
+  if (dim == t.dimension()) return ojson(static_cast<double>(t.data()[offset++]));
+  ojson arr = ojson::array();
+  for (std::size_t i = 0; i < t.shape()[dim]; ++i) arr.push_back(nest(t, dim + 1, offset));
+  return arr;
+}
+
+ojson tensor_data(const AnyTensor& t) {
+  std::size_t offset = 0;
+  return nest(t, 0, offset);
+}
+
+void write_float(std::string& out, double value) {
+  if (std::isnan(value)) {
+    out += "\"nan\"";
+  } else if (std::isinf(value)) {
+    out += value > 0 ? "\"inf\"" : "\"-inf\"";
+  } else {
+    char buf[32];
+    const auto res = std::to_chars(buf, buf + sizeof buf, static_cast<float>(value));
+    out.append(buf, res.ptr);
+  }
+}
+
+bool is_scalar_array(const ojson& j) {
+  for (const auto& e : j)
+    if (e.is_structured()) return false;
+  return true;
+}
+
+void write(std::string& out, const ojson& j, int depth) {
+  const std::string pad(static_cast<std::size_t>(2 * (depth + 1)), ' ');
+  const std::string close_pad(static_cast<std::size_t>(2 * depth), ' ');
+  switch (j.type()) {
+    case ojson::value_t::object: {
+      if (j.empty()) {
+        out += "{}";
+        return;
+      }
+      out += "{\n";
+      bool first = true;
+      for (const auto& [key, value] : j.items()) {
+        if (!first) out += ",\n";
+        first = false;
+        out += pad + ojson(key).dump() + ": ";
+        write(out, value, depth + 1);
+      }
+      out += "\n" + close_pad + "}";
+      return;
+    }
+    case ojson::value_t::array: {
+      const bool inline_array = is_scalar_array(j);
+      out += "[";
+      bool first = true;
+      for (const auto& e : j) {
+        if (!first) out += inline_array ? ", " : ",";
+        first = false;
+        if (!inline_array) out += "\n" + pad;
+        write(out, e, depth + 1);
+      }
+      if (!inline_array && !j.empty()) out += "\n" + close_pad;
+      out += "]";
+      return;
+    }
+    case ojson::value_t::number_float:
+      write_float(out, j.get<double>());
+      return;
+    default:
+      // Strings (invalid UTF-8 replaced by U+FFFD rather than thrown), integers, booleans, null.
+      out += j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+      return;
+  }
+}
+
+}  // namespace
+
+ojson trace_to_json(const Trace& trace) {
+  ojson doc;
+  doc["schema_version"] = kJsonSchemaVersion;
+  doc["lesson"] = trace.info.name;
+  doc["config"] = trace.config;
+  doc["inputs"]["tokens"] = trace.inputs.tokens;
+  doc["inputs"]["embeddings"] = tensor_data(AnyTensor(trace.inputs.embeddings));
+  ojson steps = ojson::array();
+  for (const auto& s : trace.steps) {
+    ojson step;
+    step["id"] = s.id;
+    step["title"] = s.title;
+    step["explanation"] = s.explanation;
+    step["code"] = s.code;
+    step["shape"] = ojson(std::vector<std::size_t>(s.tensor.shape().begin(), s.tensor.shape().end()));
+    step["data"] = tensor_data(s.tensor);
+    steps.push_back(std::move(step));
+  }
+  doc["steps"] = std::move(steps);
+  return doc;
+}
+
+std::string dump_json(const ojson& doc) {
+  std::string out;
+  write(out, doc, 0);
+  out += "\n";
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,23 @@
+#pragma once
+// The --json renderer: one RFC 8259 document per run (schema in docs/json.md).
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lessons/lesson.hpp"
+
+namespace attn {
+
+inline constexpr int kJsonSchemaVersion = 1;
+
+// The document as a value. Tensor data are nested arrays of float32 values (held as doubles).
+nlohmann::ordered_json trace_to_json(const Trace& trace);
+
+// Serialises a document: every floating-point number as the shortest decimal that reads back to the
+// same float32 (std::to_chars), the non-finite ones as the strings "inf", "-inf" and "nan" (JSON has
+// no such numbers), arrays of scalars on one line, everything else indented by two spaces.
+std::string dump_json(const nlohmann::ordered_json& doc);
+
+inline std::string render_json(const Trace& trace) { return dump_json(trace_to_json(trace)); }
+
+}  // namespace attn

@@ -1,0 +1,14 @@
+#pragma once
+// PyTorch's print(tensor) for a float32 CPU tensor with the default print options (precision 4,
+// threshold 1000, edgeitems 3, linewidth 80), without suffixes such as grad_fn. The rules are those of
+// torch/_tensor_str.py (PyTorch 1.13, which prints like the 2.4 the book used).
+#include <string>
+
+#include "core/tensor.hpp"
+
+namespace attn {
+
+// "tensor([0.9544, 1.4950])", "tensor(1.8524)", multi-line for rank >= 2, "..." past 1000 elements.
+std::string torch_str(const AnyTensor& t);
+
+}  // namespace attn
