@@ -1,0 +1,67 @@
+// attn all-tokens — 3.3.2 Computing attention weights for all input tokens.
+// The single-query computation of 3.3.1 done for every token at once, first with loops and then as
+// two matrix products.
+#include <CLI/CLI.hpp>
+
+#include "core/nn.hpp"
+#include "lessons/lessons.hpp"
+
+namespace attn {
+
+const LessonInfo kAllTokensLesson{
+    "all-tokens", "3.3.2", "Computing attention weights for all input tokens",
+    "Every token attends to every token: the score matrix, row-wise softmax, all context vectors"};
+
+Trace run_all_tokens(const Inputs& in, const AllTokensOptions&) {
+  Trace t(kAllTokensLesson, in);
+  const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
+  const std::size_t n = in.num_tokens();
+  const std::size_t d_in = in.d_in();
+
+  t.add("inputs", "The input embeddings", "Each row is one token's embedding vector.",
+        "inputs = torch.tensor([...])  # (num_tokens, d_in)", inputs);
+
+  // The book's double loop: one dot product per pair of tokens.
+  Matrix attn_scores_loop = xt::empty<float>({n, n});  // (num_tokens, num_tokens)
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) attn_scores_loop(i, j) = dot(d_in, &inputs(i, 0), 1, &inputs(j, 0), 1);
+  t.add("attn_scores_loop", "All attention scores, with two for-loops",
+        "Row i holds the dot products of token i with every token, so row " +
+            std::to_string(n > kBookQuery ? kBookQuery : 0) + " repeats the single query's scores.",
+        "attn_scores = torch.empty(" + std::to_string(n) + ", " + std::to_string(n) +
+            ")\n"
+            "for i, x_i in enumerate(inputs):\n"
+            "    for j, x_j in enumerate(inputs):\n"
+            "        attn_scores[i, j] = torch.dot(x_i, x_j)",
+        attn_scores_loop);
+
+  Matrix attn_scores = matmul(inputs, inputs, /*transpose_b=*/true);  // (num_tokens, num_tokens)
+  t.add("attn_scores", "All attention scores, as one matrix product",
+        "The same matrix in one step: multiplying the inputs by their own transpose computes every dot product "
+        "at once, and much faster than the loops.",
+        "attn_scores = inputs @ inputs.T", attn_scores);
+
+  Matrix attn_weights = softmax(attn_scores);  // (num_tokens, num_tokens)
+  t.add("attn_weights", "Attention weights, softmax of each row",
+        "dim=-1 normalises along the last dimension, so each row (one query token) becomes weights that sum "
+        "to 1.",
+        "attn_weights = torch.softmax(attn_scores, dim=-1)", attn_weights);
+
+  Vector all_row_sums = row_sums(attn_weights);  // (num_tokens,)
+  t.add("all_row_sums", "Every row sums to 1", "A check that the softmax normalised each row.",
+        "attn_weights.sum(dim=-1)", all_row_sums);
+
+  Matrix all_context_vecs = matmul(attn_weights, inputs);  // (num_tokens, d_in)
+  t.add("all_context_vecs", "All context vectors",
+        "Row i is the weighted sum of the inputs with token i's weights: one matrix product replaces the "
+        "loop of 3.3.1 for every token at once.",
+        "all_context_vecs = attn_weights @ inputs", all_context_vecs);
+  return t;
+}
+
+void register_all_tokens(LessonRegistry& registry) {
+  auto opt = std::make_shared<AllTokensOptions>();
+  registry.add(kAllTokensLesson, [opt](const Inputs& in) { return run_all_tokens(in, *opt); });
+}
+
+}  // namespace attn

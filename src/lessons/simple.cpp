@@ -1,0 +1,98 @@
+// attn simple — 3.3.1 A simple self-attention mechanism without trainable weights.
+// One query token attends to every input token: dot-product scores, three ways to normalise them,
+// and the weighted sum of the inputs that is the query's context vector.
+#include <CLI/CLI.hpp>
+
+#include "core/nn.hpp"
+#include "lessons/lessons.hpp"
+
+namespace attn {
+
+const LessonInfo kSimpleLesson{
+    "simple", "3.3.1", "A simple self-attention mechanism without trainable weights",
+    "One query attends to every token: dot-product scores, softmax weights, one context vector"};
+
+Trace run_simple(const Inputs& in, const SimpleOptions& opt) {
+  const std::size_t q = effective_query(opt.query, in);
+  const std::string qs = std::to_string(q);
+  const std::string who = "\"" + in.tokens[q] + "\"";
+  Trace t(kSimpleLesson, in);
+  t.config["query"] = q;
+  t.notes.push_back("query: token " + token_label(in, q) + " (--query)");
+
+  const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
+  const std::size_t n = in.num_tokens();
+  const std::size_t d_in = in.d_in();
+
+  t.add("inputs", "The input embeddings",
+        "Each row is one token's embedding vector; self-attention will mix these rows.",
+        "inputs = torch.tensor([...])  # (num_tokens, d_in)", inputs);
+
+  Vector query = xt::row(inputs, q);  // (d_in,)
+  t.add("query", "The query: token " + token_label(in, q),
+        "The token whose context vector we compute. Attention asks how relevant every token is to it.",
+        "query = inputs[" + qs + "]", query);
+
+  // The book's loop of dot products, one score per input token.
+  Vector attn_scores_2 = xt::empty<float>({n});  // (num_tokens,)
+  for (std::size_t i = 0; i < n; ++i) attn_scores_2(i) = dot(d_in, &inputs(i, 0), 1, query.data(), 1);
+  t.add("attn_scores_2", "Attention scores of " + who,
+        "Each score is the dot product of the query with one input token: the more two embeddings point the "
+        "same way, the larger it is.",
+        "attn_scores_2 = torch.empty(inputs.shape[0])\n"
+        "for i, x_i in enumerate(inputs):\n"
+        "    attn_scores_2[i] = torch.dot(x_i, query)",
+        attn_scores_2);
+
+  Vector attn_weights_2_tmp = attn_scores_2 / sum_of(attn_scores_2);  // (num_tokens,)
+  t.add("attn_weights_2_tmp", "Scores divided by their sum",
+        "A first way to turn scores into weights that sum to 1. It works here, but breaks for negative or "
+        "zero-sum scores, which is why attention uses softmax.",
+        "attn_weights_2_tmp = attn_scores_2 / attn_scores_2.sum()", attn_weights_2_tmp);
+  t.add("attn_weights_2_tmp_sum", "Their sum", "The normalised weights add up to 1.",
+        "attn_weights_2_tmp.sum()", Scalar(sum_of(attn_weights_2_tmp)));
+
+  Vector attn_weights_2_naive = softmax_naive(attn_scores_2);  // (num_tokens,)
+  t.add("attn_weights_2_naive", "Naive softmax",
+        "Softmax exponentiates each score and divides by the total, so every weight is positive and they sum "
+        "to 1. Written this directly it overflows for large scores.",
+        "def softmax_naive(x):\n"
+        "    return torch.exp(x) / torch.exp(x).sum(dim=0)\n"
+        "\n"
+        "attn_weights_2_naive = softmax_naive(attn_scores_2)",
+        attn_weights_2_naive);
+  t.add("attn_weights_2_naive_sum", "Their sum", "Softmax weights add up to 1.",
+        "attn_weights_2_naive.sum()", Scalar(sum_of(attn_weights_2_naive)));
+
+  Vector attn_weights_2 = softmax(attn_scores_2);  // (num_tokens,)
+  t.add("attn_weights_2", "Attention weights (torch.softmax)",
+        "PyTorch's softmax gives the same weights but subtracts the largest score first, so it never "
+        "overflows. These are the attention weights of " + who + ".",
+        "attn_weights_2 = torch.softmax(attn_scores_2, dim=0)", attn_weights_2);
+  t.add("attn_weights_2_sum", "Their sum", "Softmax weights add up to 1.", "attn_weights_2.sum()",
+        Scalar(sum_of(attn_weights_2)));
+
+  // The book's loop: the context vector is the weighted sum of all input vectors.
+  Vector context_vec_2 = xt::zeros<float>({d_in});  // (d_in,)
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vector weighted = attn_weights_2(i) * xt::row(inputs, i);  // (d_in,)
+    context_vec_2 += weighted;
+  }
+  t.add("context_vec_2", "Context vector of " + who,
+        "Every input token scaled by its attention weight, then summed: an embedding of " + who +
+            " enriched with what the rest of the sequence says.",
+        "query = inputs[" + qs + "]\n"
+        "context_vec_2 = torch.zeros(query.shape)\n"
+        "for i, x_i in enumerate(inputs):\n"
+        "    context_vec_2 += attn_weights_2[i] * x_i",
+        context_vec_2);
+  return t;
+}
+
+void register_simple(LessonRegistry& registry) {
+  auto opt = std::make_shared<SimpleOptions>();
+  CLI::App* cmd = registry.add(kSimpleLesson, [opt](const Inputs& in) { return run_simple(in, *opt); });
+  add_query_option(cmd, opt->query);
+}
+
+}  // namespace attn

@@ -1,0 +1,144 @@
+// attn trainable — 3.4.1 Computing the attention weights step by step, and 3.4.2 Implementing a
+// compact self-attention Python class. Queries, keys and values come from three weight matrices;
+// scores are scaled by sqrt(d_k); then the same computation packed into SelfAttention_v1 and _v2.
+#include <cmath>
+
+#include <CLI/CLI.hpp>
+
+#include "core/attention.hpp"
+#include "lessons/lessons.hpp"
+
+namespace attn {
+
+const LessonInfo kTrainableLesson{
+    "trainable", "3.4.1-3.4.2", "Implementing self-attention with trainable weights",
+    "Query, key and value weights, scaled dot-product attention, SelfAttention_v1 and _v2"};
+
+Trace run_trainable(const Inputs& in, const TrainableOptions& opt) {
+  if (opt.d_out == 0) throw UsageError("--d-out must be at least 1");
+  const std::size_t q = effective_query(opt.query, in);
+  const std::string qs = std::to_string(q);
+  const std::string who = "\"" + in.tokens[q] + "\"";
+  // The book seeds three times: the step-by-step weights, SelfAttention_v1, SelfAttention_v2.
+  const std::uint64_t seed_w = opt.seed.value_or(123);
+  const std::uint64_t seed_v1 = opt.seed.value_or(123);
+  const std::uint64_t seed_v2 = opt.seed.value_or(789);
+  const std::size_t d_in = in.d_in();
+  const std::size_t d_out = opt.d_out;
+  const std::string bias_arg = opt.qkv_bias ? ", qkv_bias=True" : "";
+
+  Trace t(kTrainableLesson, in);
+  t.config["d_out"] = d_out;
+  t.config["seed"] = opt.seed ? nlohmann::ordered_json(*opt.seed) : nlohmann::ordered_json(nullptr);
+  t.config["manual_seeds"] = {seed_w, seed_v1, seed_v2};
+  t.config["qkv_bias"] = opt.qkv_bias;
+  t.config["query"] = q;
+  t.notes.push_back("query: token " + token_label(in, q) + " (--query)");
+  t.notes.push_back("d_in = " + std::to_string(d_in) + ", d_out = " + std::to_string(d_out) +
+                    "; torch.manual_seed values: " + std::to_string(seed_w) + ", " + std::to_string(seed_v1) +
+                    ", " + std::to_string(seed_v2) + (opt.seed ? " (--seed)" : " (the book's)"));
+
+  const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
+  Vector x_2 = xt::row(inputs, q);       // (d_in,)
+  t.add("x_2", "The query token " + token_label(in, q),
+        "This time the query is not used directly: it is first projected by trainable weights.",
+        "x_2 = inputs[" + qs + "]", x_2);
+
+  TorchGenerator gen(seed_w);
+  // Drawn in this order, as the book creates them.
+  Matrix W_query = gen.rand(d_in, d_out);  // (d_in, d_out)
+  Matrix W_key = gen.rand(d_in, d_out);    // (d_in, d_out)
+  Matrix W_value = gen.rand(d_in, d_out);  // (d_in, d_out)
+  const std::string rand_call = "torch.nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)";
+  t.add("W_query", "Query weight matrix W_q",
+        "Random numbers for now; training would tune them. It projects a " + std::to_string(d_in) +
+            "-dim embedding to a " + std::to_string(d_out) + "-dim query.",
+        "torch.manual_seed(" + std::to_string(seed_w) + ")\nW_query = " + rand_call, W_query);
+  t.add("W_key", "Key weight matrix W_k", "Drawn right after W_query from the same random stream.",
+        "W_key = " + rand_call, W_key);
+  t.add("W_value", "Value weight matrix W_v", "Drawn right after W_key.", "W_value = " + rand_call, W_value);
+
+  Vector query_2 = matvec(x_2, W_query);  // (d_out,)
+  t.add("query_2", "The query vector of " + who,
+        "The query token projected by W_query: what this token is looking for.", "query_2 = x_2 @ W_query",
+        query_2);
+  Vector key_2 = matvec(x_2, W_key);  // (d_out,)
+  t.add("key_2", "The key vector of " + who, "The same token projected by W_key: what it offers to be found by.",
+        "key_2 = x_2 @ W_key", key_2);
+  Vector value_2 = matvec(x_2, W_value);  // (d_out,)
+  t.add("value_2", "The value vector of " + who,
+        "The same token projected by W_value: what it contributes once attended to.", "value_2 = x_2 @ W_value",
+        value_2);
+
+  Matrix keys = matmul(inputs, W_key);  // (num_tokens, d_out)
+  t.add("keys", "Keys of all tokens",
+        "Every token projected by W_key at once: " + std::to_string(in.num_tokens()) + " tokens, each now " +
+            std::to_string(d_out) + "-dimensional.",
+        "keys = inputs @ W_key", keys);
+  Matrix values = matmul(inputs, W_value);  // (num_tokens, d_out)
+  t.add("values", "Values of all tokens", "Every token projected by W_value.", "values = inputs @ W_value",
+        values);
+
+  const float score_22 = dot(d_out, query_2.data(), 1, &keys(q, 0), 1);
+  t.add("attn_score_22", "One unnormalised score: query " + who + " against key " + who,
+        "The attention score is now the dot product of a query with a key, not of two raw embeddings.",
+        "keys_2 = keys[" + qs + "]\nattn_score_22 = query_2.dot(keys_2)", Scalar(score_22));
+
+  Vector attn_scores_2 = matvec(query_2, keys, /*transpose_b=*/true);  // (num_tokens,)
+  t.add("attn_scores_2", "All scores of the query " + who,
+        "One matrix product scores the query against every key.", "attn_scores_2 = query_2 @ keys.T",
+        attn_scores_2);
+
+  const double d_k = static_cast<double>(d_out);  // keys.shape[1]
+  const float scale = static_cast<float>(std::sqrt(d_k));
+  Vector scaled = attn_scores_2 / scale;  // (num_tokens,)
+  Vector attn_weights_2 = softmax(scaled);  // (num_tokens,)
+  t.add("attn_weights_2", "Attention weights, scaled by sqrt(d_k)",
+        "Scores are divided by the square root of the key dimension before softmax; this keeps large "
+        "dot products from making softmax too peaked, which would stall training.",
+        "d_k = keys.shape[1]\nattn_weights_2 = torch.softmax(attn_scores_2 / d_k**0.5, dim=-1)", attn_weights_2);
+
+  Vector context_vec_2 = matvec(attn_weights_2, values);  // (d_out,)
+  t.add("context_vec_2", "Context vector of " + who,
+        "The value vectors weighted by the attention weights and summed.", "context_vec_2 = attn_weights_2 @ values",
+        context_vec_2);
+
+  gen.manual_seed(seed_v1);
+  const SelfAttention_v1 sa_v1(d_in, d_out, gen);
+  Matrix sa_v1_output = sa_v1.forward(inputs);  // (num_tokens, d_out)
+  t.add("sa_v1_output", "SelfAttention_v1: every token's context vector",
+        "The steps above packed into a module with three nn.Parameter matrices. Seeded the same way, its row " +
+            qs + " equals context_vec_2.",
+        "torch.manual_seed(" + std::to_string(seed_v1) + ")\nsa_v1 = SelfAttention_v1(d_in, d_out)\nprint(sa_v1(inputs))",
+        sa_v1_output);
+
+  gen.manual_seed(seed_v2);
+  const SelfAttention_v2 sa_v2(d_in, d_out, opt.qkv_bias, gen);
+  Matrix sa_v2_output = sa_v2.forward(inputs);  // (num_tokens, d_out)
+  t.add("sa_v2_output", "SelfAttention_v2: the same with nn.Linear layers",
+        "nn.Linear stores the transposed weight and initialises it with a better scheme than torch.rand, so "
+        "the numbers differ from v1 even though the computation is the same.",
+        "torch.manual_seed(" + std::to_string(seed_v2) + ")\nsa_v2 = SelfAttention_v2(d_in, d_out" + bias_arg +
+            ")\nprint(sa_v2(inputs))",
+        sa_v2_output);
+  return t;
+}
+
+void register_trainable(LessonRegistry& registry) {
+  auto opt = std::make_shared<TrainableOptions>();
+  CLI::App* cmd = registry.add(kTrainableLesson, [opt](const Inputs& in) { return run_trainable(in, *opt); });
+  cmd->add_option("--d-out", opt->d_out, "Output dimension of the query, key and value projections")
+      ->capture_default_str()
+      ->check(positive_whole_number())
+      ->type_name("N");
+  cmd->add_option_function<std::uint64_t>(
+         "--seed", [opt](const std::uint64_t& s) { opt->seed = s; },
+         "Replace every torch.manual_seed value of the lesson (default: the book's 123, 123 and 789; "
+         "--seed 123 reproduces exercise 3.1)")
+      ->check(whole_number())
+      ->type_name("N");
+  cmd->add_flag("--qkv-bias", opt->qkv_bias, "Give SelfAttention_v2's nn.Linear layers a bias (qkv_bias=True)");
+  add_query_option(cmd, opt->query);
+}
+
+}  // namespace attn
