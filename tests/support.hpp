@@ -1,0 +1,49 @@
+#pragma once
+// Helpers shared by the test files: run attn in-process exactly as the executable does, or the real
+// executable through a shell.
+#include <array>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace attn_test {
+
+struct Run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+// run_cli in-process, as main() calls it.
+inline Run run(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  Run r;
+  r.status = attn::run_cli(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+// A shell command's exit status and standard output (stderr goes where the command sends it).
+inline Run shell(const std::string& command) {
+  Run r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t got = 0;
+  while ((got = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), got);
+  const int raw = ::pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+inline std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace attn_test

@@ -1,0 +1,114 @@
+// The command line as a user meets it: the real executable, pipes into python3 and jq, help,
+// version, errors, and finding the bundled data from anywhere.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "support.hpp"
+
+using attn_test::quote;
+using attn_test::run;
+using attn_test::shell;
+
+namespace {
+
+const std::string kExe = quote(ATTN_EXE);
+const std::vector<std::string> kLessons{"simple", "all-tokens", "trainable"};
+
+// Python's json module, refusing the NaN/Infinity extensions: exit 1 on any non-standard token.
+const std::string kStrictPython =
+    "python3 -c 'import json,sys; json.load(sys.stdin, parse_constant=lambda c: sys.exit(1))'";
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/attn-test-XXXXXX";
+  const char* dir = ::mkdtemp(tmpl);
+  REQUIRE(dir != nullptr);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("every lesson's --json parses with strict Python json and with jq", "[cli][e2e]") {
+  for (const auto& lesson : kLessons) {
+    INFO(lesson);
+    CHECK(shell(kExe + " " + lesson + " --json | " + kStrictPython).status == 0);
+    const auto jq = shell(kExe + " " + lesson + " --json | jq -r '.lesson'");
+    CHECK(jq.status == 0);
+    CHECK(jq.out == lesson + "\n");
+  }
+  // A step with -inf is still strict JSON (the strings "-inf"); check one parses into NumPy-ready floats.
+  const auto py = shell(kExe + " simple --json | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                        "s=[x for x in d[\"steps\"] if x[\"id\"]==\"attn_weights_2\"][0]; print(round(sum(s[\"data\"]),4))'");
+  CHECK(py.status == 0);
+  CHECK(py.out == "1.0\n");
+}
+
+TEST_CASE("the text output holds the book's numbers and no escape codes when piped", "[cli][e2e]") {
+  const auto r = shell(kExe + " simple | cat");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("tensor([0.4419, 0.6515, 0.5683])") != std::string::npos);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("version and help", "[cli]") {
+  const auto v = run({"--version"});
+  CHECK(v.status == 0);
+  CHECK(v.out == "attn " ATTN_VERSION_FOR_TESTS "\n");
+  const auto h = run({"--help"});
+  CHECK(h.status == 0);
+  for (const auto& lesson : kLessons) CHECK(h.out.find(lesson) != std::string::npos);
+  const auto th = run({"trainable", "--help"});
+  CHECK(th.status == 0);
+  for (const char* opt : {"--d-out", "--seed", "--qkv-bias", "--query", "--input", "--json"})
+    CHECK(th.out.find(opt) != std::string::npos);
+  CHECK(th.out.find("=2") != std::string::npos);  // the default of --d-out is shown
+  const auto none = run({});
+  CHECK(none.status == 0);
+  CHECK(none.out.find("Examples:") != std::string::npos);
+}
+
+TEST_CASE("bad options and inputs: one line on stderr, nothing on stdout, exit 2 or 1", "[cli]") {
+  struct Bad {
+    std::vector<std::string> args;
+    int status;
+    std::string needle;
+  };
+  const std::vector<Bad> cases{
+      {{"nonsense"}, 2, "nonsense"},
+      {{"simple", "--bogus"}, 2, "--bogus"},
+      {{"simple", "--query", "6"}, 2, "--query 6"},
+      {{"simple", "--query", "-1"}, 2, "--query"},
+      {{"trainable", "--d-out", "0"}, 2, "--d-out"},
+      {{"trainable", "--seed", "x"}, 2, "--seed"},
+      {{"simple", "--input", "/nonexistent.json"}, 1, "/nonexistent.json"},
+  };
+  for (const auto& b : cases) {
+    INFO((b.args.size() > 1 ? b.args[0] + " " + b.args[1] : b.args[0]));
+    const auto r = run(b.args);
+    CHECK(r.status == b.status);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("attn: ", 0) == 0);
+    CHECK(r.err.find(b.needle) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("input files in JSON and CSV", "[cli]") {
+  const auto r = run({"all-tokens", "--input", ATTN_TESTS_DIR "/golden/inputs/eight_d2.csv"});
+  CHECK(r.status == 0);
+  CHECK(r.out.find("8 tokens x 2 dims") != std::string::npos);
+  CHECK(r.out.find("tok7") != std::string::npos);
+}
+
+TEST_CASE("the bundled data is found from any directory and from an installed layout", "[cli][e2e]") {
+  CHECK(shell("cd / && " + kExe + " simple | grep -c 'context_vec_2'").out != "0\n");
+  // An installed tree: bin/attn beside share/attn/journey.json. Mark its data so we see it is the one used.
+  const std::string prefix = temp_dir();
+  REQUIRE(shell("mkdir -p " + prefix + "/bin " + prefix + "/share/attn && cp " + kExe + " " + prefix + "/bin/").status == 0);
+  std::ofstream(prefix + "/share/attn/journey.json") << R"({"tokens": ["installed", "copy"], "embeddings": [[1, 0], [0, 1]]})";
+  const auto r = shell("cd / && " + prefix + "/bin/attn simple");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("installed copy") != std::string::npos);
+  shell("rm -rf " + quote(prefix));
+}

@@ -1,0 +1,69 @@
+// The --json document: key order, the float32 number format, non-finite values, strict RFC 8259.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "lessons/lessons.hpp"
+#include "render/json.hpp"
+
+using namespace attn;
+using ojson = nlohmann::ordered_json;
+
+TEST_CASE("floats are written as the shortest decimal that reads back as the same float32", "[json]") {
+  ojson j = ojson::array({static_cast<double>(0.1f), static_cast<double>(0.4419f), static_cast<double>(1.0f / 3.0f),
+                          static_cast<double>(2.0f), static_cast<double>(-1.5e-7f), static_cast<double>(3.4e38f)});
+  CHECK(dump_json(j) == "[0.1, 0.4419, 0.33333334, 2, -1.5e-07, 3.4e+38]\n");
+}
+
+TEST_CASE("inf, -inf and nan become the strings \"inf\", \"-inf\", \"nan\"", "[json]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  ojson j = ojson::array({inf, -inf, std::nan(""), -std::nan("")});
+  CHECK(dump_json(j) == "[\"inf\", \"-inf\", \"nan\", \"nan\"]\n");
+}
+
+TEST_CASE("nested arrays go one row per line; objects keep their insertion order", "[json]") {
+  ojson j;
+  j["zeta"] = 1;
+  j["alpha"] = ojson::array({ojson::array({1.5, 2.5}), ojson::array({3.5, 4.5})});
+  j["empty"] = ojson::array();
+  j["text"] = "quote \" and \xff";
+  CHECK(dump_json(j) ==
+        "{\n"
+        "  \"zeta\": 1,\n"
+        "  \"alpha\": [\n"
+        "    [1.5, 2.5],\n"
+        "    [3.5, 4.5]\n"
+        "  ],\n"
+        "  \"empty\": [],\n"
+        "  \"text\": \"quote \\\" and \xEF\xBF\xBD\"\n"
+        "}\n");
+}
+
+TEST_CASE("a lesson's document has the documented keys in order, and parses back", "[json]") {
+  const Inputs in = load_embeddings(default_embeddings_path());
+  const Trace t = run_simple(in, {});
+  const std::string text = render_json(t);
+  const auto doc = ojson::parse(text);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : doc.items()) keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"schema_version", "lesson", "config", "inputs", "steps"});
+  CHECK(doc["schema_version"] == kJsonSchemaVersion);
+  CHECK(doc["lesson"] == "simple");
+  CHECK(doc["config"]["query"] == 1);
+  CHECK(doc["inputs"]["tokens"][1] == "journey");
+  CHECK(static_cast<float>(doc["inputs"]["embeddings"][1][1].get<double>()) == 0.87f);
+  REQUIRE(doc["steps"].size() == t.steps.size());
+  const auto& scores = doc["steps"][2];
+  std::vector<std::string> step_keys;
+  for (const auto& [k, v] : scores.items()) step_keys.push_back(k);
+  CHECK(step_keys == std::vector<std::string>{"id", "title", "explanation", "code", "shape", "data"});
+  CHECK(scores["id"] == "attn_scores_2");
+  CHECK(scores["shape"] == ojson::array({6}));
+  // Each number reads back as exactly the float32 the lesson computed.
+  for (std::size_t i = 0; i < 6; ++i)
+    CHECK(static_cast<float>(scores["data"][i].get<double>()) == t.step("attn_scores_2").tensor(i));
+  // 0-d tensors are plain numbers with shape [].
+  CHECK(doc["steps"][4]["shape"] == ojson::array());
+  CHECK(doc["steps"][4]["data"].is_number());
+}

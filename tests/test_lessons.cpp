@@ -1,0 +1,98 @@
+// What the book says must hold between the steps of a lesson, checked on its values.
+#include <catch2/catch.hpp>
+
+#include <xtensor/xio.hpp>
+#include <xtensor/xmath.hpp>
+
+#include "core/attention.hpp"
+#include "lessons/lessons.hpp"
+
+using namespace attn;
+
+namespace {
+
+Inputs book() { return load_embeddings(default_embeddings_path()); }
+
+// Largest absolute elementwise difference; shapes must agree.
+float max_diff(const AnyTensor& a, const AnyTensor& b) {
+  REQUIRE(a.shape() == b.shape());
+  return xt::amax(xt::abs(a - b))();
+}
+
+}  // namespace
+
+TEST_CASE("simple: the loops, sums and softmaxes agree with each other", "[lessons]") {
+  const Trace t = run_simple(book(), {});
+  CHECK(t.config["query"] == 1);
+  const AnyTensor& scores = t.step("attn_scores_2").tensor;
+  // The scores are dot products of the query with every row.
+  const Inputs in = book();
+  for (std::size_t i = 0; i < 6; ++i) {
+    float dot = 0;
+    for (std::size_t k = 0; k < 3; ++k) dot += in.embeddings(i, k) * in.embeddings(1, k);
+    CHECK(scores(i) == Approx(dot));
+  }
+  CHECK(t.step("attn_weights_2_tmp_sum").tensor() == Approx(1.0f));
+  CHECK(t.step("attn_weights_2_sum").tensor() == Approx(1.0f));
+  CHECK(max_diff(t.step("attn_weights_2_naive").tensor, t.step("attn_weights_2").tensor) < 1e-6f);
+  // The context vector is the same as row 1 of all-tokens' matrix product.
+  const Trace all = run_all_tokens(in, {});
+  const AnyTensor row1 = xt::view(all.step("all_context_vecs").tensor, 1, xt::all());
+  CHECK(max_diff(t.step("context_vec_2").tensor, row1) < 1e-6f);
+}
+
+TEST_CASE("simple: --query picks the token and is checked against the input", "[lessons]") {
+  SimpleOptions opt;
+  opt.query = 5;
+  const Trace t = run_simple(book(), opt);
+  CHECK(t.step("query").tensor(0) == 0.05f);
+  opt.query = 6;
+  CHECK_THROWS_AS(run_simple(book(), opt), UsageError);
+  // A one-token input defaults to query 0.
+  const Inputs one = parse_embeddings_json("[[0.5, 0.25]]", "one");
+  const Trace single = run_simple(one, {});
+  CHECK(single.config["query"] == 0);
+  CHECK(single.step("attn_weights_2").tensor(0) == 1.0f);
+}
+
+TEST_CASE("all-tokens: loops equal inputs @ inputs.T, rows sum to 1", "[lessons]") {
+  const Trace t = run_all_tokens(book(), {});
+  CHECK(max_diff(t.step("attn_scores_loop").tensor, t.step("attn_scores").tensor) < 1e-6f);
+  const AnyTensor& sums = t.step("all_row_sums").tensor;
+  REQUIRE(sums.size() == 6);
+  for (float s : sums) CHECK(s == Approx(1.0f).margin(1e-6));
+}
+
+TEST_CASE("trainable: the step-by-step path equals SelfAttention_v1 with the same seed", "[lessons]") {
+  for (std::size_t q : {0, 1, 4}) {
+    TrainableOptions opt;
+    opt.query = q;
+    const Trace t = run_trainable(book(), opt);
+    const AnyTensor row = xt::view(t.step("sa_v1_output").tensor, q, xt::all());
+    CHECK(max_diff(t.step("context_vec_2").tensor, row) < 1e-6f);
+    CHECK(t.step("attn_score_22").tensor() == Approx(t.step("attn_scores_2").tensor(q)));
+  }
+}
+
+TEST_CASE("trainable: seeds, d_out and qkv_bias reach the modules", "[lessons]") {
+  TrainableOptions opt;
+  const Trace book_seeds = run_trainable(book(), opt);
+  CHECK(book_seeds.config["manual_seeds"] == nlohmann::ordered_json({123, 123, 789}));
+  CHECK(book_seeds.config["seed"].is_null());
+  opt.seed = 789;
+  const Trace all_789 = run_trainable(book(), opt);
+  // sa_v2 is seeded with 789 either way; the step-by-step weights change.
+  CHECK(max_diff(book_seeds.step("sa_v2_output").tensor, all_789.step("sa_v2_output").tensor) == 0.0f);
+  CHECK(max_diff(book_seeds.step("W_query").tensor, all_789.step("W_query").tensor) > 0.01f);
+  opt.d_out = 5;
+  opt.qkv_bias = true;
+  const Trace wide = run_trainable(book(), opt);
+  CHECK(wide.step("sa_v2_output").tensor.shape() == std::vector<std::size_t>{6, 5});
+  // The bias draws come after each weight, so W_key's weights differ from the bias-free module's.
+  TorchGenerator a(789), b(789);
+  const SelfAttention_v2 with_bias(3, 5, true, a), without(3, 5, false, b);
+  CHECK(max_diff(with_bias.W_query.weight, without.W_query.weight) == 0.0f);
+  CHECK(max_diff(with_bias.W_key.weight, without.W_key.weight) > 0.0f);
+  opt.d_out = 0;
+  CHECK_THROWS_AS(run_trainable(book(), opt), UsageError);
+}
