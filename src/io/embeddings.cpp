@@ -1,6 +1,7 @@
 #include "io/embeddings.hpp"
 
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -137,7 +138,9 @@ std::string default_embeddings_path() {
   dirs.emplace_back(ATTN_SOURCE_DATADIR);
   for (const auto& dir : dirs) {
     const std::string candidate = dir + "/journey.json";
-    if (is_regular_file(candidate)) return candidate;
+    if (!is_regular_file(candidate)) continue;
+    char resolved[PATH_MAX];  // shown to the user: /usr/local/share/attn/..., not .../bin/../share/...
+    return ::realpath(candidate.c_str(), resolved) != nullptr ? std::string(resolved) : candidate;
   }
   throw InputError("cannot find the bundled journey.json (looked in $ATTN_DATA_DIR, ../share/attn next to the "
                    "executable, " ATTN_INSTALL_DATADIR " and " ATTN_SOURCE_DATADIR "); pass --input FILE");
