@@ -72,7 +72,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   try {
     const CommonOptions& common = registry.common();
-    const Inputs inputs = load_embeddings(common.input.empty() ? default_embeddings_path() : common.input);
+    const Inputs inputs = load_inputs(common);
     const Trace trace = chosen->run(inputs);
     out << (common.json ? render_json(trace) : render_text(trace));
     return kExitOk;

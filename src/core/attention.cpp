@@ -38,3 +38,183 @@ AttentionResult SelfAttention_v2::attend(const Matrix& x) const {
 Matrix SelfAttention_v2::forward(const Matrix& x) const { return attend(x).context_vec; }
 
 }  // namespace attn
+
+namespace attn {
+
+namespace {
+
+float inv_scale_divisor(std::size_t d_k) {
+  // attn_scores / keys.shape[-1]**0.5: a Python float, used as a float32 divisor.
+  return static_cast<float>(std::sqrt(static_cast<double>(d_k)));
+}
+
+AnyTensor divide(const AnyTensor& x, float divisor) {
+  AnyTensor out = x / divisor;
+  return out;
+}
+
+// (b, n, heads * hd) -> view (b, n, heads, hd) -> transpose(1, 2) -> (b, heads, n, hd), materialised.
+Tensor4 split_heads(const Tensor3& x, std::size_t heads, std::size_t head_dim) {
+  const std::size_t b = x.shape(0), n = x.shape(1);
+  const auto view = xt::reshape_view(x, {b, n, heads, head_dim});  // (b, n, heads, hd)
+  Tensor4 out = xt::transpose(view, {0, 2, 1, 3});                  // (b, heads, n, hd)
+  return out;
+}
+
+// (B, h, r, c) -> (B*h, r, c) and back: how matmul hands 4-d operands to bmm.
+Tensor3 fold(const Tensor4& x) {
+  Tensor3 out = xt::reshape_view(x, {x.shape(0) * x.shape(1), x.shape(2), x.shape(3)});
+  return out;
+}
+Tensor4 unfold(const Tensor3& x, std::size_t b) {
+  Tensor4 out = xt::reshape_view(x, {b, x.shape(0) / b, x.shape(1), x.shape(2)});
+  return out;
+}
+
+}  // namespace
+
+CausalAttention::CausalAttention(std::size_t d_in, std::size_t d_out, double dropout_p, bool qkv_bias,
+                                 TorchGenerator& gen)
+    : W_query(d_in, d_out, qkv_bias, gen),
+      W_key(d_in, d_out, qkv_bias, gen),
+      W_value(d_in, d_out, qkv_bias, gen),
+      dropout(dropout_p) {}
+
+CausalAttention::Pass CausalAttention::attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
+  Pass p;
+  p.keys = W_key.forward(x);      // (b, n, d_out)
+  p.queries = W_query.forward(x);  // (b, n, d_out)
+  p.values = W_value.forward(x);   // (b, n, d_out)
+  const Tensor3 scores = bmm(p.queries, p.keys, /*transpose_b=*/true);  // (b, n, n)
+  p.attn_scores = mask_future(scores);                                   // (b, n, n)
+  const AnyTensor weights = softmax_last(divide(p.attn_scores, inv_scale_divisor(p.keys.shape(2))));  // (b, n, n)
+  p.attn_weights = attn::dropout(weights, dropout, gen, rng);                                         // (b, n, n)
+  const Tensor3 w = p.attn_weights;
+  p.context_vec = bmm(w, p.values);  // (b, n, d_out)
+  return p;
+}
+
+Tensor3 CausalAttention::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
+  return attend(x, gen, rng).context_vec;
+}
+
+std::size_t CausalAttention::num_parameters() const {
+  return W_query.num_parameters() + W_key.num_parameters() + W_value.num_parameters();
+}
+
+MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(std::size_t d_in, std::size_t d_out, double dropout,
+                                                     std::size_t num_heads, bool qkv_bias, TorchGenerator& gen) {
+  heads.reserve(num_heads);
+  for (std::size_t h = 0; h < num_heads; ++h) heads.emplace_back(d_in, d_out, dropout, qkv_bias, gen);
+}
+
+std::vector<CausalAttention::Pass> MultiHeadAttentionWrapper::attend(const Tensor3& x, TorchGenerator& gen,
+                                                                     DropoutRng rng) const {
+  std::vector<CausalAttention::Pass> passes;
+  for (const auto& head : heads) passes.push_back(head.attend(x, gen, rng));
+  return passes;
+}
+
+Tensor3 MultiHeadAttentionWrapper::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
+  return concat(attend(x, gen, rng));
+}
+
+Tensor3 MultiHeadAttentionWrapper::concat(const std::vector<CausalAttention::Pass>& passes) {
+  const Tensor3& first = passes.front().context_vec;  // (b, n, d_out)
+  const std::size_t b = first.shape(0), n = first.shape(1), d_out = first.shape(2);
+  Tensor3 out = xt::empty<float>({b, n, d_out * passes.size()});  // (b, n, num_heads * d_out)
+  for (std::size_t h = 0; h < passes.size(); ++h)
+    xt::view(out, xt::all(), xt::all(), xt::range(h * d_out, (h + 1) * d_out)) = passes[h].context_vec;
+  return out;
+}
+
+std::size_t MultiHeadAttentionWrapper::num_parameters() const {
+  std::size_t total = 0;
+  for (const auto& h : heads) total += h.num_parameters();
+  return total;
+}
+
+void multi_head_attend(MultiHeadPass& p, std::size_t num_heads, std::size_t kv_heads, std::size_t head_dim,
+                       double dropout_p, TorchGenerator& gen, DropoutRng rng) {
+  const std::size_t b = p.queries_proj.shape(0), n = p.queries_proj.shape(1);
+  p.queries = split_heads(p.queries_proj, num_heads, head_dim);  // (b, h, n, hd)
+  p.keys = split_heads(p.keys_proj, kv_heads, head_dim);         // (b, kv, n, hd)
+  p.values = split_heads(p.values_proj, kv_heads, head_dim);     // (b, kv, n, hd)
+  // repeat_interleave(group_size, dim=1): query head i reads key/value head i / group_size.
+  const std::size_t group_size = num_heads / kv_heads;
+  p.keys_repeated = xt::empty<float>({b, num_heads, n, head_dim});    // (b, h, n, hd)
+  p.values_repeated = xt::empty<float>({b, num_heads, n, head_dim});  // (b, h, n, hd)
+  for (std::size_t h = 0; h < num_heads; ++h) {
+    xt::view(p.keys_repeated, xt::all(), h) = xt::view(p.keys, xt::all(), h / group_size);
+    xt::view(p.values_repeated, xt::all(), h) = xt::view(p.values, xt::all(), h / group_size);
+  }
+  const Tensor3 scores = bmm(fold(p.queries), fold(p.keys_repeated), /*transpose_b=*/true);  // (b*h, n, n)
+  p.attn_scores = unfold(scores, b);                                                          // (b, h, n, n)
+  p.masked = mask_future(p.attn_scores);                                                      // (b, h, n, n)
+  p.attn_weights = softmax_last(divide(p.masked, inv_scale_divisor(head_dim)));               // (b, h, n, n)
+  p.attn_weights_dropout = dropout(p.attn_weights, dropout_p, gen, rng);                      // (b, h, n, n)
+  const Tensor4 w = p.attn_weights_dropout;
+  const Tensor3 context = bmm(fold(w), fold(p.values_repeated));          // (b*h, n, hd)
+  p.context_heads = xt::transpose(unfold(context, b), {0, 2, 1, 3});      // (b, n, h, hd)
+  p.context_combined = xt::reshape_view(p.context_heads, {b, n, num_heads * head_dim});  // (b, n, d_out)
+}
+
+MultiHeadAttention::MultiHeadAttention(std::size_t d_in, std::size_t d_out, double dropout_p, std::size_t heads,
+                                       bool qkv_bias, TorchGenerator& gen)
+    : num_heads(heads),
+      head_dim(d_out / heads),
+      W_query(d_in, d_out, qkv_bias, gen),
+      W_key(d_in, d_out, qkv_bias, gen),
+      W_value(d_in, d_out, qkv_bias, gen),
+      out_proj(d_out, d_out, /*bias=*/true, gen),
+      dropout(dropout_p) {}
+
+MultiHeadPass MultiHeadAttention::attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
+  MultiHeadPass p;
+  p.keys_proj = W_key.forward(x);      // (b, n, d_out)
+  p.queries_proj = W_query.forward(x);  // (b, n, d_out)
+  p.values_proj = W_value.forward(x);   // (b, n, d_out)
+  multi_head_attend(p, num_heads, num_heads, head_dim, dropout, gen, rng);
+  p.context_vecs = out_proj.forward(p.context_combined);  // (b, n, d_out)
+  return p;
+}
+
+Tensor3 MultiHeadAttention::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
+  return attend(x, gen, rng).context_vecs;
+}
+
+std::size_t MultiHeadAttention::num_parameters() const {
+  return W_query.num_parameters() + W_key.num_parameters() + W_value.num_parameters() + out_proj.num_parameters();
+}
+
+GroupedQueryAttention::GroupedQueryAttention(std::size_t d_in, std::size_t d_out, double dropout_p,
+                                             std::size_t heads, std::size_t kv_groups, bool qkv_bias,
+                                             TorchGenerator& gen)
+    : num_heads(heads),
+      num_kv_groups(kv_groups),
+      head_dim(d_out / heads),
+      W_key(d_in, kv_groups * (d_out / heads), qkv_bias, gen),
+      W_value(d_in, kv_groups * (d_out / heads), qkv_bias, gen),
+      W_query(d_in, d_out, qkv_bias, gen),
+      out_proj(d_out, d_out, /*bias=*/false, gen),
+      dropout(dropout_p) {}
+
+MultiHeadPass GroupedQueryAttention::attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
+  MultiHeadPass p;
+  p.queries_proj = W_query.forward(x);  // (b, n, d_out)
+  p.keys_proj = W_key.forward(x);       // (b, n, kv * hd)
+  p.values_proj = W_value.forward(x);   // (b, n, kv * hd)
+  multi_head_attend(p, num_heads, num_kv_groups, head_dim, dropout, gen, rng);
+  p.context_vecs = out_proj.forward(p.context_combined);  // (b, n, d_out)
+  return p;
+}
+
+Tensor3 GroupedQueryAttention::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
+  return attend(x, gen, rng).context_vecs;
+}
+
+std::size_t GroupedQueryAttention::num_parameters() const {
+  return W_key.num_parameters() + W_value.num_parameters() + W_query.num_parameters() + out_proj.num_parameters();
+}
+
+}  // namespace attn

@@ -4,6 +4,7 @@
 // so a module built after gen.manual_seed(s) holds the same numbers as PyTorch's after
 // torch.manual_seed(s).
 #include <cstddef>
+#include <vector>
 
 #include "core/nn.hpp"
 #include "core/tensor.hpp"
@@ -39,5 +40,104 @@ struct SelfAttention_v2 {
   Linear W_key;
   Linear W_value;
 };
+
+// 3.5.3: causal (masked) attention over a batch, with dropout on the attention weights.
+struct CausalAttention {
+  CausalAttention(std::size_t d_in, std::size_t d_out, double dropout, bool qkv_bias, TorchGenerator& gen);
+
+  // Every intermediate of one forward pass over x (b, num_tokens, d_in).
+  struct Pass {
+    Tensor3 keys;          // (b, num_tokens, d_out)
+    Tensor3 queries;       // (b, num_tokens, d_out)
+    Tensor3 values;        // (b, num_tokens, d_out)
+    AnyTensor attn_scores;   // (b, num_tokens, num_tokens), -inf above the diagonal
+    AnyTensor attn_weights;  // (b, num_tokens, num_tokens), after softmax and dropout
+    Tensor3 context_vec;     // (b, num_tokens, d_out)
+  };
+  // Dropout draws from gen, as the module's forward draws from PyTorch's global generator.
+  Pass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  std::size_t num_parameters() const;
+
+  Linear W_query;
+  Linear W_key;
+  Linear W_value;
+  double dropout;
+};
+
+// 3.6.1: num_heads independent CausalAttention heads, outputs concatenated on the last dimension.
+struct MultiHeadAttentionWrapper {
+  MultiHeadAttentionWrapper(std::size_t d_in, std::size_t d_out, double dropout, std::size_t num_heads,
+                            bool qkv_bias, TorchGenerator& gen);
+  // The heads run one after another, each drawing its own dropout mask.
+  std::vector<CausalAttention::Pass> attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;  // (b, n, num_heads*d_out)
+  // torch.cat([head(x) for head in self.heads], dim=-1) of the heads' passes.
+  static Tensor3 concat(const std::vector<CausalAttention::Pass>& passes);
+  std::size_t num_parameters() const;
+
+  std::vector<CausalAttention> heads;
+};
+
+// Every intermediate of a multi-head forward pass (MultiHeadAttention and GroupedQueryAttention).
+struct MultiHeadPass {
+  Tensor3 queries_proj;       // (b, num_tokens, d_out): W_query(x)
+  Tensor3 keys_proj;          // (b, num_tokens, kv_heads * head_dim)
+  Tensor3 values_proj;        // (b, num_tokens, kv_heads * head_dim)
+  Tensor4 queries;            // (b, num_heads, num_tokens, head_dim): after view and transpose(1, 2)
+  Tensor4 keys;               // (b, kv_heads, num_tokens, head_dim)
+  Tensor4 values;             // (b, kv_heads, num_tokens, head_dim)
+  Tensor4 keys_repeated;      // (b, num_heads, num_tokens, head_dim): GQA's repeat_interleave (= keys for MHA)
+  Tensor4 values_repeated;    // (b, num_heads, num_tokens, head_dim)
+  AnyTensor attn_scores;      // (b, num_heads, num_tokens, num_tokens), unmasked
+  AnyTensor masked;           // the same with -inf above each head's diagonal
+  AnyTensor attn_weights;     // (b, num_heads, num_tokens, num_tokens), softmax of masked / sqrt(head_dim)
+  AnyTensor attn_weights_dropout;  // after dropout
+  Tensor4 context_heads;      // (b, num_tokens, num_heads, head_dim): (attn_weights @ values).transpose(1, 2)
+  Tensor3 context_combined;   // (b, num_tokens, d_out): .contiguous().view(b, num_tokens, d_out)
+  Tensor3 context_vecs;       // (b, num_tokens, d_out): out_proj(context_combined)
+};
+
+// 3.6.2: one projection each for queries, keys and values, split into heads by view/transpose.
+struct MultiHeadAttention {
+  MultiHeadAttention(std::size_t d_in, std::size_t d_out, double dropout, std::size_t num_heads, bool qkv_bias,
+                     TorchGenerator& gen);
+  MultiHeadPass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  std::size_t num_parameters() const;
+
+  std::size_t num_heads;
+  std::size_t head_dim;
+  Linear W_query;   // (d_out, d_in)
+  Linear W_key;     // (d_out, d_in)
+  Linear W_value;   // (d_out, d_in)
+  Linear out_proj;  // (d_out, d_out), with bias
+  double dropout;
+};
+
+// rasbt/LLMs-from-scratch ch04/04_gqa, without its KV cache: num_kv_groups key/value heads, each shared
+// by num_heads / num_kv_groups query heads. Parameters drawn W_key, W_value, W_query, out_proj (no bias).
+struct GroupedQueryAttention {
+  GroupedQueryAttention(std::size_t d_in, std::size_t d_out, double dropout, std::size_t num_heads,
+                        std::size_t num_kv_groups, bool qkv_bias, TorchGenerator& gen);
+  MultiHeadPass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  std::size_t num_parameters() const;
+
+  std::size_t num_heads;
+  std::size_t num_kv_groups;
+  std::size_t head_dim;
+  Linear W_key;     // (num_kv_groups * head_dim, d_in)
+  Linear W_value;   // (num_kv_groups * head_dim, d_in)
+  Linear W_query;   // (d_out, d_in)
+  Linear out_proj;  // (d_out, d_out), no bias
+  double dropout;
+};
+
+// The shared multi-head computation: queries (b, h, n, hd) against keys/values (b, kv, n, hd), each
+// key/value head serving h / kv query heads (kv == h is MHA). Fills every field of `pass` from
+// queries_proj/keys_proj/values_proj on, except context_vecs.
+void multi_head_attend(MultiHeadPass& pass, std::size_t num_heads, std::size_t kv_heads, std::size_t head_dim,
+                       double dropout_p, TorchGenerator& gen, DropoutRng rng);
 
 }  // namespace attn

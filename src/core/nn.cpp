@@ -38,6 +38,29 @@ float dot(std::size_t n, const float* x, std::size_t incx, const float* y, std::
   return result;
 }
 
+Tensor3 bmm(const Tensor3& a, const Tensor3& b, bool transpose_b) {
+  const std::size_t batches = a.shape(0), m = a.shape(1), k = a.shape(2);
+  const std::size_t n = transpose_b ? b.shape(1) : b.shape(2);
+  Tensor3 out = xt::zeros<float>({batches, m, n});  // (B, m, n)
+  if (k * m * n < 400) {
+    // at::native's baddbmm_cpu_kernel for small products.
+    for (std::size_t s = 0; s < batches; ++s)
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          float acc = 0.0f;
+          for (std::size_t p = 0; p < k; ++p) acc += a(s, i, p) * (transpose_b ? b(s, j, p) : b(s, p, j));
+          out(s, i, j) = acc;
+        }
+    return out;
+  }
+  for (std::size_t s = 0; s < batches; ++s) {
+    const Matrix as = xt::view(a, s, xt::all(), xt::all());  // (m, k)
+    const Matrix bs = xt::view(b, s, xt::all(), xt::all());  // (k, n) or (n, k)
+    xt::view(out, s, xt::all(), xt::all()) = matmul(as, bs, transpose_b);
+  }
+  return out;
+}
+
 float torch_exp(float x) {
   // PyTorch's vectorised exp is SLEEF's expf_u10, whose AVX2/AVX-512/NEON versions all use fused
   // multiply-adds; SLEEF's scalar purecfma build gives the same bits. (glibc's expf differs from it in
@@ -73,6 +96,38 @@ Matrix softmax(const Matrix& x) {
   Matrix out = xt::empty<float>(x.shape());  // (rows, n)
   const std::size_t n = x.shape(1);
   for (std::size_t r = 0; r < x.shape(0); ++r) softmax_row(x.data() + r * n, out.data() + r * n, n);
+  return out;
+}
+
+AnyTensor softmax_last(const AnyTensor& x) {
+  AnyTensor out = xt::empty<float>(x.shape());
+  const std::size_t n = x.shape().back();
+  for (std::size_t r = 0; r < x.size() / n; ++r) softmax_row(x.data() + r * n, out.data() + r * n, n);
+  return out;
+}
+
+Matrix causal_mask(std::size_t n) {
+  Matrix mask = xt::zeros<float>({n, n});  // (n, n)
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) mask(i, j) = 1.0f;
+  return mask;
+}
+
+AnyTensor mask_future(const AnyTensor& x) {
+  AnyTensor out = x;
+  const std::size_t n = x.shape().back();
+  for (std::size_t r = 0; r < x.size() / n; ++r) {
+    const std::size_t i = r % n;  // the query's position within its (n, n) matrix
+    for (std::size_t j = i + 1; j < n; ++j) out.data()[r * n + j] = -std::numeric_limits<float>::infinity();
+  }
+  return out;
+}
+
+AnyTensor dropout(const AnyTensor& x, double p, TorchGenerator& gen, DropoutRng rng) {
+  if (p == 0.0) return x;
+  const std::vector<float> mask = gen.dropout_scale_mask(x.size(), p, rng);
+  AnyTensor out = xt::empty<float>(x.shape());
+  for (std::size_t i = 0; i < x.size(); ++i) out.data()[i] = x.data()[i] * mask[i];
   return out;
 }
 
@@ -118,6 +173,15 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, bool with_bias
     const double bias_bound = 1.0 / std::sqrt(static_cast<double>(in_features));
     for (auto& b : bias) b = gen.uniform(static_cast<float>(-bias_bound), static_cast<float>(bias_bound));
   }
+}
+
+Tensor3 Linear::forward(const Tensor3& x) const {
+  // PyTorch folds a contiguous (b, n, in) input into one (b*n, in) matrix product.
+  const std::size_t b = x.shape(0), n = x.shape(1);
+  const Matrix folded = xt::reshape_view(x, {b * n, x.shape(2)});  // (b*n, in)
+  const Matrix out = forward(folded);                              // (b*n, out)
+  Tensor3 result = xt::reshape_view(out, {b, n, weight.shape(0)});  // (b, n, out)
+  return result;
 }
 
 Matrix Linear::forward(const Matrix& x) const {

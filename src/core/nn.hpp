@@ -18,12 +18,28 @@ Vector matvec(const Vector& v, const Matrix& b, bool transpose_b = false);
 float dot(std::size_t n, const float* x, std::size_t incx, const float* y, std::size_t incy);
 inline float dot(const Vector& x, const Vector& y) { return dot(x.size(), x.data(), 1, y.data(), 1); }
 
+// a @ b for stacks of matrices: (B, m, k) @ (B, k, n) -> (B, m, n), or with transpose_b
+// (B, m, k) @ (B, n, k).transpose(1, 2). Like PyTorch's bmm: products of fewer than 400 multiply-adds
+// per matrix are summed in a plain loop (k ascending, in float), larger ones are one SGEMM per matrix.
+Tensor3 bmm(const Tensor3& a, const Tensor3& b, bool transpose_b = false);
+
 // torch.exp on one float, to the bit.
 float torch_exp(float x);
 
 // torch.softmax(x, dim=-1): subtract the row maximum, exponentiate, multiply by 1 / sum.
 Vector softmax(const Vector& x);  // (n,) -> (n,)
 Matrix softmax(const Matrix& x);  // (rows, n) -> (rows, n), each row separately
+// The same over the last dimension of a tensor of any rank (>= 1).
+AnyTensor softmax_last(const AnyTensor& x);
+
+// torch.triu(torch.ones(n, n), diagonal=1): 1 above the diagonal, where a token would see the future.
+Matrix causal_mask(std::size_t n);  // (n, n)
+// x.masked_fill(mask.bool(), -inf) over the last two dimensions of x, whose sizes are (n, n).
+AnyTensor mask_future(const AnyTensor& x);
+
+// nn.Dropout(p) in training mode applied to x: draws its mask from gen (see TorchGenerator), then
+// x * mask. p == 0 returns x without drawing.
+AnyTensor dropout(const AnyTensor& x, double p, TorchGenerator& gen, DropoutRng rng);
 // The book's softmax_naive: exp(x) / exp(x).sum(), which overflows for large scores.
 Vector softmax_naive(const Vector& x);  // (n,) -> (n,)
 
@@ -39,7 +55,8 @@ Vector row_sums(const Matrix& x);  // (rows, n) -> (rows,)
 struct Linear {
   Linear(std::size_t in_features, std::size_t out_features, bool bias, TorchGenerator& gen);
 
-  Matrix forward(const Matrix& x) const;  // (n, in) -> (n, out): x @ weight.T + bias
+  Matrix forward(const Matrix& x) const;   // (n, in) -> (n, out): x @ weight.T + bias
+  Tensor3 forward(const Tensor3& x) const;  // (b, n, in) -> (b, n, out), as one (b*n, in) product
 
   std::size_t num_parameters() const { return weight.size() + bias.size(); }
 

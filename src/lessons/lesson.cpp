@@ -2,6 +2,9 @@
 
 #include "lessons/lessons.hpp"
 
+#include <charconv>
+#include <cstdlib>
+#include <map>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +28,21 @@ CLI::App* LessonRegistry::add(const LessonInfo& info, LessonFn fn) {
                   "{\"tokens\": [...], \"embeddings\": [[...], ...]} or a CSV file (one row per token, "
                   "optional first column of token text). Default: the book's data/journey.json")
       ->type_name("FILE");
+  sub->add_option("--random", common_.random,
+                  "Random inputs instead: N tokens of D dims from torch.rand(N, D) after torch.manual_seed(0), "
+                  "e.g. 1024x768")
+      ->type_name("NxD")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const auto x = v.find('x');
+            const auto digits = [](const std::string& s) {
+              return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
+            };
+            if (x == std::string::npos || !digits(v.substr(0, x)) || !digits(v.substr(x + 1)))
+              return "expected NxD with whole numbers, e.g. 1024x768, got '" + v + "'";
+            return {};
+          },
+          ""));
   sub->add_flag("--json", common_.json,
                 "Print one JSON document (config, inputs, every step's tensor) instead of text; see docs/json.md");
   entries_.push_back(Entry{info, sub, std::move(fn)});
@@ -65,6 +83,131 @@ void add_query_option(CLI::App* cmd, std::optional<std::size_t>& query) {
       ->type_name("I");
 }
 
+Inputs load_inputs(const CommonOptions& common) {
+  if (!common.random.empty() && !common.input.empty()) throw UsageError("--input and --random exclude each other");
+  if (common.random.empty()) return load_embeddings(common.input.empty() ? default_embeddings_path() : common.input);
+  const auto x = common.random.find('x');
+  const std::size_t n = std::stoul(common.random.substr(0, x));
+  const std::size_t d = std::stoul(common.random.substr(x + 1));
+  if (n < 1 || n > kMaxTokens)
+    throw UsageError("--random " + common.random + ": N must be from 1 to " + std::to_string(kMaxTokens) + " tokens");
+  if (d < 1 || d > kMaxDims)
+    throw UsageError("--random " + common.random + ": D must be from 1 to " + std::to_string(kMaxDims) + " dims");
+  Inputs in;
+  TorchGenerator gen(0);
+  in.embeddings = gen.rand(n, d);  // (n, d)
+  for (std::size_t i = 0; i < n; ++i) in.tokens.push_back("x" + std::to_string(i + 1));
+  in.source = "torch.rand(" + std::to_string(n) + ", " + std::to_string(d) + ") after torch.manual_seed(0)";
+  return in;
+}
+
+void add_d_out_option(CLI::App* cmd, std::size_t& d_out, const std::string& what) {
+  cmd->add_option("--d-out", d_out, what)->capture_default_str()->check(positive_whole_number())->type_name("N");
+}
+
+void add_seed_option(CLI::App* cmd, std::optional<std::uint64_t>& seed, const std::string& book_seeds) {
+  cmd->add_option_function<std::uint64_t>(
+         "--seed", [&seed](const std::uint64_t& s) { seed = s; },
+         "Replace every torch.manual_seed value of the lesson (default: the book's " + book_seeds + ")")
+      ->check(whole_number())
+      ->type_name("N");
+}
+
+void add_qkv_bias_option(CLI::App* cmd, bool& qkv_bias) {
+  cmd->add_flag("--qkv-bias", qkv_bias, "Give the query, key and value nn.Linear layers a bias (qkv_bias=True)");
+}
+
+void add_dropout_options(CLI::App* cmd, double& dropout, DropoutRng& rng, const std::string& what) {
+  cmd->add_option("--dropout", dropout, what)
+      ->capture_default_str()
+      ->type_name("P")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            char* end = nullptr;
+            const double p = std::strtod(v.c_str(), &end);
+            if (v.empty() || end != v.c_str() + v.size() || !(p >= 0.0 && p <= 1.0))
+              return "expected a probability from 0 to 1, got '" + v + "'";
+            return {};
+          },
+          ""));
+  const std::map<std::string, DropoutRng> names{{"default", DropoutRng::Default}, {"mkl", DropoutRng::Mkl}};
+  cmd->add_option("--dropout-rng", rng,
+                  "How dropout masks are drawn, which depends on how your PyTorch was built: 'default' as builds "
+                  "without MKL (Apple silicon, Debian's python3-torch; the book's numbers), 'mkl' as the x86-64 "
+                  "Linux/Windows wheels. python -c 'import torch; print(torch.backends.mkl.is_available())' "
+                  "prints True for mkl")
+      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
+      ->default_str("default")
+      ->type_name("default|mkl");
+}
+
+void add_batch_option(CLI::App* cmd, std::size_t& batch) {
+  cmd->add_option("--batch", batch, "Batch size: the inputs stacked this many times (torch.stack)")
+      ->capture_default_str()
+      ->check(positive_whole_number())
+      ->type_name("B");
+}
+
+void add_heads_option(CLI::App* cmd, std::size_t& heads) {
+  cmd->add_option("--heads", heads, "Number of attention heads (num_heads)")
+      ->capture_default_str()
+      ->check(positive_whole_number())
+      ->type_name("H");
+}
+
+void add_kv_groups_option(CLI::App* cmd, std::size_t& kv_groups) {
+  cmd->add_option("--kv-groups", kv_groups,
+                  "Number of key/value heads (num_kv_groups); each serves heads / kv-groups query heads")
+      ->capture_default_str()
+      ->check(positive_whole_number())
+      ->type_name("G");
+}
+
+void record_module_config(Trace& t, const ModuleOptions& opt, bool heads, bool kv_groups, bool dropout, bool batch) {
+  t.config["d_out"] = opt.d_out;
+  if (heads) t.config["heads"] = opt.heads;
+  if (kv_groups) t.config["kv_groups"] = opt.kv_groups;
+  if (dropout) {
+    t.config["dropout"] = opt.dropout;
+    t.config["dropout_rng"] = to_string(opt.dropout_rng);
+  }
+  t.config["seed"] = opt.seed ? nlohmann::ordered_json(*opt.seed) : nlohmann::ordered_json(nullptr);
+  t.config["qkv_bias"] = opt.qkv_bias;
+  if (batch) t.config["batch"] = opt.batch;
+}
+
+void check_heads(const ModuleOptions& opt, bool with_kv_groups) {
+  if (opt.d_out % opt.heads != 0)
+    throw UsageError("--d-out " + std::to_string(opt.d_out) + " is not divisible by --heads " +
+                     std::to_string(opt.heads) + " (each head gets d_out / heads dimensions)");
+  if (with_kv_groups && opt.heads % opt.kv_groups != 0)
+    throw UsageError("--heads " + std::to_string(opt.heads) + " is not divisible by --kv-groups " +
+                     std::to_string(opt.kv_groups) + " (each key/value group serves heads / kv-groups query heads)");
+}
+
+Tensor3 make_batch(const Matrix& inputs, std::size_t b) {
+  Tensor3 out = xt::empty<float>({b, inputs.shape(0), inputs.shape(1)});  // (b, num_tokens, d_in)
+  for (std::size_t i = 0; i < b; ++i) xt::view(out, i) = inputs;
+  return out;
+}
+
+std::string py_float(double v) {
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string with_commas(std::size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string token_label(const Inputs& in, std::size_t i) {
   return std::to_string(i) + " \"" + in.tokens.at(i) + "\"";
 }
@@ -82,6 +225,11 @@ void register_all_lessons(LessonRegistry& registry) {
   register_simple(registry);
   register_all_tokens(registry);
   register_trainable(registry);
+  register_causal(registry);
+  register_dropout(registry);
+  register_mha_wrapper(registry);
+  register_mha(registry);
+  register_gqa(registry);
 }
 
 }  // namespace attn

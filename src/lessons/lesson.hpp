@@ -1,6 +1,7 @@
 #pragma once
 // What a lesson gives back: a Trace, the ordered steps of one section of the book. A lesson computes
 // and never prints; the renderers (render/text, render/json) print and never compute.
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/tensor.hpp"
+#include "core/torch_random.hpp"
 #include "io/embeddings.hpp"
 
 namespace CLI {
@@ -41,6 +43,13 @@ struct Step {
   AnyTensor tensor;         // float32, rank 0-4
 };
 
+// A module a lesson builds, as the book constructs it, with its parameter count.
+struct ModuleInfo {
+  std::string name;        // the book's variable: "ca", "mha", ...
+  std::string code;        // "MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads=2)"
+  std::size_t num_params;  // sum(p.numel() for p in module.parameters())
+};
+
 struct Trace {
   Trace(LessonInfo info, const Inputs& inputs);
 
@@ -56,15 +65,24 @@ struct Trace {
   LessonInfo info;
   nlohmann::ordered_json config;  // every effective option, "input" first
   std::vector<std::string> notes;  // context lines for the text header ("query: ...")
+  std::vector<ModuleInfo> modules;
   Inputs inputs;
   std::vector<Step> steps;
 };
 
 // Options every lesson takes.
 struct CommonOptions {
-  std::string input;  // empty: the bundled journey.json
+  std::string input;   // empty: the bundled journey.json
+  std::string random;  // "NxD": torch.rand(N, D) after torch.manual_seed(0) instead of a file
   bool json = false;
 };
+
+// Limits that keep a typo from exhausting memory (docs/errors.md).
+inline constexpr std::size_t kMaxTokens = 8192;
+inline constexpr std::size_t kMaxDims = 4096;
+
+// The inputs the common options ask for: --random, --input, or the bundled file.
+Inputs load_inputs(const CommonOptions& common);
 
 using LessonFn = std::function<Trace(const Inputs&)>;
 
@@ -94,6 +112,39 @@ class LessonRegistry {
 // would read "-1" as a huge unsigned number).
 const CLI::Validator& whole_number();           // 0, 1, 2, ...
 const CLI::Validator& positive_whole_number();  // 1, 2, 3, ...
+
+// Options the module lessons share; each lesson registers the ones it has, with its book defaults.
+struct ModuleOptions {
+  std::size_t d_out = 2;
+  std::size_t heads = 2;
+  std::size_t kv_groups = 2;
+  double dropout = 0.0;
+  DropoutRng dropout_rng = DropoutRng::Default;
+  std::optional<std::uint64_t> seed;  // replaces every torch.manual_seed value of the lesson
+  bool qkv_bias = false;
+  std::size_t batch = 2;
+};
+void add_d_out_option(CLI::App* cmd, std::size_t& d_out, const std::string& what);
+void add_seed_option(CLI::App* cmd, std::optional<std::uint64_t>& seed, const std::string& book_seeds);
+void add_qkv_bias_option(CLI::App* cmd, bool& qkv_bias);
+void add_dropout_options(CLI::App* cmd, double& dropout, DropoutRng& rng, const std::string& what);
+void add_batch_option(CLI::App* cmd, std::size_t& batch);
+void add_heads_option(CLI::App* cmd, std::size_t& heads);
+void add_kv_groups_option(CLI::App* cmd, std::size_t& kv_groups);
+// The book's config values in the JSON "config" object, for the options a module lesson has.
+void record_module_config(Trace& t, const ModuleOptions& opt, bool heads, bool kv_groups, bool dropout, bool batch);
+
+// d_out divisible by --heads (and --heads by --kv-groups): otherwise a UsageError naming the options.
+void check_heads(const ModuleOptions& opt, bool with_kv_groups);
+
+// torch.stack([inputs] * b): the batch of the module lessons.
+Tensor3 make_batch(const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
+
+// A double as Python's repr prints it: 0.0, 0.5, 0.25.
+std::string py_float(double v);
+
+// 2360064 -> "2,360,064"
+std::string with_commas(std::size_t n);
 
 // `--query I` on a lesson that picks one query token; the lesson resolves it with effective_query.
 void add_query_option(CLI::App* cmd, std::optional<std::size_t>& query);

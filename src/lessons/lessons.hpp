@@ -40,6 +40,51 @@ extern const LessonInfo kTrainableLesson;
 Trace run_trainable(const Inputs& in, const TrainableOptions& opt);
 void register_trainable(LessonRegistry& registry);
 
+// 3.5.1 and 3.5.3: masking future tokens, then the CausalAttention class over a batch.
+extern const LessonInfo kCausalLesson;
+ModuleOptions causal_defaults();  // d_out 2, dropout 0.0, batch 2
+Trace run_causal(const Inputs& in, const ModuleOptions& opt);
+void register_causal(LessonRegistry& registry);
+
+// The causal attention weights of 3.5.1 (SelfAttention_v2 after manual_seed(seed)), every step on the way.
+struct CausalWeights {
+  Matrix queries, keys;      // (num_tokens, d_out)
+  Matrix attn_scores;        // (num_tokens, num_tokens)
+  Matrix attn_weights;       // (num_tokens, num_tokens), unmasked
+  Matrix mask_simple;        // (num_tokens, num_tokens), tril of ones
+  Matrix masked_simple;      // attn_weights * mask_simple
+  Matrix row_sums;           // (num_tokens, 1)
+  Matrix masked_simple_norm;  // masked_simple / row_sums
+  Matrix mask;               // (num_tokens, num_tokens), triu of ones above the diagonal
+  Matrix masked;             // attn_scores with -inf where mask is 1
+  Matrix causal_attn_weights;  // softmax(masked / sqrt(d_k))
+};
+CausalWeights causal_weights(const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias);
+
+// 3.5.2: dropout on a matrix of ones and on the causal attention weights.
+extern const LessonInfo kDropoutLesson;
+ModuleOptions dropout_defaults();  // dropout 0.5
+Trace run_dropout(const Inputs& in, const ModuleOptions& opt);
+void register_dropout(LessonRegistry& registry);
+
+// 3.6.1: stacking CausalAttention heads.
+extern const LessonInfo kMhaWrapperLesson;
+ModuleOptions mha_wrapper_defaults();  // d_out 2, heads 2
+Trace run_mha_wrapper(const Inputs& in, const ModuleOptions& opt);
+void register_mha_wrapper(LessonRegistry& registry);
+
+// 3.6.2: multi-head attention with weight splits.
+extern const LessonInfo kMhaLesson;
+ModuleOptions mha_defaults();  // d_out 2, heads 2
+Trace run_mha(const Inputs& in, const ModuleOptions& opt);
+void register_mha(LessonRegistry& registry);
+
+// Grouped-query attention (rasbt/LLMs-from-scratch ch04/04_gqa).
+extern const LessonInfo kGqaLesson;
+ModuleOptions gqa_defaults();  // d_out 4, heads 4, kv_groups 2
+Trace run_gqa(const Inputs& in, const ModuleOptions& opt);
+void register_gqa(LessonRegistry& registry);
+
 // Every lesson, in book order.
 void register_all_lessons(LessonRegistry& registry);
 

@@ -127,17 +127,9 @@ Trace run_trainable(const Inputs& in, const TrainableOptions& opt) {
 void register_trainable(LessonRegistry& registry) {
   auto opt = std::make_shared<TrainableOptions>();
   CLI::App* cmd = registry.add(kTrainableLesson, [opt](const Inputs& in) { return run_trainable(in, *opt); });
-  cmd->add_option("--d-out", opt->d_out, "Output dimension of the query, key and value projections")
-      ->capture_default_str()
-      ->check(positive_whole_number())
-      ->type_name("N");
-  cmd->add_option_function<std::uint64_t>(
-         "--seed", [opt](const std::uint64_t& s) { opt->seed = s; },
-         "Replace every torch.manual_seed value of the lesson (default: the book's 123, 123 and 789; "
-         "--seed 123 reproduces exercise 3.1)")
-      ->check(whole_number())
-      ->type_name("N");
-  cmd->add_flag("--qkv-bias", opt->qkv_bias, "Give SelfAttention_v2's nn.Linear layers a bias (qkv_bias=True)");
+  add_d_out_option(cmd, opt->d_out, "Output dimension of the query, key and value projections");
+  add_seed_option(cmd, opt->seed, "123, 123 and 789; --seed 123 reproduces exercise 3.1");
+  add_qkv_bias_option(cmd, opt->qkv_bias);
   add_query_option(cmd, opt->query);
 }
 

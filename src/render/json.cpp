@@ -93,6 +93,9 @@ ojson trace_to_json(const Trace& trace) {
   doc["config"] = trace.config;
   doc["inputs"]["tokens"] = trace.inputs.tokens;
   doc["inputs"]["embeddings"] = tensor_data(AnyTensor(trace.inputs.embeddings));
+  doc["modules"] = ojson::array();
+  for (const auto& m : trace.modules)
+    doc["modules"].push_back(ojson{{"name", m.name}, {"code", m.code}, {"num_params", m.num_params}});
   ojson steps = ojson::array();
   for (const auto& s : trace.steps) {
     ojson step;

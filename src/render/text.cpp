@@ -61,6 +61,8 @@ std::string render_text(const Trace& trace) {
          std::to_string(trace.inputs.d_in()) + " dims from " + trace.inputs.source + "\n";
   out += "tokens: " + token_list(trace.inputs.tokens) + "\n";
   for (const auto& note : trace.notes) out += note + "\n";
+  for (const auto& m : trace.modules)
+    out += "module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) + " parameters\n";
 
   const std::size_t total = trace.steps.size();
   for (std::size_t i = 0; i < total; ++i) {

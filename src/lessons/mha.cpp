@@ -1,0 +1,100 @@
+// attn mha — 3.6.2 Implementing multi-head attention with weight splits. One projection each for
+// queries, keys and values; view and transpose split them into heads that attend in parallel; an
+// output projection mixes the heads' results.
+#include <CLI/CLI.hpp>
+
+#include "core/attention.hpp"
+#include "lessons/lessons.hpp"
+
+namespace attn {
+
+const LessonInfo kMhaLesson{"mha", "3.6.2", "Implementing multi-head attention with weight splits",
+                            "MultiHeadAttention: one projection split into heads by view and transpose"};
+
+ModuleOptions mha_defaults() { return ModuleOptions{}; }
+
+Trace run_mha(const Inputs& in, const ModuleOptions& opt) {
+  check_heads(opt, false);
+  const std::uint64_t seed = opt.seed.value_or(123);
+  const std::size_t b = opt.batch, n = in.num_tokens(), h = opt.heads, hd = opt.d_out / opt.heads;
+  const std::string shape_bnhd = "(b, num_tokens, num_heads, head_dim) = (" + std::to_string(b) + ", " +
+                                 std::to_string(n) + ", " + std::to_string(h) + ", " + std::to_string(hd) + ")";
+  const std::string shape_bhnd = "(b, num_heads, num_tokens, head_dim) = (" + std::to_string(b) + ", " +
+                                 std::to_string(h) + ", " + std::to_string(n) + ", " + std::to_string(hd) + ")";
+  Trace t(kMhaLesson, in);
+  record_module_config(t, opt, true, false, true, true);
+  t.config["manual_seeds"] = {seed};
+  const std::string ctor = "MultiHeadAttention(d_in, d_out, context_length, " + py_float(opt.dropout) +
+                           ", num_heads=" + std::to_string(h) + (opt.qkv_bias ? ", qkv_bias=True" : "") + ")";
+
+  const Tensor3 batch = make_batch(in.embeddings, b);  // (b, num_tokens, d_in)
+  t.add("batch", "A batch of inputs", "The inputs stacked " + std::to_string(b) + " times.",
+        "batch = torch.stack((inputs,) * " + std::to_string(b) + ", dim=0)", batch);
+
+  TorchGenerator gen(seed);
+  const MultiHeadAttention mha(in.d_in(), opt.d_out, opt.dropout, h, opt.qkv_bias, gen);
+  t.modules.push_back({"mha", ctor, mha.num_parameters()});
+  t.notes.push_back("num_heads = " + std::to_string(h) + ", head_dim = d_out / num_heads = " + std::to_string(hd));
+  const MultiHeadPass p = mha.attend(batch, gen, opt.dropout_rng);
+
+  const std::string proj = "One matrix product projects all heads at once: (b, num_tokens, d_out).";
+  t.add("queries", "Queries, all heads together", proj, "queries = self.W_query(x)", p.queries_proj);
+  t.add("keys", "Keys, all heads together", proj, "keys = self.W_key(x)", p.keys_proj);
+  t.add("values", "Values, all heads together", proj, "values = self.W_value(x)", p.values_proj);
+
+  const std::string view = "view splits the last dimension into heads without moving any number: " + shape_bnhd + ".";
+  const auto split = [&](const Tensor3& x) {
+    Tensor4 v = xt::reshape_view(x, {b, n, h, hd});  // (b, num_tokens, num_heads, head_dim)
+    return v;
+  };
+  t.add("queries_view", "Queries split into heads", view,
+        "queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)", split(p.queries_proj));
+  t.add("keys_view", "Keys split into heads", view, "keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)",
+        split(p.keys_proj));
+  t.add("values_view", "Values split into heads", view,
+        "values = values.view(b, num_tokens, self.num_heads, self.head_dim)", split(p.values_proj));
+
+  const std::string tr = "transpose(1, 2) puts the head before the token, " + shape_bhnd +
+                         ", so each head is a separate (num_tokens, head_dim) matrix.";
+  t.add("queries_heads", "Queries, one matrix per head", tr, "queries = queries.transpose(1, 2)", p.queries);
+  t.add("keys_heads", "Keys, one matrix per head", tr, "keys = keys.transpose(1, 2)", p.keys);
+  t.add("values_heads", "Values, one matrix per head", tr, "values = values.transpose(1, 2)", p.values);
+
+  t.add("attn_scores", "Attention scores of every head",
+        "A batched matrix product scores every head at once: (b, num_heads, num_tokens, num_tokens).",
+        "attn_scores = queries @ keys.transpose(2, 3)", p.attn_scores);
+  t.add("masked", "Scores with the future masked", "The same causal mask for every head.",
+        "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]\nattn_scores.masked_fill_(mask_bool, -torch.inf)",
+        p.masked);
+  t.add("attn_weights", "Attention weights of every head",
+        "Softmax over each row, scaled by sqrt(head_dim); every head has its own weights.",
+        "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", p.attn_weights);
+  t.add("attn_weights_dropout", "After dropout", "Dropout on the weights (the same weights when p = 0).",
+        "attn_weights = self.dropout(attn_weights)", p.attn_weights_dropout);
+  t.add("context_vec_heads", "Each head's context vectors, back in token order",
+        "Weights times values per head, then transpose(1, 2) back to " + shape_bnhd + ".",
+        "context_vec = (attn_weights @ values).transpose(1, 2)", p.context_heads);
+  t.add("context_vec", "Heads combined",
+        "contiguous().view concatenates the heads of each token into one d_out vector, as the wrapper's torch.cat "
+        "did.",
+        "context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)", p.context_combined);
+  t.add("context_vecs", "Context vectors after out_proj",
+        "A final linear layer mixes what the heads found: (b, num_tokens, d_out).",
+        "torch.manual_seed(" + std::to_string(seed) + ")\nmha = " + ctor +
+            "\ncontext_vecs = mha(batch)  # context_vec = self.out_proj(context_vec)",
+        p.context_vecs);
+  return t;
+}
+
+void register_mha(LessonRegistry& registry) {
+  auto opt = std::make_shared<ModuleOptions>(mha_defaults());
+  CLI::App* cmd = registry.add(kMhaLesson, [opt](const Inputs& in) { return run_mha(in, *opt); });
+  add_heads_option(cmd, opt->heads);
+  add_d_out_option(cmd, opt->d_out, "Output dimension of the whole module, split over the heads");
+  add_dropout_options(cmd, opt->dropout, opt->dropout_rng, "Dropout probability on the attention weights");
+  add_batch_option(cmd, opt->batch);
+  add_seed_option(cmd, opt->seed, "123");
+  add_qkv_bias_option(cmd, opt->qkv_bias);
+}
+
+}  // namespace attn
