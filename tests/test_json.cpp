@@ -47,7 +47,7 @@ TEST_CASE("a lesson's document has the documented keys in order, and parses back
   const auto doc = ojson::parse(text);
   std::vector<std::string> keys;
   for (const auto& [k, v] : doc.items()) keys.push_back(k);
-  CHECK(keys == std::vector<std::string>{"schema_version", "lesson", "config", "inputs", "steps"});
+  CHECK(keys == std::vector<std::string>{"schema_version", "lesson", "config", "inputs", "modules", "steps"});
   CHECK(doc["schema_version"] == kJsonSchemaVersion);
   CHECK(doc["lesson"] == "simple");
   CHECK(doc["config"]["query"] == 1);

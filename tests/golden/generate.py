@@ -61,6 +61,183 @@ class SelfAttention_v2(nn.Module):
         return attn_weights @ values
 
 
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        attn_scores = queries @ keys.transpose(1, 2)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        self.last_attn_weights = self.dropout(attn_weights)
+        return self.last_attn_weights @ values
+
+
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x, steps):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        steps["queries"], steps["keys"], steps["values"] = queries, keys, values
+        keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)
+        values = values.view(b, num_tokens, self.num_heads, self.head_dim)
+        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)
+        steps["queries_view"], steps["keys_view"], steps["values_view"] = queries, keys, values
+        keys = keys.transpose(1, 2)
+        queries = queries.transpose(1, 2)
+        values = values.transpose(1, 2)
+        steps["queries_heads"], steps["keys_heads"], steps["values_heads"] = queries, keys, values
+        attn_scores = queries @ keys.transpose(2, 3)
+        steps["attn_scores"] = attn_scores.clone()
+        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]
+        attn_scores.masked_fill_(mask_bool, -torch.inf)
+        steps["masked"] = attn_scores
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        steps["attn_weights"] = attn_weights
+        attn_weights = self.dropout(attn_weights)
+        steps["attn_weights_dropout"] = attn_weights
+        context_vec = (attn_weights @ values).transpose(1, 2)
+        steps["context_vec_heads"] = context_vec
+        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)
+        steps["context_vec"] = context_vec
+        context_vec = self.out_proj(context_vec)
+        steps["context_vecs"] = context_vec
+        return context_vec
+
+
+class GroupedQueryAttention(nn.Module):
+    """ch04/04_gqa's GroupedQueryAttention without the KV cache."""
+    def __init__(self, d_in, d_out, dropout, num_heads, num_kv_groups, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0 and num_heads % num_kv_groups == 0
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_key = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.num_kv_groups = num_kv_groups
+        self.group_size = num_heads // num_kv_groups
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, steps):
+        b, num_tokens, _ = x.shape
+        queries = self.W_query(x)
+        keys = self.W_key(x)
+        values = self.W_value(x)
+        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = keys.view(b, num_tokens, self.num_kv_groups, self.head_dim).transpose(1, 2)
+        values = values.view(b, num_tokens, self.num_kv_groups, self.head_dim).transpose(1, 2)
+        steps["queries"], steps["keys"], steps["values"] = queries, keys, values
+        keys = keys.repeat_interleave(self.group_size, dim=1)
+        values = values.repeat_interleave(self.group_size, dim=1)
+        steps["keys_repeated"], steps["values_repeated"] = keys, values
+        steps["kv_group_of_head"] = torch.arange(self.num_heads, dtype=torch.float32).div(
+            self.group_size, rounding_mode="floor")
+        attn_scores = queries @ keys.transpose(2, 3)
+        steps["attn_scores"] = attn_scores
+        mask = torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()
+        attn_scores = attn_scores.masked_fill(mask, -torch.inf)
+        steps["masked"] = attn_scores
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        steps["attn_weights"] = attn_weights
+        attn_weights = self.dropout(attn_weights)
+        steps["attn_weights_dropout"] = attn_weights
+        context_vec = (attn_weights @ values).transpose(1, 2)
+        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)
+        steps["context_vec"] = context_vec
+        context_vec = self.out_proj(context_vec)
+        steps["context_vecs"] = context_vec
+        return context_vec
+
+
+# ---------------------------------------------------------------------------------------------
+# Dropout as PyTorch's MKL builds draw it (this PyTorch has no MKL): one 32-bit draw seeds an MCG31m1
+# stream. The draw is read from an MT19937 with the same seed (numpy's legacy RandomState), skipping
+# the draws made since torch.manual_seed; torch's own stream is then advanced by that one draw.
+
+class MklDropout:
+    def __init__(self, seed, draws_before):
+        self.seed, self.draws = seed, draws_before
+
+    def __call__(self, x, p):
+        if p == 0:
+            return x
+        import numpy as np
+        rs = np.random.RandomState(self.seed % 2**32)
+        raw = rs.randint(0, 2**32, size=self.draws + 1, dtype=np.uint64)[-1]
+        self.draws += 1
+        torch.rand(1)  # keep torch's generator where PyTorch's would be
+        if p == 1:
+            return x * 0
+        m, a = 2**31 - 1, 1132489760
+        state = int(raw) % m or 1
+        keep = []
+        for _ in range(x.numel()):
+            keep.append(state / m < 1 - p)
+            state = (a * state) % m
+        noise = torch.tensor(keep, dtype=torch.float32).reshape(x.shape)
+        return x * noise.div_(1 - p)
+
+
+def numel(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+def use_dropout(module, rng, seed, draws_before):
+    """In mkl mode, replaces the module's nn.Dropout layers by the MKL emulation, sharing one stream."""
+    if rng != "mkl":
+        return
+    class Layer(nn.Module):
+        def __init__(self, stream, p):
+            super().__init__()
+            self.stream, self.p = stream, p
+
+        def forward(self, x):
+            return self.stream(x, self.p)
+
+    mkl = MklDropout(seed, draws_before)
+    for m in list(module.modules()):
+        for name, child in list(m.named_children()):
+            if isinstance(child, nn.Dropout):
+                setattr(m, name, Layer(mkl, child.p))
+
+
 # ---------------------------------------------------------------------------------------------
 # The lessons: the book's cells in order, every printed (or printable) tensor recorded as a step.
 
@@ -151,6 +328,109 @@ def lesson_trainable(inputs, d_out=2, seed=None, qkv_bias=False, query=None):
     return steps
 
 
+def causal_weights(inputs, d_out, seed_v2, qkv_bias, steps):
+    """3.5.1: the causal attention weights of the SelfAttention_v2 built after manual_seed(seed_v2)."""
+    d_in = inputs.shape[1]
+    torch.manual_seed(seed_v2)
+    sa_v2 = SelfAttention_v2(d_in, d_out, qkv_bias=qkv_bias)
+    queries = sa_v2.W_query(inputs)
+    keys = sa_v2.W_key(inputs)
+    attn_scores = queries @ keys.T
+    attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+    steps.update(queries=queries, keys=keys, attn_scores=attn_scores, attn_weights=attn_weights)
+    context_length = attn_scores.shape[0]
+    mask_simple = torch.tril(torch.ones(context_length, context_length))
+    masked_simple = attn_weights * mask_simple
+    row_sums = masked_simple.sum(dim=-1, keepdim=True)
+    masked_simple_norm = masked_simple / row_sums
+    steps.update(mask_simple=mask_simple, masked_simple=masked_simple, row_sums=row_sums,
+                 masked_simple_norm=masked_simple_norm)
+    mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+    masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
+    steps.update(mask=mask, masked=masked)
+    return torch.softmax(masked / keys.shape[-1]**0.5, dim=-1)
+
+
+def make_batch(inputs, batch):
+    return torch.stack([inputs] * batch, dim=0)
+
+
+def lesson_causal(inputs, d_out=2, seed=None, qkv_bias=False, dropout=0.0, batch=2, rng="default"):
+    seed_v2, seed_ca = (789, 123) if seed is None else (seed, seed)
+    steps = {}
+    steps["causal_attn_weights"] = causal_weights(inputs, d_out, seed_v2, qkv_bias, steps)
+    x = make_batch(inputs, batch)
+    steps["batch"] = x
+    torch.manual_seed(seed_ca)
+    ca = CausalAttention(inputs.shape[1], d_out, x.shape[1], dropout, qkv_bias)
+    use_dropout(ca, rng, seed_ca, numel(ca))
+    steps["context_vecs"] = ca(x)
+    steps["ca_attn_weights"] = ca.last_attn_weights
+    return reorder(steps, ["queries", "keys", "attn_scores", "attn_weights", "mask_simple", "masked_simple",
+                           "row_sums", "masked_simple_norm", "mask", "masked", "causal_attn_weights", "batch",
+                           "ca_attn_weights", "context_vecs"])
+
+
+def lesson_dropout(inputs, dropout=0.5, seed=None, d_out=2, qkv_bias=False, rng="default"):
+    seed_v2, seed_a, seed_b = (789, 123, 123) if seed is None else (seed, seed, seed)
+    steps = {}
+    weights = causal_weights(inputs, d_out, seed_v2, qkv_bias, {})
+    steps["causal_attn_weights"] = weights
+    n = inputs.shape[0]
+    drop = nn.Dropout(dropout)
+    torch.manual_seed(seed_a)
+    fn = (lambda x: MklDropout(seed_a, 0)(x, dropout)) if rng == "mkl" else drop
+    steps["dropout_ones"] = fn(torch.ones(n, n))
+    torch.manual_seed(seed_b)
+    fn = (lambda x: MklDropout(seed_b, 0)(x, dropout)) if rng == "mkl" else drop
+    steps["dropout_attn_weights"] = fn(weights)
+    return steps
+
+
+def lesson_mha_wrapper(inputs, d_out=2, heads=2, seed=None, qkv_bias=False, dropout=0.0, batch=2, rng="default"):
+    seed_mha = 123 if seed is None else seed
+    x = make_batch(inputs, batch)
+    steps = {"batch": x}
+    torch.manual_seed(seed_mha)
+    mha = MultiHeadAttentionWrapper(inputs.shape[1], d_out, x.shape[1], dropout, heads, qkv_bias)
+    use_dropout(mha, rng, seed_mha, numel(mha))
+    outs = []
+    for h, head in enumerate(mha.heads):
+        outs.append(head(x))
+        steps[f"head_{h}_attn_weights"] = head.last_attn_weights
+        steps[f"head_{h}_context_vec"] = outs[-1]
+    steps["context_vecs"] = torch.cat(outs, dim=-1)
+    return steps
+
+
+def lesson_mha(inputs, d_out=2, heads=2, seed=None, qkv_bias=False, dropout=0.0, batch=2, rng="default"):
+    seed_mha = 123 if seed is None else seed
+    x = make_batch(inputs, batch)
+    steps = {"batch": x}
+    torch.manual_seed(seed_mha)
+    mha = MultiHeadAttention(inputs.shape[1], d_out, x.shape[1], dropout, heads, qkv_bias)
+    use_dropout(mha, rng, seed_mha, numel(mha))
+    mha(x, steps)
+    return steps
+
+
+def lesson_gqa(inputs, d_out=4, heads=4, kv_groups=2, seed=None, qkv_bias=False, dropout=0.0, batch=2,
+               rng="default"):
+    seed_gqa = 123 if seed is None else seed
+    x = make_batch(inputs, batch)
+    steps = {"batch": x}
+    torch.manual_seed(seed_gqa)
+    gqa = GroupedQueryAttention(inputs.shape[1], d_out, dropout, heads, kv_groups, qkv_bias)
+    use_dropout(gqa, rng, seed_gqa, numel(gqa))
+    gqa(x, steps)
+    return steps
+
+
+def reorder(steps, order):
+    assert set(order) == set(steps), (set(order) ^ set(steps))
+    return {k: steps[k] for k in order}
+
+
 # ---------------------------------------------------------------------------------------------
 # Input files and configurations.
 
@@ -221,10 +501,67 @@ def configurations():
     for file, runs in per_file.items():
         for lesson, args, kwargs in runs:
             c.append((lesson, args, file, kwargs))
+    c += module_configurations()
     return c
 
 
-LESSONS = {"simple": lesson_simple, "all-tokens": lesson_all_tokens, "trainable": lesson_trainable}
+def module_configurations():
+    """The causal, dropout and multi-head lessons: seeds, sizes, batches, dropout with both RNGs."""
+    runs = [
+        ("causal", "", None), ("causal", "--dropout 0.1", None), ("causal", "--dropout 0.5 --dropout-rng mkl", None),
+        ("causal", "--seed 7 --d-out 3", None), ("causal", "--batch 1", None),
+        ("causal", "--batch 4 --dropout 0.3 --seed 11", None), ("causal", "--qkv-bias --dropout 0.9", None),
+        ("causal", "--d-out 4 --batch 3", "seven_d8.json"), ("causal", "", "one_token.json"),
+        ("causal", "--dropout 0.2 --dropout-rng mkl", "twelve_d16.json"),
+        ("dropout", "", None), ("dropout", "--dropout-rng mkl", None), ("dropout", "--dropout 0.1", None),
+        ("dropout", "--dropout 0.9 --seed 5", None), ("dropout", "--dropout 0.3 --dropout-rng mkl --seed 99", None),
+        ("dropout", "--dropout 0.7", "four_d5.json"), ("dropout", "--dropout 0", None), ("dropout", "--dropout 1", None),
+        ("mha-wrapper", "", None), ("mha-wrapper", "--d-out 1", None), ("mha-wrapper", "--heads 3 --dropout 0.2", None),
+        ("mha-wrapper", "--heads 4 --d-out 3 --seed 1 --batch 1", None),
+        ("mha-wrapper", "--dropout 0.5 --dropout-rng mkl", None), ("mha-wrapper", "--batch 3", "eight_d2.csv"),
+        ("mha-wrapper", "--qkv-bias --heads 1", None),
+        ("mha", "", None), ("mha", "--d-out 4 --heads 2", None), ("mha", "--d-out 6 --heads 3 --dropout 0.1", None),
+        ("mha", "--d-out 8 --heads 4 --batch 4 --seed 42", None),
+        ("mha", "--dropout 0.5 --dropout-rng mkl --d-out 4 --heads 4", None),
+        ("mha", "--qkv-bias --d-out 6 --heads 2", None), ("mha", "--d-out 12 --heads 3", "ten_d12.json"),
+        ("mha", "--d-out 2 --heads 1", "one_token.json"),
+        ("mha", "--d-out 16 --heads 4 --dropout 0.3", "twelve_d16.json"),
+        ("mha", "--random 9x5 --d-out 4 --heads 2", None),
+        ("gqa", "", None), ("gqa", "--kv-groups 4", None), ("gqa", "--kv-groups 1", None),
+        ("gqa", "--d-out 8 --heads 8 --kv-groups 2 --seed 3", None), ("gqa", "--dropout 0.4 --dropout-rng mkl", None),
+        ("gqa", "--dropout 0.2 --batch 3", None), ("gqa", "--qkv-bias --d-out 6 --heads 6 --kv-groups 3", None),
+        ("gqa", "--d-out 8 --heads 4 --kv-groups 2", "seven_d8.json"),
+        ("gqa", "--d-out 16 --heads 8 --kv-groups 2 --batch 1", "twelve_d16.json"),
+        ("gqa", "--random 7x4 --kv-groups 1", None),
+    ]
+    out = []
+    for lesson, args, file in runs:
+        argv = args.split()
+        kwargs = {}
+        i = 0
+        while i < len(argv):
+            key = argv[i][2:].replace("-", "_")
+            if key == "qkv_bias":
+                kwargs["qkv_bias"] = True
+                i += 1
+                continue
+            value = argv[i + 1]
+            if key == "dropout_rng":
+                kwargs["rng"] = value
+            elif key == "random":
+                kwargs["random"] = tuple(int(v) for v in value.split("x"))
+            elif key == "dropout":
+                kwargs["dropout"] = float(value)
+            else:
+                kwargs[key] = int(value)
+            i += 2
+        out.append((lesson, argv, file, kwargs))
+    return out
+
+
+LESSONS = {"simple": lesson_simple, "all-tokens": lesson_all_tokens, "trainable": lesson_trainable,
+           "causal": lesson_causal, "dropout": lesson_dropout, "mha-wrapper": lesson_mha_wrapper,
+           "mha": lesson_mha, "gqa": lesson_gqa}
 
 
 def encode(t):
@@ -265,7 +602,10 @@ def main():
     files = write_inputs()
     cases = []
     for lesson, args, file, kwargs in configurations():
-        if file is None:
+        if "random" in kwargs:  # --random NxD: torch.rand(N, D) after torch.manual_seed(0)
+            torch.manual_seed(0)
+            inputs = torch.rand(*kwargs.pop("random"))
+        elif file is None:
             inputs = torch.tensor(BOOK_INPUTS)
         else:
             inputs = files[file][0]
