@@ -14,7 +14,8 @@ using attn_test::shell;
 namespace {
 
 const std::string kExe = quote(ATTN_EXE);
-const std::vector<std::string> kLessons{"simple", "all-tokens", "trainable"};
+const std::vector<std::string> kLessons{"simple", "all-tokens", "trainable", "causal",
+                                        "dropout", "mha-wrapper", "mha",        "gqa"};
 
 // Python's json module, refusing the NaN/Infinity extensions: exit 1 on any non-standard token.
 const std::string kStrictPython =
@@ -60,9 +61,13 @@ TEST_CASE("version and help", "[cli]") {
   for (const auto& lesson : kLessons) CHECK(h.out.find(lesson) != std::string::npos);
   const auto th = run({"trainable", "--help"});
   CHECK(th.status == 0);
-  for (const char* opt : {"--d-out", "--seed", "--qkv-bias", "--query", "--input", "--json"})
+  for (const char* opt : {"--d-out", "--seed", "--qkv-bias", "--query", "--input", "--random", "--json"})
     CHECK(th.out.find(opt) != std::string::npos);
   CHECK(th.out.find("=2") != std::string::npos);  // the default of --d-out is shown
+  const auto gh = run({"gqa", "--help"});
+  for (const char* opt : {"--heads H=4", "--kv-groups G=2", "--d-out N=4", "--dropout P=0", "--dropout-rng RNG=default",
+                          "mkl", "--batch B=2"})
+    CHECK(gh.out.find(opt) != std::string::npos);
   const auto none = run({});
   CHECK(none.status == 0);
   CHECK(none.out.find("Examples:") != std::string::npos);
@@ -82,6 +87,16 @@ TEST_CASE("bad options and inputs: one line on stderr, nothing on stdout, exit 2
       {{"trainable", "--d-out", "0"}, 2, "--d-out"},
       {{"trainable", "--seed", "x"}, 2, "--seed"},
       {{"simple", "--input", "/nonexistent.json"}, 1, "/nonexistent.json"},
+      {{"mha", "--d-out", "5"}, 2, "--d-out 5"},
+      {{"gqa", "--kv-groups", "3"}, 2, "--kv-groups 3"},
+      {{"mha", "--heads", "0"}, 2, "--heads"},
+      {{"causal", "--dropout", "1.5"}, 2, "--dropout"},
+      {{"dropout", "--dropout", "-0.1"}, 2, "--dropout"},
+      {{"dropout", "--dropout-rng", "cuda"}, 2, "--dropout-rng"},
+      {{"mha", "--batch", "0"}, 2, "--batch"},
+      {{"mha", "--random", "0x3"}, 2, "--random"},
+      {{"mha", "--random", "12"}, 2, "--random"},
+      {{"simple", "--random", "2x2", "--input", "x.json"}, 2, "--random"},
   };
   for (const auto& b : cases) {
     INFO((b.args.size() > 1 ? b.args[0] + " " + b.args[1] : b.args[0]));

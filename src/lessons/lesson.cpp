@@ -4,7 +4,6 @@
 
 #include <charconv>
 #include <cstdlib>
-#include <map>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
@@ -130,15 +129,19 @@ void add_dropout_options(CLI::App* cmd, double& dropout, DropoutRng& rng, const 
             return {};
           },
           ""));
-  const std::map<std::string, DropoutRng> names{{"default", DropoutRng::Default}, {"mkl", DropoutRng::Mkl}};
-  cmd->add_option("--dropout-rng", rng,
+  cmd->add_option_function<std::string>(
+         "--dropout-rng", [&rng](const std::string& name) { rng = parse_dropout_rng(name); },
                   "How dropout masks are drawn, which depends on how your PyTorch was built: 'default' as builds "
                   "without MKL (Apple silicon, Debian's python3-torch; the book's numbers), 'mkl' as the x86-64 "
                   "Linux/Windows wheels. python -c 'import torch; print(torch.backends.mkl.is_available())' "
                   "prints True for mkl")
-      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            return v == "default" || v == "mkl" ? "" : "expected default or mkl, got '" + v + "'";
+          },
+          ""))
       ->default_str("default")
-      ->type_name("default|mkl");
+      ->type_name("RNG");
 }
 
 void add_batch_option(CLI::App* cmd, std::size_t& batch) {
