@@ -81,10 +81,7 @@ Trace run_causal(const Inputs& in, const ModuleOptions& opt) {
         "One softmax now gives the same weights as zeroing and renormalising, in a single step.",
         "attn_weights = torch.softmax(masked / keys.shape[-1]**0.5, dim=-1)", w.causal_attn_weights);
 
-  const Tensor3 batch = make_batch(in.embeddings, opt.batch);  // (b, num_tokens, d_in)
-  t.add("batch", "A batch of inputs",
-        "Modules take a batch of sequences; here the same inputs stacked " + std::to_string(opt.batch) + " times.",
-        "batch = torch.stack((inputs,) * " + std::to_string(opt.batch) + ", dim=0)", batch);
+  const Tensor3 batch = add_batch_step(t, in.embeddings, opt.batch);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed_ca);
   const CausalAttention ca(in.d_in(), opt.d_out, opt.dropout, opt.qkv_bias, gen);

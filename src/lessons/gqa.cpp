@@ -29,9 +29,7 @@ Trace run_gqa(const Inputs& in, const ModuleOptions& opt) {
                            std::to_string(h) + ", num_kv_groups=" + std::to_string(kv) +
                            (opt.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
-  const Tensor3 batch = make_batch(in.embeddings, opt.batch);  // (b, num_tokens, d_in)
-  t.add("batch", "A batch of inputs", "The inputs stacked " + std::to_string(opt.batch) + " times.",
-        "batch = torch.stack((inputs,) * " + std::to_string(opt.batch) + ", dim=0)", batch);
+  const Tensor3 batch = add_batch_step(t, in.embeddings, opt.batch);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
   const GroupedQueryAttention gqa(in.d_in(), opt.d_out, opt.dropout, h, kv, opt.qkv_bias, gen);

@@ -194,6 +194,14 @@ Tensor3 make_batch(const Matrix& inputs, std::size_t b) {
   return out;
 }
 
+Tensor3 add_batch_step(Trace& t, const Matrix& inputs, std::size_t b) {
+  Tensor3 batch = make_batch(inputs, b);  // (b, num_tokens, d_in)
+  t.add("batch", "A batch of inputs",
+        "Modules take a batch of sequences: here the same inputs stacked " + std::to_string(b) + " times.",
+        "batch = torch.stack((inputs,) * " + std::to_string(b) + ", dim=0)", batch);
+  return batch;
+}
+
 std::string py_float(double v) {
   char buf[64];
   const auto res = std::to_chars(buf, buf + sizeof buf, v);

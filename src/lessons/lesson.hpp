@@ -139,6 +139,8 @@ void check_heads(const ModuleOptions& opt, bool with_kv_groups);
 
 // torch.stack([inputs] * b): the batch of the module lessons.
 Tensor3 make_batch(const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
+// make_batch, recorded as the lesson's "batch" step.
+Tensor3 add_batch_step(Trace& t, const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
 
 // A double as Python's repr prints it: 0.0, 0.5, 0.25.
 std::string py_float(double v);

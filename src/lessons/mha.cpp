@@ -27,9 +27,7 @@ Trace run_mha(const Inputs& in, const ModuleOptions& opt) {
   const std::string ctor = "MultiHeadAttention(d_in, d_out, context_length, " + py_float(opt.dropout) +
                            ", num_heads=" + std::to_string(h) + (opt.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
-  const Tensor3 batch = make_batch(in.embeddings, b);  // (b, num_tokens, d_in)
-  t.add("batch", "A batch of inputs", "The inputs stacked " + std::to_string(b) + " times.",
-        "batch = torch.stack((inputs,) * " + std::to_string(b) + ", dim=0)", batch);
+  const Tensor3 batch = add_batch_step(t, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
   const MultiHeadAttention mha(in.d_in(), opt.d_out, opt.dropout, h, opt.qkv_bias, gen);

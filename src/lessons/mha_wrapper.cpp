@@ -20,9 +20,7 @@ Trace run_mha_wrapper(const Inputs& in, const ModuleOptions& opt) {
   const std::string ctor = "MultiHeadAttentionWrapper(d_in, d_out, context_length, " + py_float(opt.dropout) +
                            ", num_heads=" + std::to_string(opt.heads) + (opt.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
-  const Tensor3 batch = make_batch(in.embeddings, opt.batch);  // (b, num_tokens, d_in)
-  t.add("batch", "A batch of inputs", "The inputs stacked " + std::to_string(opt.batch) + " times.",
-        "batch = torch.stack((inputs,) * " + std::to_string(opt.batch) + ", dim=0)", batch);
+  const Tensor3 batch = add_batch_step(t, in.embeddings, opt.batch);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
   const MultiHeadAttentionWrapper mha(in.d_in(), opt.d_out, opt.dropout, opt.heads, opt.qkv_bias, gen);
