@@ -74,6 +74,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const CommonOptions& common = registry.common();
     const Inputs inputs = load_inputs(common);
     const Trace trace = chosen->run(inputs);
+    if (common.json) {
+      std::size_t numbers = 0;
+      for (const auto& s : trace.steps) numbers += s.tensor.size();
+      if (numbers > kMaxJsonNumbers)
+        throw UsageError("--json would write " + with_commas(numbers) + " numbers, more than the limit of " +
+                         with_commas(kMaxJsonNumbers) + "; the text view summarises large tensors");
+    }
     out << (common.json ? render_json(trace) : render_text(trace));
     return kExitOk;
   } catch (const UsageError& e) {
@@ -81,6 +88,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return kExitUsage;
   } catch (const InputError& e) {
     err << "attn: " << e.what() << "\n";
+    return kExitRuntime;
+  } catch (const std::bad_alloc&) {
+    err << "attn: out of memory\n";
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    err << "attn: internal error: " << e.what() << "\n";
     return kExitRuntime;
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include <sleef.h>
 #include <xtensor-blas/xblas.hpp>
@@ -75,6 +76,9 @@ namespace {
 void softmax_row(const float* x, float* out, std::size_t n) {
   float max_value = -std::numeric_limits<float>::infinity();
   for (std::size_t i = 0; i < n; ++i) max_value = std::max(max_value, x[i]);
+  // A causal mask always leaves the diagonal, so no row is all -inf; softmax of one would be NaN.
+  if (max_value == -std::numeric_limits<float>::infinity())
+    throw std::logic_error("softmax over a row that is entirely -inf (fully masked)");
   float total = 0.0f;
   for (std::size_t i = 0; i < n; ++i) {
     out[i] = torch_exp(x[i] - max_value);

@@ -6,11 +6,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <cstdint>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+
+#include "core/limits.hpp"
 
 namespace attn {
 
@@ -35,12 +38,54 @@ std::string read_file(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0)
     throw InputError(path + ": cannot open: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, not an embeddings file");
+  if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > kMaxFileBytes)
+    throw InputError(path + ": " + std::to_string(st.st_size >> 20) + " MiB, more than the limit of " +
+                     std::to_string(kMaxFileBytes >> 20) + " MiB for an embeddings file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // Read in chunks so that a pipe or device (no size known up front) is held to the same limit.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxFileBytes)
+      throw InputError(path + ": more than the limit of " + std::to_string(kMaxFileBytes >> 20) + " MiB");
+  }
   if (in.bad()) throw InputError(path + ": read error");
-  return ss.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(path + ": the file is empty");
+  return text;
+}
+
+// True if `s` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
+bool valid_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > s.size()) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    const std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -57,6 +102,12 @@ Inputs make_inputs(const std::vector<std::vector<double>>& rows, std::vector<std
   if (rows.empty()) throw InputError(name + ": no embeddings (need at least one token)");
   const std::size_t d_in = rows.front().size();
   if (d_in == 0) throw InputError(name + ": row 1 is empty (need at least one dimension)");
+  if (rows.size() > kMaxTokens)
+    throw InputError(name + ": " + std::to_string(rows.size()) + " tokens, more than the limit of " +
+                     std::to_string(kMaxTokens));
+  if (d_in > kMaxDims)
+    throw InputError(name + ": " + std::to_string(d_in) + " dimensions, more than the limit of " +
+                     std::to_string(kMaxDims));
   Inputs in;
   in.source = name;
   in.embeddings = xt::empty<float>({rows.size(), d_in});  // (num_tokens, d_in)
@@ -158,6 +209,12 @@ Inputs parse_embeddings_json(const std::string& raw, const std::string& name) {
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message reads "[json.exception...] parse error at line 2, column 7: syntax error while parsing
+    // value - unexpected ']'; expected '[', '{', or a literal"; keep what follows the last " - ".
+    std::string reason = e.what();
+    const auto dash = reason.rfind(" - ");
+    reason = dash == std::string::npos ? std::string("syntax error") : reason.substr(dash + 3);
+    reason = reason.substr(0, reason.find("; last read"));  // it would echo the offending bytes
     // e.byte is the 1-based offset where parsing stopped; turn it into a line and column.
     std::size_t line = 1, col = 1;
     for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
@@ -168,7 +225,10 @@ Inputs parse_embeddings_json(const std::string& raw, const std::string& name) {
         ++col;
       }
     }
-    throw InputError(name + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON");
+    throw InputError(name + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON: " + reason);
+  } catch (const nlohmann::json::out_of_range&) {
+    // Thrown for a number beyond any double, e.g. 1e999999 (found by the fuzzer).
+    throw InputError(name + ": a number is too large to be a float32 value");
   }
   const nlohmann::json* rows_json = &doc;
   std::vector<std::string> tokens;
@@ -222,6 +282,7 @@ Inputs parse_embeddings_csv(const std::string& raw, const std::string& name) {
     }
     std::size_t first = 0;
     if (has_token_column) {
+      if (!valid_utf8(fields.front())) throw InputError(where + ": the token text is not valid UTF-8");
       tokens.push_back(trim(fields.front()));
       first = 1;
     }

@@ -40,6 +40,7 @@ CausalWeights causal_weights(const Inputs& in, std::size_t d_out, std::uint64_t 
 }
 
 Trace run_causal(const Inputs& in, const ModuleOptions& opt) {
+  check_elements("the (b, num_tokens, num_tokens) attention weights", {opt.batch, in.num_tokens(), in.num_tokens()});
   const std::uint64_t seed_v2 = opt.seed.value_or(789);
   const std::uint64_t seed_ca = opt.seed.value_or(123);
   const std::string bias_arg = opt.qkv_bias ? ", qkv_bias=True" : "";

@@ -20,6 +20,9 @@ ModuleOptions gqa_defaults() {
 
 Trace run_gqa(const Inputs& in, const ModuleOptions& opt) {
   check_heads(opt, true);
+  check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights",
+                 {opt.batch, opt.heads, in.num_tokens(), in.num_tokens()});
+  check_elements("the (b, num_tokens, d_out) projections", {opt.batch, in.num_tokens(), opt.d_out});
   const std::uint64_t seed = opt.seed.value_or(123);
   const std::size_t h = opt.heads, kv = opt.kv_groups, group_size = h / kv;
   Trace t(kGqaLesson, in);

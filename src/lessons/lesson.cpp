@@ -2,7 +2,9 @@
 
 #include "lessons/lessons.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <limits>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -48,29 +50,25 @@ CLI::App* LessonRegistry::add(const LessonInfo& info, LessonFn fn) {
   return sub;
 }
 
-namespace {
-
-CLI::Validator digits_validator(bool positive) {
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
   return CLI::Validator(
-      [positive](std::string& value) -> std::string {
-        const bool digits = !value.empty() && value.size() <= 20 &&
-                            value.find_first_not_of("0123456789") == std::string::npos;
-        if (digits && (!positive || value.find_first_not_of('0') != std::string::npos)) return {};
-        return std::string("expected a whole number ") + (positive ? ">= 1" : ">= 0") + ", got '" + value + "'";
+      [min, max](std::string& value) -> std::string {
+        const std::string expected =
+            "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got '" + value + "'";
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) return expected;
+        errno = 0;
+        const unsigned long long v = std::strtoull(value.c_str(), nullptr, 10);
+        if (errno == ERANGE || v < min || v > max) return expected;
+        return {};
       },
       "");
 }
 
-}  // namespace
-
-const CLI::Validator& whole_number() {
-  static const CLI::Validator v = digits_validator(false);
-  return v;
-}
-
-const CLI::Validator& positive_whole_number() {
-  static const CLI::Validator v = digits_validator(true);
-  return v;
+void check_elements(const std::string& what, std::initializer_list<std::size_t> shape) {
+  const std::size_t count = saturating_product(shape);
+  if (count > kMaxElements)
+    throw UsageError("this would build " + what + " of " + with_commas(count) + " numbers, more than the limit of " +
+                     with_commas(kMaxElements) + "; use fewer tokens, heads or a smaller batch");
 }
 
 void add_query_option(CLI::App* cmd, std::optional<std::size_t>& query) {
@@ -78,7 +76,7 @@ void add_query_option(CLI::App* cmd, std::optional<std::size_t>& query) {
          "--query", [&query](const std::size_t& q) { query = q; },
          "Index of the query token, counted from 0 (default: 1, \"journey\", as in the book; 0 for a "
          "one-token input)")
-      ->check(whole_number())
+      ->check(whole_number(0, kMaxTokens - 1))
       ->type_name("I");
 }
 
@@ -101,14 +99,14 @@ Inputs load_inputs(const CommonOptions& common) {
 }
 
 void add_d_out_option(CLI::App* cmd, std::size_t& d_out, const std::string& what) {
-  cmd->add_option("--d-out", d_out, what)->capture_default_str()->check(positive_whole_number())->type_name("N");
+  cmd->add_option("--d-out", d_out, what)->capture_default_str()->check(whole_number(1, kMaxDims))->type_name("N");
 }
 
 void add_seed_option(CLI::App* cmd, std::optional<std::uint64_t>& seed, const std::string& book_seeds) {
   cmd->add_option_function<std::uint64_t>(
          "--seed", [&seed](const std::uint64_t& s) { seed = s; },
          "Replace every torch.manual_seed value of the lesson (default: the book's " + book_seeds + ")")
-      ->check(whole_number())
+      ->check(whole_number(0, std::numeric_limits<std::uint64_t>::max()))
       ->type_name("N");
 }
 
@@ -147,14 +145,14 @@ void add_dropout_options(CLI::App* cmd, double& dropout, DropoutRng& rng, const 
 void add_batch_option(CLI::App* cmd, std::size_t& batch) {
   cmd->add_option("--batch", batch, "Batch size: the inputs stacked this many times (torch.stack)")
       ->capture_default_str()
-      ->check(positive_whole_number())
+      ->check(whole_number(1, kMaxBatch))
       ->type_name("B");
 }
 
 void add_heads_option(CLI::App* cmd, std::size_t& heads) {
   cmd->add_option("--heads", heads, "Number of attention heads (num_heads)")
       ->capture_default_str()
-      ->check(positive_whole_number())
+      ->check(whole_number(1, kMaxHeads))
       ->type_name("H");
 }
 
@@ -162,7 +160,7 @@ void add_kv_groups_option(CLI::App* cmd, std::size_t& kv_groups) {
   cmd->add_option("--kv-groups", kv_groups,
                   "Number of key/value heads (num_kv_groups); each serves heads / kv-groups query heads")
       ->capture_default_str()
-      ->check(positive_whole_number())
+      ->check(whole_number(1, kMaxHeads))
       ->type_name("G");
 }
 

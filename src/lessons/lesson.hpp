@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/limits.hpp"
 #include "core/tensor.hpp"
 #include "core/torch_random.hpp"
 #include "io/embeddings.hpp"
@@ -77,10 +78,6 @@ struct CommonOptions {
   bool json = false;
 };
 
-// Limits that keep a typo from exhausting memory (docs/errors.md).
-inline constexpr std::size_t kMaxTokens = 8192;
-inline constexpr std::size_t kMaxDims = 4096;
-
 // The inputs the common options ask for: --random, --input, or the bundled file.
 Inputs load_inputs(const CommonOptions& common);
 
@@ -110,8 +107,10 @@ class LessonRegistry {
 
 // Option checks with messages a student can act on (CLI11's own would print the range as doubles and
 // would read "-1" as a huge unsigned number).
-const CLI::Validator& whole_number();           // 0, 1, 2, ...
-const CLI::Validator& positive_whole_number();  // 1, 2, 3, ...
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max);  // "expected a whole number from min to max"
+
+// Refuses a configuration whose tensor `what` would hold more than kMaxElements floats.
+void check_elements(const std::string& what, std::initializer_list<std::size_t> shape);
 
 // Options the module lessons share; each lesson registers the ones it has, with its book defaults.
 struct ModuleOptions {

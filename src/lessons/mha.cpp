@@ -15,6 +15,9 @@ ModuleOptions mha_defaults() { return ModuleOptions{}; }
 
 Trace run_mha(const Inputs& in, const ModuleOptions& opt) {
   check_heads(opt, false);
+  check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights",
+                 {opt.batch, opt.heads, in.num_tokens(), in.num_tokens()});
+  check_elements("the (b, num_tokens, d_out) projections", {opt.batch, in.num_tokens(), opt.d_out});
   const std::uint64_t seed = opt.seed.value_or(123);
   const std::size_t b = opt.batch, n = in.num_tokens(), h = opt.heads, hd = opt.d_out / opt.heads;
   const std::string shape_bnhd = "(b, num_tokens, num_heads, head_dim) = (" + std::to_string(b) + ", " +

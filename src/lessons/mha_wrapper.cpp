@@ -13,6 +13,10 @@ const LessonInfo kMhaWrapperLesson{"mha-wrapper", "3.6.1", "Stacking multiple si
 ModuleOptions mha_wrapper_defaults() { return ModuleOptions{}; }
 
 Trace run_mha_wrapper(const Inputs& in, const ModuleOptions& opt) {
+  check_elements("the (b, num_tokens, num_tokens) attention weights of every head",
+                 {opt.heads, opt.batch, in.num_tokens(), in.num_tokens()});
+  check_elements("the heads' weights", {opt.heads, 3, in.d_in(), opt.d_out});
+  check_elements("the (b, num_tokens, heads * d_out) context vectors", {opt.batch, in.num_tokens(), opt.heads, opt.d_out});
   const std::uint64_t seed = opt.seed.value_or(123);
   Trace t(kMhaWrapperLesson, in);
   record_module_config(t, opt, true, false, true, true);

@@ -1,0 +1,28 @@
+#pragma once
+// Limits that keep a typo from exhausting memory or time; docs/errors.md lists them.
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+
+namespace attn {
+
+inline constexpr std::size_t kMaxTokens = 8192;      // rows of an input
+inline constexpr std::size_t kMaxDims = 4096;        // d_in, and --d-out
+inline constexpr std::size_t kMaxHeads = 1024;       // --heads, --kv-groups
+inline constexpr std::size_t kMaxBatch = 64;         // --batch
+inline constexpr std::size_t kMaxElements = std::size_t{1} << 28;    // any one tensor: 268,435,456 floats (1 GiB)
+inline constexpr std::size_t kMaxJsonNumbers = std::size_t{1} << 25;  // all of --json's data: 33,554,432 numbers
+inline constexpr std::size_t kMaxFileBytes = std::size_t{512} << 20;  // an input file: 512 MiB
+
+// The product of the factors, or SIZE_MAX if it overflows.
+inline std::size_t saturating_product(std::initializer_list<std::size_t> factors) {
+  std::size_t total = 1;
+  for (std::size_t f : factors) {
+    if (f != 0 && total > std::numeric_limits<std::size_t>::max() / f) return std::numeric_limits<std::size_t>::max();
+    total *= f;
+  }
+  return total;
+}
+
+}  // namespace attn
