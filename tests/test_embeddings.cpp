@@ -48,6 +48,8 @@ TEST_CASE("malformed embeddings are refused with the place named", "[io]") {
   CHECK_THROWS_WITH(parse_embeddings_json("{\"tokens\": [\"a\"], \"embeddings\": [[1], [2]]}", "f.json"),
                     Contains("1 tokens but 2 embedding rows"));
   CHECK_THROWS_WITH(parse_embeddings_json("{\"embeddings\": [[1e39]]}", "f.json"), Contains("not a finite"));
+  // The fuzzer's first find: a number past any double made nlohmann-json throw out_of_range, uncaught.
+  CHECK_THROWS_WITH(parse_embeddings_json("[[1], [-3e7777777000000000000159]]", "f.json"), Contains("too large"));
   CHECK_THROWS_WITH(parse_embeddings_json("{\n  \"embeddings\": [[1,]]\n}", "f.json"),
                     Contains("f.json:2:") && Contains("invalid JSON"));
   CHECK_THROWS_WITH(parse_embeddings_csv("1,2\n3\n", "f.csv"), Contains("f.csv:2") && Contains("first row has 2"));
