@@ -11,6 +11,11 @@ packages=(
   catch2 python3 jq                                    # tests (the end-to-end ones pipe into python3 and jq)
 )
 
+# `deps.sh fuzz` adds clang and libFuzzer for scripts/fuzz.sh.
+if [ "${1:-}" = fuzz ]; then
+  packages+=(clang libclang-rt-14-dev libfuzzer-14-dev)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
