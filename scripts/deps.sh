@@ -8,7 +8,7 @@ packages=(
   libxtensor-dev libxtensor-blas-dev libopenblas-dev   # tensors and BLAS
   libsleef-dev                                         # PyTorch's exp, to the bit
   libcli11-dev nlohmann-json3-dev                      # command line, JSON
-  catch2 python3 jq                                    # tests (the end-to-end ones pipe into python3 and jq)
+  catch2 python3 jq tmux                               # tests: pipes into python3 and jq, a real terminal (tmux)
 )
 
 # `deps.sh fuzz` adds clang and libFuzzer for scripts/fuzz.sh.

@@ -1,5 +1,13 @@
 #include "cli.hpp"
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
 #include <CLI/CLI.hpp>
 
 #include "io/embeddings.hpp"
@@ -23,29 +31,152 @@ const char* const kDescription =
 
 const char* const kFooter =
     "Examples:\n"
+    "  attn list                      the lessons in book order\n"
     "  attn simple                    one query, step by step (start here)\n"
-    "  attn simple --query 3          the same for the token \"with\"\n"
+    "  attn tour --pause              all eight lessons, one step per Enter (for class)\n"
     "  attn trainable --seed 123      exercise 3.1's weights\n"
+    "  attn gqa --kv-cache            how much KV-cache memory grouped-query attention saves\n"
     "  attn all-tokens --json | jq '.steps[] | select(.id == \"attn_weights\") | .data'\n"
     "\n"
     "Run 'attn LESSON --help' for a lesson's options. JSON schema: docs/json.md.";
 
 // CLI11's messages are one line; name the way to help.
 std::string usage_hint(const CLI::App& app) {
-  for (const CLI::App* sub : app.get_subcommands())
-    return " (see 'attn " + sub->get_name() + " --help')";
+  for (const CLI::App* sub : app.get_subcommands()) return " (see 'attn " + sub->get_name() + " --help')";
   return " (see 'attn --help')";
+}
+
+// One piece of output; --pause waits after the pieces that end a step.
+struct Chunk {
+  std::string text;
+  bool pause_after = false;
+};
+
+// "computing mha... 2.4 s" on stderr while a lesson takes longer than a second, erased when it ends.
+// Only on a terminal: never in a pipe or a log, never on stdout.
+class Progress {
+ public:
+  Progress(bool enabled, std::string what) {
+    if (!enabled) return;
+    worker_ = std::thread([this, what = std::move(what)] {
+      const auto start = std::chrono::steady_clock::now();
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (done_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) return;
+      while (!done_) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::fprintf(stderr, "\rattn: computing %s... %.1f s", what.c_str(), s);
+        std::fflush(stderr);
+        shown_ = true;
+        done_cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; });
+      }
+    });
+  }
+  ~Progress() {
+    if (!worker_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    worker_.join();
+    if (shown_) std::fprintf(stderr, "\r\x1b[K");
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+ private:
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  bool shown_ = false;
+};
+
+void check_json_size(const std::vector<Trace>& traces) {
+  std::size_t numbers = 0;
+  for (const auto& t : traces)
+    for (const auto& s : t.steps) numbers += s.tensor.size();
+  if (numbers > kMaxJsonNumbers)
+    throw UsageError("--json would write " + with_commas(numbers) + " numbers, more than the limit of " +
+                     with_commas(kMaxJsonNumbers) + "; the text view summarises large tensors");
+}
+
+std::vector<Chunk> text_chunks(const Trace& trace, const TextStyle& style) {
+  std::vector<Chunk> chunks;
+  const auto pieces = render_text_chunks(trace, style);
+  for (std::size_t i = 0; i < pieces.size(); ++i) chunks.push_back({pieces[i], i > 0});
+  return chunks;
+}
+
+// `attn list`: the lessons in book order.
+std::string lesson_table(const LessonRegistry& registry, const Paint& paint) {
+  std::string out = paint.bold("The lessons of chapter 3, in book order") + "\n\n";
+  std::size_t k = 0;
+  for (const auto& e : registry.entries()) {
+    char head[128];
+    std::snprintf(head, sizeof head, "%2zu  %-12s %-12s ", ++k, e.info.name.c_str(), e.info.section.c_str());
+    out += head + e.info.title + "\n";
+    out += std::string(30, ' ') + e.info.summary + "\n";
+    out += std::string(30, ' ') + paint.cyan("attn " + e.info.name) + "\n";
+  }
+  out += "\nattn tour runs them all; attn LESSON --help lists a lesson's options.\n";
+  return out;
+}
+
+nlohmann::ordered_json lesson_list_json(const LessonRegistry& registry) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& e : registry.entries())
+    list.push_back({{"name", e.info.name},
+                    {"section", e.info.section},
+                    {"title", e.info.title},
+                    {"summary", e.info.summary},
+                    {"command", "attn " + e.info.name}});
+  return list;
+}
+
+// Writes the chunks; with pause, waits for Enter after each step and stops on q or end of input.
+void emit(const std::vector<Chunk>& chunks, bool pause, std::ostream& out, std::istream& in, const Paint& paint) {
+  if (!pause) {
+    std::string all;
+    for (const auto& c : chunks) all += c.text;
+    out << all;
+    return;
+  }
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    out << chunks[i].text << std::flush;
+    if (!chunks[i].pause_after || i + 1 == chunks.size()) continue;
+    out << paint.dim("-- Enter: next step, q: quit --") << std::flush;
+    std::string line;
+    if (!std::getline(in, line) || line == "q" || line == "Q") {
+      out << "\n" << std::flush;
+      return;
+    }
+    out << (paint.on ? "\x1b[1A\x1b[2K" : "") << std::flush;  // take the prompt away again
+  }
 }
 
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::istringstream no_input;
+  return run_cli(args, out, err, no_input, Terminal{});
+}
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, std::istream& in,
+            const Terminal& term) {
   CLI::App app{kDescription, "attn"};
   app.set_version_flag("--version", "attn " ATTN_VERSION, "Print the version and exit");
   app.require_subcommand(0, 1);
   app.footer(kFooter);
   LessonRegistry registry(app);
   register_all_lessons(registry);
+
+  CLI::App* list = app.add_subcommand("list", "The lessons in book order: section, what each shows, how to run it");
+  bool list_json = false;
+  list->add_flag("--json", list_json, "Print the list as JSON");
+  CLI::App* tour = app.add_subcommand("tour", "All eight lessons in book order, each with its book defaults");
+  CommonOptions tour_options;
+  add_common_options(tour, tour_options);
 
   // CLI11 reads argv in the C form.
   std::vector<const char*> argv{"attn"};
@@ -62,29 +193,67 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return kExitUsage;
   }
 
+  if (list->parsed()) {
+    const Paint paint{resolve_style(When::Auto, When::Never, true, false, term).color};
+    out << (list_json ? dump_json(lesson_list_json(registry)) : lesson_table(registry, paint));
+    return kExitOk;
+  }
   const LessonRegistry::Entry* chosen = nullptr;
   for (const auto& entry : registry.entries())
     if (entry.command->parsed()) chosen = &entry;
-  if (chosen == nullptr) {  // plain `attn`: show what there is to learn
+  if (chosen == nullptr && !tour->parsed()) {  // plain `attn`: show what there is to learn
     out << app.help();
     return kExitOk;
   }
 
+  const std::string command = tour->parsed() ? "tour" : chosen->info.name;
+  const CommonOptions& common = tour->parsed() ? tour_options : registry.common();
   try {
-    const CommonOptions& common = registry.common();
+    const TextStyle style =
+        resolve_style(parse_when(common.color), parse_when(common.heatmap), common.explain, common.quiet, term);
+    const Paint paint{style.color && !common.json};
     const Inputs inputs = load_inputs(common);
-    const Trace trace = chosen->run(inputs);
-    if (common.json) {
-      std::size_t numbers = 0;
-      for (const auto& s : trace.steps) numbers += s.tensor.size();
-      if (numbers > kMaxJsonNumbers)
-        throw UsageError("--json would write " + with_commas(numbers) + " numbers, more than the limit of " +
-                         with_commas(kMaxJsonNumbers) + "; the text view summarises large tensors");
+    std::vector<Trace> traces;
+    {
+      const Progress progress(term.stderr_tty, command);
+      if (chosen != nullptr) {
+        traces.push_back(chosen->run(inputs));
+      } else {
+        for (const auto& entry : registry.entries()) traces.push_back(entry.run(inputs));
+      }
     }
-    out << (common.json ? render_json(trace) : render_text(trace));
+
+    std::vector<Chunk> chunks;
+    if (common.json) {
+      check_json_size(traces);
+      if (chosen != nullptr) {
+        chunks.push_back({render_json(traces.front())});
+      } else {
+        nlohmann::ordered_json doc;
+        doc["schema_version"] = kJsonSchemaVersion;
+        doc["lesson"] = "tour";
+        doc["lessons"] = nlohmann::ordered_json::array();
+        for (const auto& t : traces) doc["lessons"].push_back(trace_to_json(t));
+        chunks.push_back({dump_json(doc)});
+      }
+    } else if (chosen != nullptr) {
+      chunks = text_chunks(traces.front(), style);
+    } else {
+      for (std::size_t k = 0; k < traces.size(); ++k) {
+        const Trace& t = traces[k];
+        const std::string rule(78, '=');
+        chunks.push_back({(k ? "\n" : "") + paint.bold(rule) + "\n" +
+                          paint.bold("Lesson " + std::to_string(k + 1) + " of " + std::to_string(traces.size()) +
+                                     ": attn " + t.info.name + " -- " + t.info.section + " " + t.info.title) +
+                          "\n" + paint.bold(rule) + "\n"});
+        for (auto& c : text_chunks(t, style)) chunks.push_back(std::move(c));
+      }
+    }
+    const bool pause = common.pause && !common.json && term.stdin_tty && term.stdout_tty;
+    emit(chunks, pause, out, in, paint);
     return kExitOk;
   } catch (const UsageError& e) {
-    err << "attn: " << e.what() << " (see 'attn " << chosen->info.name << " --help')\n";
+    err << "attn: " << e.what() << " (see 'attn " << command << " --help')\n";
     return kExitUsage;
   } catch (const InputError& e) {
     err << "attn: " << e.what() << "\n";

@@ -1,5 +1,6 @@
 // attn: the executable only wires the process to run_cli. Output is produced whole before any of it
-// is written, so a failure never leaves half a document on stdout.
+// is written (except step by step under --pause on a terminal), so a failure never leaves half a
+// document on stdout.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -10,11 +11,10 @@
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  std::ostringstream out, err;
-  int status = attn::run_cli(args, out, err);
-
-  const std::string text = out.str();
-  if (!text.empty() && (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)) {
+  std::ostringstream err;
+  const int status = attn::run_cli(args, std::cout, err, std::cin, attn::Terminal::of_process());
+  std::cout.flush();
+  if (!std::cout) {
     std::fprintf(stderr, "attn: cannot write output: %s\n", std::strerror(errno));
     return attn::kExitRuntime;
   }

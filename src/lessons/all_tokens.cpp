@@ -45,7 +45,7 @@ Trace run_all_tokens(const Inputs& in, const AllTokensOptions&) {
   t.add("attn_weights", "Attention weights, softmax of each row",
         "dim=-1 normalises along the last dimension, so each row (one query token) becomes weights that sum "
         "to 1.",
-        "attn_weights = torch.softmax(attn_scores, dim=-1)", attn_weights);
+        "attn_weights = torch.softmax(attn_scores, dim=-1)", attn_weights).show_heatmap(false);
 
   Vector all_row_sums = row_sums(attn_weights);  // (num_tokens,)
   t.add("all_row_sums", "Every row sums to 1", "A check that the softmax normalised each row.",

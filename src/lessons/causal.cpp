@@ -59,7 +59,7 @@ Trace run_causal(const Inputs& in, const ModuleOptions& opt) {
         "attn_scores = queries @ keys.T", w.attn_scores);
   t.add("attn_weights", "Unmasked attention weights",
         "Each row still spreads weight over all tokens, including those that come later in the text.",
-        "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", w.attn_weights);
+        "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", w.attn_weights).show_heatmap(false);
   t.add("mask_simple", "A lower-triangular mask",
         "Ones on and below the diagonal: row i keeps tokens 0..i, the ones a language model may look at when it "
         "predicts the next word.",
@@ -67,20 +67,20 @@ Trace run_causal(const Inputs& in, const ModuleOptions& opt) {
         w.mask_simple);
   t.add("masked_simple", "Weights with the future zeroed",
         "Multiplying by the mask zeroes every weight above the diagonal; the rows no longer sum to 1.",
-        "masked_simple = attn_weights * mask_simple", w.masked_simple);
+        "masked_simple = attn_weights * mask_simple", w.masked_simple).show_heatmap(true);
   t.add("row_sums", "What each row sums to now", "keepdim=True keeps a column so it divides row by row.",
         "row_sums = masked_simple.sum(dim=-1, keepdim=True)", w.row_sums);
   t.add("masked_simple_norm", "Renormalised masked weights",
         "Dividing each row by its sum makes it a distribution again over the visible tokens only.",
-        "masked_simple_norm = masked_simple / row_sums", w.masked_simple_norm);
+        "masked_simple_norm = masked_simple / row_sums", w.masked_simple_norm).show_heatmap(true);
   t.add("mask", "The mask above the diagonal", "Ones mark the future positions to hide.",
         "mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)", w.mask);
   t.add("masked", "Scores with -inf in the future",
         "The efficient trick: set future scores to -inf before softmax. exp(-inf) is 0, so they get no weight.",
-        "masked = attn_scores.masked_fill(mask.bool(), -torch.inf)", w.masked);
+        "masked = attn_scores.masked_fill(mask.bool(), -torch.inf)", w.masked).show_heatmap(true);
   t.add("causal_attn_weights", "Causal attention weights",
         "One softmax now gives the same weights as zeroing and renormalising, in a single step.",
-        "attn_weights = torch.softmax(masked / keys.shape[-1]**0.5, dim=-1)", w.causal_attn_weights);
+        "attn_weights = torch.softmax(masked / keys.shape[-1]**0.5, dim=-1)", w.causal_attn_weights).show_heatmap(true);
 
   const Tensor3 batch = add_batch_step(t, in.embeddings, opt.batch);  // (b, num_tokens, d_in)
 
@@ -92,7 +92,7 @@ Trace run_causal(const Inputs& in, const ModuleOptions& opt) {
   const CausalAttention::Pass pass = ca.attend(batch, gen, opt.dropout_rng);
   t.add("ca_attn_weights", "CausalAttention's weights, after dropout",
         "Inside the module: the masked softmax of every sequence in the batch, then dropout (none at p = 0).",
-        "attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1))", pass.attn_weights);
+        "attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1))", pass.attn_weights).show_heatmap(true);
   t.add("context_vecs", "Context vectors of CausalAttention",
         "One context vector per token and sequence: (batch, num_tokens, d_out). Each depends only on its token and "
         "the ones before it.",

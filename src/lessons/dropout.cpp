@@ -34,7 +34,7 @@ Trace run_dropout(const Inputs& in, const ModuleOptions& opt) {
         "torch.manual_seed(" + std::to_string(seed_v2) +
             ")\nsa_v2 = SelfAttention_v2(d_in, d_out)\n# ... masked as in `attn causal`\n"
             "attn_weights = torch.softmax(masked / keys.shape[-1]**0.5, dim=-1)",
-        w.causal_attn_weights);
+        w.causal_attn_weights).show_heatmap(true);
 
   TorchGenerator gen(seed_drop);
   const Matrix ones = xt::ones<float>({n, n});  // (n, n)
@@ -44,14 +44,14 @@ Trace run_dropout(const Inputs& in, const ModuleOptions& opt) {
             ", so the expected value of every entry stays 1; the others become 0.",
         "torch.manual_seed(" + std::to_string(seed_drop) + ")\ndropout = torch.nn.Dropout(" + p +
             ")\nexample = torch.ones(" + std::to_string(n) + ", " + std::to_string(n) + ")\nprint(dropout(example))",
-        dropout_ones);
+        dropout_ones).show_heatmap(false);
 
   gen.manual_seed(seed_drop);
   const AnyTensor dropped = dropout(AnyTensor(w.causal_attn_weights), opt.dropout, gen, opt.dropout_rng);
   t.add("dropout_attn_weights", "Dropout on the attention weights",
         "Reseeded, the same positions are dropped; the kept weights are scaled up, so rows no longer sum to 1 "
         "but their expected sums do. Dropout is only used in training.",
-        "torch.manual_seed(" + std::to_string(seed_drop) + ")\nprint(dropout(attn_weights))", dropped);
+        "torch.manual_seed(" + std::to_string(seed_drop) + ")\nprint(dropout(attn_weights))", dropped).show_heatmap(true);
   return t;
 }
 

@@ -24,28 +24,7 @@ const Step& Trace::step(const std::string& id) const {
 
 CLI::App* LessonRegistry::add(const LessonInfo& info, LessonFn fn) {
   CLI::App* sub = app_.add_subcommand(info.name, info.summary + " (book section " + info.section + ")");
-  sub->add_option("--input", common_.input,
-                  "Embeddings to use instead of the book's six tokens: a JSON file "
-                  "{\"tokens\": [...], \"embeddings\": [[...], ...]} or a CSV file (one row per token, "
-                  "optional first column of token text). Default: the book's data/journey.json")
-      ->type_name("FILE");
-  sub->add_option("--random", common_.random,
-                  "Random inputs instead: N tokens of D dims from torch.rand(N, D) after torch.manual_seed(0), "
-                  "e.g. 1024x768")
-      ->type_name("NxD")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            const auto x = v.find('x');
-            const auto digits = [](const std::string& s) {
-              return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
-            };
-            if (x == std::string::npos || !digits(v.substr(0, x)) || !digits(v.substr(x + 1)))
-              return "expected NxD with whole numbers, e.g. 1024x768, got '" + v + "'";
-            return {};
-          },
-          ""));
-  sub->add_flag("--json", common_.json,
-                "Print one JSON document (config, inputs, every step's tensor) instead of text; see docs/json.md");
+  add_common_options(sub, common_);
   entries_.push_back(Entry{info, sub, std::move(fn)});
   return sub;
 }
@@ -215,6 +194,54 @@ std::string with_commas(std::size_t n) {
     out += digits[i];
   }
   return out;
+}
+
+void add_common_options(CLI::App* cmd, CommonOptions& common) {
+  cmd->add_option("--input", common.input,
+                  "Embeddings to use instead of the book's six tokens: a JSON file "
+                  "{\"tokens\": [...], \"embeddings\": [[...], ...]} or a CSV file (one row per token, "
+                  "optional first column of token text). Default: the book's data/journey.json")
+      ->type_name("FILE");
+  cmd->add_option("--random", common.random,
+                  "Random inputs instead: N tokens of D dims from torch.rand(N, D) after torch.manual_seed(0), "
+                  "e.g. 1024x768")
+      ->type_name("NxD")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const auto x = v.find('x');
+            const auto digits = [](const std::string& s) {
+              return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
+            };
+            if (x == std::string::npos || !digits(v.substr(0, x)) || !digits(v.substr(x + 1)))
+              return "expected NxD with whole numbers, e.g. 1024x768, got '" + v + "'";
+            return {};
+          },
+          ""));
+  cmd->add_flag("--json", common.json,
+                "Print one JSON document (config, inputs, every step's tensor) instead of text; see docs/json.md");
+  const auto when = CLI::Validator(
+      [](std::string& v) -> std::string {
+        return v == "never" || v == "auto" || v == "always" ? "" : "expected never, auto or always, got '" + v + "'";
+      },
+      "");
+  cmd->add_option("--color", common.color,
+                  "Colour: auto = when stdout is a terminal, NO_COLOR is unset and TERM is not dumb; --json never "
+                  "has colour")
+      ->capture_default_str()
+      ->check(when)
+      ->type_name("WHEN");
+  cmd->add_option("--heatmap", common.heatmap,
+                  "Also draw weight matrices as heatmaps (token labels, every number, masked cells as a dot): auto "
+                  "= when stdout is a terminal")
+      ->capture_default_str()
+      ->check(when)
+      ->type_name("WHEN");
+  cmd->add_flag("--pause", common.pause,
+                "Wait for Enter after each step, q to quit (only when stdin and stdout are terminals; ignored "
+                "otherwise, so scripts never hang)");
+  cmd->add_flag("--quiet", common.quiet, "Only each step's id and tensor, for diffing against the book");
+  cmd->add_flag("--explain,!--no-explain", common.explain,
+                "Show each step's explanation and the book's PyTorch code (default; --no-explain hides them)");
 }
 
 std::string token_label(const Inputs& in, std::size_t i) {

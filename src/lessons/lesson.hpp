@@ -42,6 +42,16 @@ struct Step {
   std::string explanation;  // 1-3 sentences
   std::string code;         // the book's PyTorch line(s) that compute it
   AnyTensor tensor;         // float32, rank 0-4
+  // A weight matrix (..., n, n) the text view may also draw as a heatmap; `causal` marks the cells above
+  // the diagonal as masked.
+  bool heatmap = false;
+  bool causal = false;
+
+  Step& show_heatmap(bool is_causal) {
+    heatmap = true;
+    causal = is_causal;
+    return *this;
+  }
 };
 
 // A module a lesson builds, as the book constructs it, with its parameter count.
@@ -67,6 +77,8 @@ struct Trace {
   nlohmann::ordered_json config;  // every effective option, "input" first
   std::vector<std::string> notes;  // context lines for the text header ("query: ...")
   std::vector<ModuleInfo> modules;
+  bool show_inputs = true;          // false for reports that do not use the embeddings (gqa --kv-cache)
+  nlohmann::ordered_json report;    // a lesson's non-tensor result (JSON key "report"); null when none
   Inputs inputs;
   std::vector<Step> steps;
 };
@@ -76,7 +88,15 @@ struct CommonOptions {
   std::string input;   // empty: the bundled journey.json
   std::string random;  // "NxD": torch.rand(N, D) after torch.manual_seed(0) instead of a file
   bool json = false;
+  std::string color = "auto";    // never | auto | always
+  std::string heatmap = "auto";  // never | auto | always
+  bool pause = false;            // wait for Enter after each step (terminals only)
+  bool quiet = false;            // only step ids and tensors
+  bool explain = true;           // explanations and the book's code (--no-explain to hide)
 };
+
+// --input, --random and the output options, on a lesson or on `attn tour`.
+void add_common_options(CLI::App* cmd, CommonOptions& common);
 
 // The inputs the common options ask for: --random, --input, or the bundled file.
 Inputs load_inputs(const CommonOptions& common);

@@ -83,6 +83,18 @@ void register_mha(LessonRegistry& registry);
 extern const LessonInfo kGqaLesson;
 ModuleOptions gqa_defaults();  // d_out 4, heads 4, kv_groups 2
 Trace run_gqa(const Inputs& in, const ModuleOptions& opt);
+
+// `attn gqa --kv-cache`: the KV-cache memory of MHA and GQA for a model configuration.
+struct KvCacheOptions {
+  std::size_t emb_dim = 4096;
+  std::size_t heads = 32;
+  std::size_t kv_groups = 8;  // the number of key/value heads, as in GroupedQueryAttention
+  std::size_t layers = 32;
+  std::size_t context_length = 32768;
+  std::size_t batch = 1;
+  std::string dtype = "bf16";  // fp32 | bf16 | fp16
+};
+Trace run_kv_cache(const Inputs& in, const KvCacheOptions& opt);
 void register_gqa(LessonRegistry& registry);
 
 // Every lesson, in book order.

@@ -66,12 +66,12 @@ Trace run_mha(const Inputs& in, const ModuleOptions& opt) {
         "attn_scores = queries @ keys.transpose(2, 3)", p.attn_scores);
   t.add("masked", "Scores with the future masked", "The same causal mask for every head.",
         "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]\nattn_scores.masked_fill_(mask_bool, -torch.inf)",
-        p.masked);
+        p.masked).show_heatmap(true);
   t.add("attn_weights", "Attention weights of every head",
         "Softmax over each row, scaled by sqrt(head_dim); every head has its own weights.",
-        "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", p.attn_weights);
+        "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", p.attn_weights).show_heatmap(true);
   t.add("attn_weights_dropout", "After dropout", "Dropout on the weights (the same weights when p = 0).",
-        "attn_weights = self.dropout(attn_weights)", p.attn_weights_dropout);
+        "attn_weights = self.dropout(attn_weights)", p.attn_weights_dropout).show_heatmap(true);
   t.add("context_vec_heads", "Each head's context vectors, back in token order",
         "Weights times values per head, then transpose(1, 2) back to " + shape_bnhd + ".",
         "context_vec = (attn_weights @ values).transpose(1, 2)", p.context_heads);

@@ -37,7 +37,7 @@ Trace run_mha_wrapper(const Inputs& in, const ModuleOptions& opt) {
     t.add("head_" + hs + "_attn_weights", "Head " + hs + ": causal attention weights",
           "Head " + hs + " has its own weights, so it attends differently from the other heads.",
           "self.heads[" + hs + "]  # CausalAttention: softmax(masked scores / sqrt(d_k)), then dropout",
-          passes[h].attn_weights);
+          passes[h].attn_weights).show_heatmap(true);
     t.add("head_" + hs + "_context_vec", "Head " + hs + ": context vectors",
           "What head " + hs + " contributes: (batch, num_tokens, d_out).", "self.heads[" + hs + "](x)",
           passes[h].context_vec);

@@ -96,6 +96,7 @@ ojson trace_to_json(const Trace& trace) {
   doc["modules"] = ojson::array();
   for (const auto& m : trace.modules)
     doc["modules"].push_back(ojson{{"name", m.name}, {"code", m.code}, {"num_params", m.num_params}});
+  if (!trace.report.is_null()) doc["report"] = trace.report;
   ojson steps = ojson::array();
   for (const auto& s : trace.steps) {
     ojson step;

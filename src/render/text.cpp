@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "render/heatmap.hpp"
 #include "render/torch_print.hpp"
 
 namespace attn {
@@ -54,25 +55,48 @@ std::string torch_size(const AnyTensor& t) {
   return out + "])";
 }
 
-std::string render_text(const Trace& trace) {
-  std::string out;
-  out += "attn " + trace.info.name + " -- " + trace.info.section + " " + trace.info.title + "\n";
-  out += "inputs: " + std::to_string(trace.inputs.num_tokens()) + " tokens x " +
-         std::to_string(trace.inputs.d_in()) + " dims from " + trace.inputs.source + "\n";
-  out += "tokens: " + token_list(trace.inputs.tokens) + "\n";
-  for (const auto& note : trace.notes) out += note + "\n";
-  for (const auto& m : trace.modules)
-    out += "module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) + " parameters\n";
+std::vector<std::string> render_text_chunks(const Trace& trace, const TextStyle& style) {
+  const Paint paint{style.color};
+  std::vector<std::string> chunks;
+  std::string head;
+  if (!style.quiet) {
+    head += paint.bold("attn " + trace.info.name) + " -- " + trace.info.section + " " + trace.info.title + "\n";
+    if (trace.show_inputs) {
+      head += "inputs: " + std::to_string(trace.inputs.num_tokens()) + " tokens x " +
+              std::to_string(trace.inputs.d_in()) + " dims from " + trace.inputs.source + "\n";
+      head += "tokens: " + token_list(trace.inputs.tokens) + "\n";
+    }
+    for (const auto& note : trace.notes) head += note + "\n";
+    for (const auto& m : trace.modules)
+      head += "module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) + " parameters\n";
+  }
+  chunks.push_back(head);
 
   const std::size_t total = trace.steps.size();
   for (std::size_t i = 0; i < total; ++i) {
     const Step& s = trace.steps[i];
-    out += "\n[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + s.id + " -- " + s.title + "\n";
-    out += wrap(s.explanation, "  ");
-    out += prompt(s.code);
-    out += "  shape: " + torch_size(s.tensor) + "\n";
+    std::string out;
+    if (style.quiet) {
+      out += (i ? "\n" : "") + s.id + "\n";
+    } else {
+      out += "\n" + paint.dim("[" + std::to_string(i + 1) + "/" + std::to_string(total) + "]") + " " +
+             paint.bold(paint.cyan(s.id)) + " -- " + s.title + "\n";
+      if (style.explain) {
+        out += wrap(s.explanation, "  ");
+        out += paint.dim(prompt(s.code));
+      }
+      out += "  shape: " + torch_size(s.tensor) + "\n";
+    }
     out += torch_str(s.tensor) + "\n";
+    if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, style);
+    chunks.push_back(out);
   }
+  return chunks;
+}
+
+std::string render_text(const Trace& trace, const TextStyle& style) {
+  std::string out;
+  for (const auto& chunk : render_text_chunks(trace, style)) out += chunk;
   return out;
 }
 

@@ -1,0 +1,171 @@
+#include "render/heatmap.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace attn {
+
+namespace {
+
+constexpr std::size_t kCell = 6;   // characters per cell
+constexpr std::size_t kLabel = 8;  // characters of a row label
+const char* const kMasked = "\xc2\xb7";  // "·": a masked (future) cell
+
+struct Rgb {
+  double r, g, b;
+};
+
+// Viridis, sampled at ten even stops (matplotlib's colormap, public domain).
+Rgb viridis(double x) {
+  static const std::array<Rgb, 10> stops{{{68, 1, 84},
+                                          {72, 40, 120},
+                                          {62, 74, 137},
+                                          {49, 104, 142},
+                                          {38, 130, 142},
+                                          {31, 158, 137},
+                                          {53, 183, 121},
+                                          {109, 205, 89},
+                                          {180, 222, 44},
+                                          {253, 231, 37}}};
+  x = std::clamp(x, 0.0, 1.0) * (stops.size() - 1);
+  const std::size_t i = std::min(static_cast<std::size_t>(x), stops.size() - 2);
+  const double f = x - static_cast<double>(i);
+  const Rgb& a = stops[i];
+  const Rgb& b = stops[i + 1];
+  return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f};
+}
+
+// The nearest colour of the xterm 256-colour cube (levels 0, 95, 135, 175, 215, 255).
+int xterm256(const Rgb& c) {
+  static const std::array<int, 6> levels{0, 95, 135, 175, 215, 255};
+  const auto nearest = [](double v) {
+    int best = 0;
+    for (int i = 1; i < 6; ++i)
+      if (std::fabs(levels[i] - v) < std::fabs(levels[best] - v)) best = i;
+    return best;
+  };
+  return 16 + 36 * nearest(c.r) + 6 * nearest(c.g) + nearest(c.b);
+}
+
+// Background colour for a value in [0, 1], with black or white text, whichever reads better.
+std::string paint(const std::string& cell, double x, const TextStyle& style) {
+  if (!style.color) return cell;
+  const Rgb c = viridis(x);
+  const bool light = 0.299 * c.r + 0.587 * c.g + 0.114 * c.b > 140.0;
+  const std::string fg = light ? "30" : "97";
+  if (style.truecolor) {
+    char bg[32];
+    std::snprintf(bg, sizeof bg, "48;2;%d;%d;%d", static_cast<int>(c.r), static_cast<int>(c.g), static_cast<int>(c.b));
+    return "\x1b[" + fg + ";" + bg + "m" + cell + "\x1b[0m";
+  }
+  return "\x1b[" + fg + ";48;5;" + std::to_string(xterm256(c)) + "m" + cell + "\x1b[0m";
+}
+
+// A number in at most kCell - 1 characters: 0.55, -1.25, 12.3, 1e+04.
+std::string number(float v) {
+  char buf[32];
+  const double a = std::fabs(static_cast<double>(v));
+  if (a < 9.995) {
+    std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+  } else if (a < 99.95) {
+    std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(v));
+  } else if (a < 9999.5) {
+    std::snprintf(buf, sizeof buf, "%.0f", static_cast<double>(v));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0e", static_cast<double>(v));
+  }
+  return buf;
+}
+
+std::string pad_left(const std::string& s, std::size_t width, std::size_t visible) {
+  return visible >= width ? s : std::string(width - visible, ' ') + s;
+}
+
+// Display width of UTF-8 text: count the bytes that start a character.
+std::size_t columns(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string clip(const std::string& s, std::size_t width) {
+  std::string out;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80 && n++ == width) break;
+    out += s[i];
+  }
+  return out;
+}
+
+std::string one_map(const float* m, std::size_t n, const std::vector<std::string>& tokens, bool causal,
+                    const std::string& caption, const TextStyle& style) {
+  const auto is_masked = [&](std::size_t i, std::size_t j) {
+    return (causal && j > i) || m[i * n + j] == -std::numeric_limits<float>::infinity();
+  };
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (!is_masked(i, j) && std::isfinite(m[i * n + j])) {
+        lo = std::min(lo, static_cast<double>(m[i * n + j]));
+        hi = std::max(hi, static_cast<double>(m[i * n + j]));
+      }
+  if (!std::isfinite(lo)) lo = hi = 0.0;
+  const double span = hi > lo ? hi - lo : 1.0;
+
+  std::string out = "  " + caption + "\n";
+  // Legend: the range, a ramp of the palette, what the symbol means.
+  std::string ramp;
+  for (int k = 0; k < 8; ++k) ramp += paint(style.color ? "  " : "", k / 7.0, style);
+  out += "  min " + number(static_cast<float>(lo)) + " " + (style.color ? ramp + " " : "-> ") + "max " +
+         number(static_cast<float>(hi)) + (causal ? "   " + std::string(kMasked) + " masked (a later token)" : "") +
+         "\n";
+  // Column labels: keys.
+  out += std::string(kLabel + 2, ' ');
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::string label = clip(tokens[j], kCell - 1);
+    out += pad_left(label, kCell, columns(label));
+  }
+  out += "\n";
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string label = clip(tokens[i], kLabel);
+    out += "  " + pad_left(label, kLabel, columns(label));
+    for (std::size_t j = 0; j < n; ++j) {
+      if (is_masked(i, j)) {
+        out += std::string(kCell - 1, ' ') + kMasked;
+        continue;
+      }
+      const float v = m[i * n + j];
+      const std::string text = std::isfinite(v) ? number(v) : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+      out += " " + paint(pad_left(text, kCell - 1, text.size()), (static_cast<double>(v) - lo) / span, style);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, const TextStyle& style) {
+  const std::size_t rank = t.dimension();
+  if (rank < 2 || rank > 4) return {};
+  const std::size_t n = t.shape()[rank - 1];
+  if (t.shape()[rank - 2] != n || n != tokens.size()) return {};
+  if (n > kHeatmapMaxTokens)
+    return "  (heatmap left out: more than " + std::to_string(kHeatmapMaxTokens) + " tokens)\n";
+  const std::size_t heads = rank == 4 ? t.shape()[1] : 1;
+  std::string out;
+  for (std::size_t h = 0; h < heads; ++h) {
+    std::string caption = "heatmap: rows are queries, columns are keys";
+    if (rank >= 3) caption += "; batch 0 of " + std::to_string(t.shape()[0]);
+    if (rank == 4) caption += ", head " + std::to_string(h);
+    out += (h ? "\n" : "") + one_map(t.data() + h * n * n, n, tokens, causal, caption, style);
+  }
+  return out;
+}
+
+}  // namespace attn

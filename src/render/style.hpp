@@ -1,0 +1,42 @@
+#pragma once
+// How the text view looks on this terminal: colour (256-colour or 24-bit), heatmaps, how much is said.
+#include <string>
+
+namespace attn {
+
+// What run_cli knows of its surroundings; main fills it from the process, tests set it.
+struct Terminal {
+  bool stdin_tty = false;
+  bool stdout_tty = false;
+  bool stderr_tty = false;
+  std::string no_color;   // $NO_COLOR
+  std::string term;       // $TERM
+  std::string colorterm;  // $COLORTERM ("truecolor" or "24bit" announce 24-bit colour)
+
+  static Terminal of_process();
+};
+
+enum class When { Never, Auto, Always };
+When parse_when(const std::string& s);  // "never" | "auto" | "always"
+
+struct TextStyle {
+  bool color = false;      // ANSI escapes at all
+  bool truecolor = false;  // 24-bit rather than the xterm 256-colour cube
+  bool heatmaps = false;   // draw weight matrices as heatmaps too
+  bool explain = true;     // titles' explanation and the book's code
+  bool quiet = false;      // only step ids and tensors
+};
+
+// --color: auto means stdout is a terminal, NO_COLOR unset or empty, and TERM not "dumb".
+// --heatmap: auto means stdout is a terminal.
+TextStyle resolve_style(When color, When heatmap, bool explain, bool quiet, const Terminal& term);
+
+// SGR escapes, empty when colour is off.
+struct Paint {
+  bool on = false;
+  std::string bold(const std::string& s) const { return on ? "\x1b[1m" + s + "\x1b[0m" : s; }
+  std::string dim(const std::string& s) const { return on ? "\x1b[2m" + s + "\x1b[0m" : s; }
+  std::string cyan(const std::string& s) const { return on ? "\x1b[36m" + s + "\x1b[0m" : s; }
+};
+
+}  // namespace attn
