@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+#include <sys/wait.h>
+
 #include "cli.hpp"
 
 namespace attn_test {

@@ -1,0 +1,188 @@
+// The classroom and terminal experience: attn list, attn tour, colour rules, heatmaps, --quiet,
+// --pause (in-process and in a real terminal under tmux) and the KV-cache explorer.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using attn_test::quote;
+using attn_test::shell;
+
+namespace {
+
+const std::vector<std::string> kLessons{"simple", "all-tokens", "trainable", "causal",
+                                        "dropout", "mha-wrapper", "mha",        "gqa"};
+
+attn_test::Run run_as(const std::vector<std::string>& args, const attn::Terminal& term, const std::string& input = "") {
+  std::ostringstream out, err;
+  std::istringstream in(input);
+  attn_test::Run r;
+  r.status = attn::run_cli(args, out, err, in, term);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+attn::Terminal tty() {
+  attn::Terminal t;
+  t.stdin_tty = t.stdout_tty = true;
+  t.term = "xterm-256color";
+  return t;
+}
+
+bool has_escape(const std::string& s) { return s.find('\x1b') != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("attn list names all eight lessons in book order", "[terminal]") {
+  const auto r = attn_test::run({"list"});
+  REQUIRE(r.status == 0);
+  std::size_t last = 0;
+  for (const auto& lesson : kLessons) {
+    const std::size_t at = r.out.find("attn " + lesson + "\n");
+    CHECK(at != std::string::npos);
+    CHECK(at >= last);
+    last = at;
+  }
+  const auto doc = nlohmann::json::parse(attn_test::run({"list", "--json"}).out);
+  REQUIRE(doc.size() == 8);
+  CHECK(doc[3]["name"] == "causal");
+  CHECK(doc[3]["section"] == "3.5.1, 3.5.3");
+}
+
+TEST_CASE("colour only on a terminal, never with NO_COLOR, TERM=dumb or --json", "[terminal]") {
+  CHECK_FALSE(has_escape(attn_test::run({"simple"}).out));  // not a terminal
+  CHECK(has_escape(run_as({"simple"}, tty()).out));
+  attn::Terminal no_color = tty();
+  no_color.no_color = "1";
+  CHECK_FALSE(has_escape(run_as({"simple"}, no_color).out));
+  attn::Terminal dumb = tty();
+  dumb.term = "dumb";
+  CHECK_FALSE(has_escape(run_as({"simple"}, dumb).out));
+  CHECK(has_escape(attn_test::run({"simple", "--color", "always"}).out));
+  CHECK_FALSE(has_escape(run_as({"simple", "--color", "never"}, tty()).out));
+  CHECK_FALSE(has_escape(run_as({"causal", "--json", "--color", "always", "--heatmap", "always"}, tty()).out));
+  // Through the real executable, in a pipe and with NO_COLOR=1.
+  CHECK_FALSE(has_escape(shell(quote(ATTN_EXE) + " causal | cat").out));
+  CHECK_FALSE(has_escape(shell("NO_COLOR=1 " + quote(ATTN_EXE) + " causal").out));
+  CHECK(has_escape(shell(quote(ATTN_EXE) + " causal --color always | cat").out));
+}
+
+TEST_CASE("24-bit colour only when the terminal announces it", "[terminal]") {
+  attn::Terminal truecolor = tty();
+  const std::string cube = run_as({"all-tokens"}, truecolor).out;
+  CHECK(cube.find("48;5;") != std::string::npos);
+  CHECK(cube.find("48;2;") == std::string::npos);
+  truecolor.colorterm = "truecolor";
+  CHECK(run_as({"all-tokens"}, truecolor).out.find("48;2;") != std::string::npos);
+}
+
+TEST_CASE("heatmaps: labels, every number, masked cells marked without colour", "[terminal]") {
+  const auto plain = attn_test::run({"causal", "--heatmap", "always"});
+  REQUIRE(plain.status == 0);
+  CHECK_FALSE(has_escape(plain.out));
+  // The causal weights' first rows: 1.00 then masked cells; a legend with the range and the symbol.
+  CHECK(plain.out.find("      Your  1.00     \xc2\xb7     \xc2\xb7     \xc2\xb7     \xc2\xb7     \xc2\xb7\n") !=
+        std::string::npos);
+  CHECK(plain.out.find("   journey  0.55  0.45     \xc2\xb7") != std::string::npos);
+  CHECK(plain.out.find("min 0.15 -> max 1.00   \xc2\xb7 masked (a later token)") != std::string::npos);
+  CHECK(plain.out.find("            Your journ start  with   one  step\n") != std::string::npos);
+  // auto: only on a terminal; never: not even there.
+  CHECK(attn_test::run({"causal"}).out.find("heatmap:") == std::string::npos);
+  CHECK(run_as({"causal"}, tty()).out.find("heatmap:") != std::string::npos);
+  CHECK(run_as({"causal", "--heatmap", "never"}, tty()).out.find("heatmap:") == std::string::npos);
+  // Multi-head weights: one map per head of the first batch element.
+  const auto mha = attn_test::run({"mha", "--heatmap", "always"});
+  CHECK(mha.out.find("batch 0 of 2, head 1") != std::string::npos);
+}
+
+TEST_CASE("quiet mode shows only ids and tensors, no-explain drops explanations and code", "[terminal]") {
+  const auto quiet = attn_test::run({"simple", "--quiet"});
+  CHECK(quiet.out.rfind("inputs\ntensor([[0.4300", 0) == 0);
+  CHECK(quiet.out.find("attn_scores_2\ntensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])\n") !=
+        std::string::npos);
+  CHECK(quiet.out.find(">>>") == std::string::npos);
+  CHECK(quiet.out.find("shape:") == std::string::npos);
+  const auto terse = attn_test::run({"simple", "--no-explain"});
+  CHECK(terse.out.find(">>>") == std::string::npos);
+  CHECK(terse.out.find("shape: torch.Size([6])") != std::string::npos);
+}
+
+TEST_CASE("attn tour runs all eight lessons, in text and as one JSON document", "[terminal]") {
+  const auto text = attn_test::run({"tour"});
+  REQUIRE(text.status == 0);
+  for (std::size_t k = 0; k < kLessons.size(); ++k)
+    CHECK(text.out.find("Lesson " + std::to_string(k + 1) + " of 8: attn " + kLessons[k] + " --") != std::string::npos);
+  const auto doc = nlohmann::json::parse(attn_test::run({"tour", "--json"}).out);
+  REQUIRE(doc["lessons"].size() == 8);
+  CHECK(doc["lessons"][7]["lesson"] == "gqa");
+}
+
+TEST_CASE("pause mode waits for Enter after each step and stops on q", "[terminal]") {
+  const auto r = run_as({"simple", "--pause", "--color", "never"}, tty(), "\n\nq\n");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("[3/10] attn_scores_2") != std::string::npos);
+  CHECK(r.out.find("[4/10]") == std::string::npos);
+  CHECK(r.out.find("-- Enter: next step, q: quit --") != std::string::npos);
+  // Not a terminal: --pause is ignored, everything is printed, nothing waits.
+  const auto piped = attn_test::run({"simple", "--pause"});
+  CHECK(piped.out.find("[10/10]") != std::string::npos);
+  CHECK(piped.out.find("Enter") == std::string::npos);
+  const auto devnull = shell(quote(ATTN_EXE) + " tour --pause </dev/null | grep -c 'Lesson [1-8] of 8'");
+  CHECK(devnull.out == "8\n");
+}
+
+TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter, quits on q", "[terminal][tmux]") {
+  const std::string sock = "attn-test-" + std::to_string(::getpid());
+  const std::string tmux = "tmux -L " + sock + " ";
+  const auto screen = [&] { return shell(tmux + "capture-pane -p -t attn").out; };
+  const auto wait_for = [&](const std::string& text) {
+    for (int i = 0; i < 100; ++i) {
+      if (screen().find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  REQUIRE(shell(tmux + "new-session -d -s attn -x 100 -y 50 " +
+                quote(quote(ATTN_EXE) + " tour --pause; echo attn-exited-$?; sleep 30"))
+              .status == 0);
+  CHECK(wait_for("-- Enter: next step, q: quit --"));
+  CHECK(screen().find("[1/10] inputs") != std::string::npos);
+  CHECK(screen().find("[2/10]") == std::string::npos);
+  shell(tmux + "send-keys -t attn Enter");
+  CHECK(wait_for("[2/10] query"));
+  shell(tmux + "send-keys -t attn q Enter");
+  CHECK(wait_for("attn-exited-0"));
+  CHECK(screen().find("[3/10]") == std::string::npos);
+  shell(tmux + "kill-server");
+}
+
+TEST_CASE("the KV-cache explorer: MHA vs GQA memory with its formula", "[terminal][kv-cache]") {
+  const std::vector<std::string> args{"gqa",        "--kv-cache",       "--emb-dim", "4096", "--heads", "32",
+                                      "--layers",   "32",               "--context-length", "32768", "--kv-groups",
+                                      "8",          "--batch",          "1",         "--dtype", "bf16"};
+  const auto text = attn_test::run(args);
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("17.18") != std::string::npos);
+  CHECK(text.out.find("4.29") != std::string::npos);
+  CHECK(text.out.find("ratio 4.00x: GQA saves 75.00% of the KV cache.") != std::string::npos);
+  CHECK(text.out.find("bytes = batch x context x (emb_dim / heads) x layers x 2") != std::string::npos);
+  auto json_args = args;
+  json_args.push_back("--json");
+  const auto doc = nlohmann::json::parse(attn_test::run(json_args).out);
+  CHECK(doc["report"]["mha"]["bytes"] == 17179869184ULL);
+  CHECK(doc["report"]["gqa"]["bytes"] == 4294967296ULL);
+  CHECK(doc["report"]["mha"]["gb"].get<double>() == Approx(17.18));
+  CHECK(doc["report"]["ratio"].get<double>() == Approx(4.0));
+  CHECK(doc["report"]["savings_percent"].get<double>() == Approx(75.0));
+  // fp32 doubles every figure; a group size that does not divide the heads is refused.
+  const auto fp32 = attn_test::run({"gqa", "--kv-cache", "--dtype", "fp32"});
+  CHECK(fp32.out.find("34,359,738,368") != std::string::npos);
+  CHECK(attn_test::run({"gqa", "--kv-cache", "--kv-groups", "5"}).status == 2);
+}
