@@ -136,6 +136,7 @@ nlohmann::ordered_json lesson_list_json(const LessonRegistry& registry) {
 
 // Writes the chunks; with pause, waits for Enter after each step and stops on q or end of input.
 void emit(const std::vector<Chunk>& chunks, bool pause, std::ostream& out, std::istream& in, const Paint& paint) {
+  // pause is only ever set when stdin and stdout are terminals.
   if (!pause) {
     std::string all;
     for (const auto& c : chunks) all += c.text;
@@ -151,7 +152,7 @@ void emit(const std::vector<Chunk>& chunks, bool pause, std::ostream& out, std::
       out << "\n" << std::flush;
       return;
     }
-    out << (paint.on ? "\x1b[1A\x1b[2K" : "") << std::flush;  // take the prompt away again
+    out << "\x1b[1A\x1b[2K" << std::flush;  // a terminal: take the prompt line away again
   }
 }
 
