@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/bench.hpp"
 #include "io/embeddings.hpp"
 #include "lessons/lessons.hpp"
 #include "render/json.hpp"
@@ -176,6 +177,29 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   bool list_json = false;
   list->add_flag("--json", list_json, "Print the list as JSON");
   CLI::App* tour = app.add_subcommand("tour", "All eight lessons in book order, each with its book defaults");
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Time the chapter's multi-head attention implementations (wrapper, mha, fused, gqa) at GPT-2 size");
+  BenchOptions bench_options;
+  bool bench_json_out = false;
+  bench->add_option("--batch", bench_options.batch, "Batch size")->capture_default_str()->check(whole_number(1, kMaxBatch));
+  bench->add_option("--tokens", bench_options.tokens, "Tokens per sequence")
+      ->capture_default_str()
+      ->check(whole_number(1, kMaxTokens));
+  bench->add_option("--dim", bench_options.dim, "Embedding size d_in = d_out")
+      ->capture_default_str()
+      ->check(whole_number(1, kMaxDims));
+  bench->add_option("--heads", bench_options.heads, "Attention heads")->capture_default_str()->check(whole_number(1, kMaxHeads));
+  bench->add_option("--kv-groups", bench_options.kv_groups, "Key/value heads of the gqa implementation")
+      ->capture_default_str()
+      ->check(whole_number(1, kMaxHeads));
+  bench->add_option("--repeats", bench_options.repeats, "Timed runs per implementation, after one warm-up")
+      ->capture_default_str()
+      ->check(whole_number(1, 100));
+  bench->add_option("--impl", bench_options.impls, "Implementations to run (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"wrapper", "mha", "fused", "gqa"}))
+      ->type_name("NAME,...");
+  bench->add_flag("--json", bench_json_out, "Print the results as one JSON document");
   CommonOptions tour_options;
   add_common_options(tour, tour_options);
 
@@ -199,6 +223,28 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << (list_json ? dump_json(lesson_list_json(registry)) : lesson_table(registry, paint));
     return kExitOk;
   }
+  if (bench->parsed()) {
+    try {
+      const BenchOptions& o = bench_options;
+      if (o.dim % o.heads != 0)
+        throw UsageError("--dim " + std::to_string(o.dim) + " is not divisible by --heads " + std::to_string(o.heads));
+      if (o.heads % o.kv_groups != 0)
+        throw UsageError("--heads " + std::to_string(o.heads) + " is not divisible by --kv-groups " +
+                         std::to_string(o.kv_groups));
+      check_elements("mha's (batch, heads, tokens, tokens) scores", {o.batch, o.heads, o.tokens, o.tokens});
+      static bool show_progress = false;
+      show_progress = term.stderr_tty;
+      const BenchReport report = run_bench(o, [](const std::string& impl) {
+        if (show_progress) std::fprintf(stderr, "attn: bench: %s done\n", impl.c_str());
+      });
+      out << (bench_json_out ? dump_json(bench_json(report)) : render_bench_text(report));
+      return kExitOk;
+    } catch (const UsageError& e) {
+      err << "attn: " << e.what() << " (see 'attn bench --help')\n";
+      return kExitUsage;
+    }
+  }
+
   const LessonRegistry::Entry* chosen = nullptr;
   for (const auto& entry : registry.entries())
     if (entry.command->parsed()) chosen = &entry;

@@ -2,6 +2,10 @@
 
 #include <cmath>
 
+#include <xtensor/xbuilder.hpp>
+
+#include "core/kernels.hpp"
+
 namespace attn {
 
 AttentionResult scaled_dot_product(const Matrix& queries, const Matrix& keys, const Matrix& values) {
@@ -179,8 +183,32 @@ MultiHeadPass MultiHeadAttention::attend(const Tensor3& x, TorchGenerator& gen, 
   return p;
 }
 
-Tensor3 MultiHeadAttention::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
-  return attend(x, gen, rng).context_vecs;
+Tensor3 MultiHeadAttention::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, unsigned threads) const {
+  if (dropout > 0.0) return attend(x, gen, rng).context_vecs;
+  const std::size_t b = x.shape(0), n = x.shape(1), d_out = num_heads * head_dim;
+  const Tensor3 keys = W_key.forward(x);      // (b, n, d_out)
+  const Tensor3 queries = W_query.forward(x);  // (b, n, d_out)
+  const Tensor3 values = W_value.forward(x);   // (b, n, d_out)
+  Tensor3 context = xt::empty<float>({b, n, d_out});  // (b, n, d_out): heads concatenated
+  causal_attention_unfused({b, n, num_heads, num_heads, head_dim},
+                           {queries.data(), d_out, keys.data(), d_out, values.data(), d_out, context.data(), d_out},
+                           threads);
+  return out_proj.forward(context);  // (b, n, d_out)
+}
+
+Tensor3 MultiHeadAttention::forward_fused(const Tensor3& x, unsigned threads) const {
+  const std::size_t b = x.shape(0), n = x.shape(1), d_out = num_heads * head_dim;
+  // One projection for all three: rows [W_query; W_key; W_value] (3 d_out, d_in), biases alike.
+  Linear qkv = W_query;
+  qkv.weight = xt::concatenate(xt::xtuple(W_query.weight, W_key.weight, W_value.weight), 0);  // (3 d_out, d_in)
+  if (W_query.bias.size() > 0) qkv.bias = xt::concatenate(xt::xtuple(W_query.bias, W_key.bias, W_value.bias), 0);
+  const Tensor3 proj = qkv.forward(x);  // (b, n, 3 d_out): queries | keys | values
+  Tensor3 context = xt::empty<float>({b, n, d_out});  // (b, n, d_out)
+  const std::size_t ld = 3 * d_out;
+  causal_attention_fused({b, n, num_heads, num_heads, head_dim},
+                         {proj.data(), ld, proj.data() + d_out, ld, proj.data() + 2 * d_out, ld, context.data(), d_out},
+                         threads);
+  return out_proj.forward(context);  // (b, n, d_out)
 }
 
 std::size_t MultiHeadAttention::num_parameters() const {
@@ -209,8 +237,17 @@ MultiHeadPass GroupedQueryAttention::attend(const Tensor3& x, TorchGenerator& ge
   return p;
 }
 
-Tensor3 GroupedQueryAttention::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
-  return attend(x, gen, rng).context_vecs;
+Tensor3 GroupedQueryAttention::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng,
+                                       unsigned threads) const {
+  if (dropout > 0.0) return attend(x, gen, rng).context_vecs;
+  const std::size_t b = x.shape(0), n = x.shape(1), d_out = num_heads * head_dim, kv = num_kv_groups * head_dim;
+  const Tensor3 queries = W_query.forward(x);  // (b, n, d_out)
+  const Tensor3 keys = W_key.forward(x);       // (b, n, kv_groups * hd)
+  const Tensor3 values = W_value.forward(x);   // (b, n, kv_groups * hd)
+  Tensor3 context = xt::empty<float>({b, n, d_out});  // (b, n, d_out)
+  causal_attention_fused({b, n, num_heads, num_kv_groups, head_dim},
+                         {queries.data(), d_out, keys.data(), kv, values.data(), kv, context.data(), d_out}, threads);
+  return out_proj.forward(context);  // (b, n, d_out)
 }
 
 std::size_t GroupedQueryAttention::num_parameters() const {

@@ -102,8 +102,14 @@ struct MultiHeadPass {
 struct MultiHeadAttention {
   MultiHeadAttention(std::size_t d_in, std::size_t d_out, double dropout, std::size_t num_heads, bool qkv_bias,
                      TorchGenerator& gen);
+  // Every intermediate, as the lesson shows them (PyTorch's bmm arithmetic).
   MultiHeadPass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
-  Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  // Just the output. Without dropout it takes the chapter's path with heads as strided views
+  // (causal_attention_unfused); with dropout it is attend()'s output.
+  Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, unsigned threads = 2) const;
+  // The same module through the fused kernel: one (d_in, 3 d_out) projection for queries, keys and values,
+  // then causal_attention_fused. Dropout 0 only.
+  Tensor3 forward_fused(const Tensor3& x, unsigned threads = 2) const;
   std::size_t num_parameters() const;
 
   std::size_t num_heads;
@@ -121,7 +127,8 @@ struct GroupedQueryAttention {
   GroupedQueryAttention(std::size_t d_in, std::size_t d_out, double dropout, std::size_t num_heads,
                         std::size_t num_kv_groups, bool qkv_bias, TorchGenerator& gen);
   MultiHeadPass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
-  Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  // Just the output: through the fused kernel without dropout, attend()'s output with it.
+  Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, unsigned threads = 2) const;
   std::size_t num_parameters() const;
 
   std::size_t num_heads;

@@ -1,0 +1,47 @@
+#pragma once
+// attn bench: the chapter's multi-head attention implementations at GPT-2 size, timed on this machine.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attn {
+
+struct BenchOptions {
+  std::size_t batch = 8;
+  std::size_t tokens = 1024;
+  std::size_t dim = 768;
+  std::size_t heads = 12;
+  std::size_t kv_groups = 4;
+  std::size_t repeats = 5;
+  std::vector<std::string> impls{"wrapper", "mha", "fused", "gqa"};
+};
+
+struct BenchRow {
+  std::string impl;
+  std::string what;
+  double median_s = 0;
+  double gflops = 0;          // useful work / median time
+  double sgemm_percent = 0;   // gflops / the machine's SGEMM rate
+  double peak_mb = 0;         // resident memory added at the peak of one run
+  double max_abs_diff = 0;    // against mha's output
+  std::vector<double> times;  // every timed run, seconds
+};
+
+struct BenchReport {
+  BenchOptions options;
+  unsigned threads = 0;
+  double sgemm_gflops = 0;
+  double useful_gflop_mha = 0;  // projections + out_proj + causal attention
+  double useful_gflop_gqa = 0;
+  std::vector<BenchRow> rows;
+};
+
+// Runs every implementation on the same weights and inputs; `progress` gets a line per finished row.
+BenchReport run_bench(const BenchOptions& options, void (*progress)(const std::string&));
+
+std::string render_bench_text(const BenchReport& report);
+nlohmann::ordered_json bench_json(const BenchReport& report);
+
+}  // namespace attn

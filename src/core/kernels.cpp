@@ -1,0 +1,243 @@
+#include "core/kernels.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include <cblas.h>
+#include <immintrin.h>
+#include <sleef.h>
+#include <xtensor/xadapt.hpp>
+
+#include "core/nn.hpp"
+
+// libsleef exports its AVX2 functions on every x86-64 build; sleef.h declares them only when the
+// including code is compiled for AVX (this file is not; the function using it is, by target attribute).
+#ifndef __AVX2__
+extern "C" __m256 Sleef_expf8_u10avx2(__m256);
+#endif
+
+namespace attn {
+
+namespace {
+
+constexpr std::size_t kTileQ = 128;  // query rows per task
+constexpr std::size_t kTileK = 128;  // key rows per inner step
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+std::size_t kv_head_of(const AttentionShape& s, std::size_t h) { return h / (s.heads / s.kv_heads); }
+
+// x[i] = exp(x[i] - shift) for n floats, returning their sum. Vectorised with SLEEF's AVX2 exp where the
+// CPU has AVX2 and FMA (every x86-64 of the last decade), scalar SLEEF otherwise.
+__attribute__((target("avx2,fma"))) float exp_shift_sum_avx2(float* x, std::size_t n, float shift) {
+  const __m256 vshift = _mm256_set1_ps(shift);
+  __m256 vsum = _mm256_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vshift));
+    _mm256_storeu_ps(x + i, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, vsum);
+  float sum = 0.0f;
+  for (float l : lanes) sum += l;
+  for (; i < n; ++i) {
+    x[i] = torch_exp(x[i] - shift);
+    sum += x[i];
+  }
+  return sum;
+}
+
+float exp_shift_sum_scalar(float* x, std::size_t n, float shift) {
+  float sum = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = torch_exp(x[i] - shift);
+    sum += x[i];
+  }
+  return sum;
+}
+
+float exp_shift_sum(float* x, std::size_t n, float shift) {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2 ? exp_shift_sum_avx2(x, n, shift) : exp_shift_sum_scalar(x, n, shift);
+}
+
+// Per-thread scratch of the fused kernel.
+struct Scratch {
+  std::vector<float> scores;  // (kTileQ, kTileK)
+  std::vector<float> acc;     // (kTileQ, hd): the running, unnormalised output
+  std::vector<float> row_max;  // (kTileQ,)
+  std::vector<float> row_sum;  // (kTileQ,)
+};
+
+// One task: query rows [q0, q0 + nq) of head h in batch b.
+void fused_tile(const AttentionShape& s, const AttentionIO& io, std::size_t b, std::size_t h, std::size_t q0,
+                Scratch& w) {
+  const std::size_t T = s.tokens, hd = s.head_dim, kvh = kv_head_of(s, h);
+  const std::size_t nq = std::min(kTileQ, T - q0);
+  const float scale = 1.0f / static_cast<float>(std::sqrt(static_cast<double>(hd)));
+  const float* q = io.q + (b * T + q0) * io.ldq + h * hd;  // (nq, hd), rows ldq apart
+  const float* kbase = io.k + b * T * io.ldk + kvh * hd;   // (T, hd), rows ldk apart
+  const float* vbase = io.v + b * T * io.ldv + kvh * hd;   // (T, hd), rows ldv apart
+  float* acc = w.acc.data();                                // (nq, hd)
+  std::fill(acc, acc + nq * hd, 0.0f);
+  std::fill(w.row_max.begin(), w.row_max.begin() + static_cast<std::ptrdiff_t>(nq), kNegInf);
+  std::fill(w.row_sum.begin(), w.row_sum.begin() + static_cast<std::ptrdiff_t>(nq), 0.0f);
+
+  const std::size_t k_end = q0 + nq;  // keys past the last query row are all in the future: skipped
+  for (std::size_t k0 = 0; k0 < k_end; k0 += kTileK) {
+    const std::size_t nk = std::min(kTileK, k_end - k0);
+    float* S = w.scores.data();  // (nq, nk), rows kTileK apart
+    // S = scale * Q_tile @ K_tile^T
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(nq), static_cast<int>(nk),
+                static_cast<int>(hd), scale, q, static_cast<int>(io.ldq), kbase + k0 * io.ldk,
+                static_cast<int>(io.ldk), 0.0f, S, static_cast<int>(kTileK));
+    const bool crosses_diagonal = k0 + nk > q0 + 1;
+    for (std::size_t i = 0; i < nq; ++i) {
+      float* row = S + i * kTileK;
+      // Keys visible to query q0 + i in this tile: k0 .. min(q0 + i, k0 + nk - 1).
+      const std::size_t visible = crosses_diagonal ? std::min(nk, q0 + i + 1 - std::min(q0 + i + 1, k0)) : nk;
+      if (visible == 0) {  // the whole tile is in this row's future
+        std::fill(row, row + nk, 0.0f);
+        continue;
+      }
+      float m = w.row_max[i];
+      for (std::size_t j = 0; j < visible; ++j) m = std::max(m, row[j]);
+      const float correction = torch_exp(w.row_max[i] - m);  // exp(-inf) = 0 on the first tile
+      const float sum = exp_shift_sum(row, visible, m);
+      std::fill(row + visible, row + nk, 0.0f);
+      w.row_sum[i] = w.row_sum[i] * correction + sum;
+      w.row_max[i] = m;
+      if (correction != 1.0f)
+        for (std::size_t d = 0; d < hd; ++d) acc[i * hd + d] *= correction;
+    }
+    // acc += P_tile @ V_tile
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(nq), static_cast<int>(hd),
+                static_cast<int>(nk), 1.0f, S, static_cast<int>(kTileK), vbase + k0 * io.ldv,
+                static_cast<int>(io.ldv), 1.0f, acc, static_cast<int>(hd));
+  }
+  float* out = io.out + (b * T + q0) * io.ldo + h * hd;
+  for (std::size_t i = 0; i < nq; ++i) {
+    const float inv = 1.0f / w.row_sum[i];
+    for (std::size_t d = 0; d < hd; ++d) out[i * io.ldo + d] = acc[i * hd + d] * inv;
+  }
+}
+
+// OpenBLAS threads inside our own threads would fight for the two cores: one BLAS thread while the
+// kernel's threads run, restored afterwards.
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+  ~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  int saved_;
+};
+
+}  // namespace
+
+void causal_attention_reference(const AttentionShape& s, const AttentionIO& io) {
+  const std::size_t T = s.tokens, hd = s.head_dim;
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
+  std::vector<float> scores(T * T);  // (T, T)
+  std::vector<float> weights(T * T);  // (T, T)
+  for (std::size_t b = 0; b < s.batch; ++b)
+    for (std::size_t h = 0; h < s.heads; ++h) {
+      const std::size_t kvh = kv_head_of(s, h);
+      const float* q = io.q + b * T * io.ldq + h * hd;
+      const float* k = io.k + b * T * io.ldk + kvh * hd;
+      const float* v = io.v + b * T * io.ldv + kvh * hd;
+      // scores[i][j] = q_i . k_j / sqrt(hd), -inf where j > i
+      for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t j = 0; j < T; ++j)
+          scores[i * T + j] = j > i ? kNegInf : dot(hd, q + i * io.ldq, 1, k + j * io.ldk, 1) / scale;
+      const Matrix sm = softmax(Matrix(xt::adapt(scores, {T, T})));  // (T, T)
+      std::copy(sm.begin(), sm.end(), weights.begin());
+      // out_i = sum_j weights[i][j] v_j
+      float* out = io.out + b * T * io.ldo + h * hd;
+      for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t d = 0; d < hd; ++d) {
+          float acc = 0.0f;
+          for (std::size_t j = 0; j <= i; ++j) acc += weights[i * T + j] * v[j * io.ldv + d];
+          out[i * io.ldo + d] = acc;
+        }
+    }
+}
+
+void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsigned threads) {
+  const std::size_t tiles = (s.tokens + kTileQ - 1) / kTileQ;
+  const std::size_t tasks = s.batch * s.heads * tiles;
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(tasks)));
+  // Hand out the tasks largest first (the last query tiles see the most keys), so threads finish together.
+  std::atomic<std::size_t> next{0};
+  const auto worker = [&] {
+    Scratch w{std::vector<float>(kTileQ * kTileK), std::vector<float>(kTileQ * s.head_dim),
+              std::vector<float>(kTileQ), std::vector<float>(kTileQ)};
+    for (std::size_t t = next++; t < tasks; t = next++) {
+      const std::size_t tile = tiles - 1 - t / (s.batch * s.heads);
+      const std::size_t bh = t % (s.batch * s.heads);
+      fused_tile(s, io, bh / s.heads, bh % s.heads, tile * kTileQ, w);
+    }
+  };
+  const SingleThreadedBlas one_blas_thread;
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+}
+
+void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, unsigned threads) {
+  const std::size_t T = s.tokens, hd = s.head_dim, BH = s.batch * s.heads;
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
+  std::vector<float> scores(BH * T * T);  // (B, heads, T, T)
+  for (std::size_t bh = 0; bh < BH; ++bh) {
+    const std::size_t b = bh / s.heads, h = bh % s.heads, kvh = kv_head_of(s, h);
+    // attn_scores = queries @ keys.transpose(2, 3), one head at a time on strided views
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(T), static_cast<int>(T),
+                static_cast<int>(hd), 1.0f, io.q + b * T * io.ldq + h * hd, static_cast<int>(io.ldq),
+                io.k + b * T * io.ldk + kvh * hd, static_cast<int>(io.ldk), 0.0f, scores.data() + bh * T * T,
+                static_cast<int>(T));
+  }
+  // masked_fill(-inf), / sqrt(hd), softmax: row r is query r % T of its head.
+  const std::size_t rows = BH * T;
+  const auto softmax_rows = [&](std::size_t first, std::size_t last) {
+    for (std::size_t r = first; r < last; ++r) {
+      float* row = scores.data() + r * T;
+      const std::size_t visible = r % T + 1;
+      float m = kNegInf;
+      for (std::size_t j = 0; j < visible; ++j) {
+        row[j] /= scale;
+        m = std::max(m, row[j]);
+      }
+      const float inv = 1.0f / exp_shift_sum(row, visible, m);
+      for (std::size_t j = 0; j < visible; ++j) row[j] *= inv;
+      std::fill(row + visible, row + T, 0.0f);
+    }
+  };
+  threads = std::max(1u, threads);
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(softmax_rows, rows * i / threads, rows * (i + 1) / threads);
+  softmax_rows(0, rows / threads);
+  for (auto& t : pool) t.join();
+  for (std::size_t bh = 0; bh < BH; ++bh) {
+    const std::size_t b = bh / s.heads, h = bh % s.heads, kvh = kv_head_of(s, h);
+    // context = attn_weights @ values, written straight into the head's columns of the output
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(T), static_cast<int>(hd),
+                static_cast<int>(T), 1.0f, scores.data() + bh * T * T, static_cast<int>(T),
+                io.v + b * T * io.ldv + kvh * hd, static_cast<int>(io.ldv), 0.0f, io.out + b * T * io.ldo + h * hd,
+                static_cast<int>(io.ldo));
+  }
+}
+
+double causal_attention_flops(const AttentionShape& s) {
+  const double pairs = static_cast<double>(s.tokens) * static_cast<double>(s.tokens + 1) / 2.0;
+  return 2.0 * 2.0 * static_cast<double>(s.batch * s.heads * s.head_dim) * pairs;
+}
+
+}  // namespace attn

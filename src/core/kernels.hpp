@@ -1,0 +1,50 @@
+#pragma once
+// Causal multi-head attention kernels, after llm.c's dev/ kernels: a simple reference and a fast version
+// checked against it (tests/test_kernels.cpp) before it is timed (attn bench).
+//
+// Both take queries, keys and values as they come out of the projections: row-major (B, T, heads * hd)
+// matrices with a row stride (ld) of their own, so a head is a strided view, never a copy. Query head h
+// reads key/value head h / (heads / kv_heads): kv_heads == heads is MHA, fewer is GQA.
+#include <cstddef>
+
+namespace attn {
+
+struct AttentionShape {
+  std::size_t batch;     // B
+  std::size_t tokens;    // T
+  std::size_t heads;     // query heads
+  std::size_t kv_heads;  // key/value heads, dividing heads
+  std::size_t head_dim;  // hd
+};
+
+// Strided views of the projected tensors and of the output.
+struct AttentionIO {
+  const float* q;  // (B, T, heads * hd), rows ldq apart
+  std::size_t ldq;
+  const float* k;  // (B, T, kv_heads * hd), rows ldk apart
+  std::size_t ldk;
+  const float* v;  // (B, T, kv_heads * hd), rows ldv apart
+  std::size_t ldv;
+  float* out;      // (B, T, heads * hd), rows ldo apart: the heads' context vectors, concatenated
+  std::size_t ldo;
+};
+
+// The reference: for each (batch, head) the full (T, T) scores, scaled by 1/sqrt(hd), masked above the
+// diagonal, softmax, times the values. One thread, one (T, T) matrix at a time.
+void causal_attention_reference(const AttentionShape& s, const AttentionIO& io);
+
+// The fused kernel: tiles of queries against tiles of keys with an online (streaming) softmax, so no
+// (T, T) matrix is ever held; tiles above the diagonal are skipped; (batch, head, query tile) tasks are
+// spread over `threads` threads, each tile product one single-threaded SGEMM.
+void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsigned threads);
+
+// The chapter's MultiHeadAttention way, with heads as strided views: every (batch, head) scores matrix
+// computed by one SGEMM (OpenBLAS threads) into a full (B, heads, T, T) tensor, as PyTorch holds it,
+// masked and softmaxed row by row on `threads` threads, then one SGEMM per head for the context.
+void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, unsigned threads);
+
+// Floating-point operations of the causal part only: 2 * (QK^T + PV) multiply-adds over the T(T+1)/2
+// visible (query, key) pairs of every head.
+double causal_attention_flops(const AttentionShape& s);
+
+}  // namespace attn
