@@ -180,11 +180,21 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, bool with_bias
 }
 
 Tensor3 Linear::forward(const Tensor3& x) const {
-  // PyTorch folds a contiguous (b, n, in) input into one (b*n, in) matrix product.
-  const std::size_t b = x.shape(0), n = x.shape(1);
-  const Matrix folded = xt::reshape_view(x, {b * n, x.shape(2)});  // (b*n, in)
-  const Matrix out = forward(folded);                              // (b*n, out)
-  Tensor3 result = xt::reshape_view(out, {b, n, weight.shape(0)});  // (b, n, out)
+  // PyTorch folds a contiguous (b, n, in) input into one (b*n, in) matrix product: the same SGEMM as the
+  // 2-d forward, run on x's and the result's memory directly (no copies of batch-sized tensors).
+  const std::size_t b = x.shape(0), n = x.shape(1), in = x.shape(2), out = weight.shape(0);
+  Tensor3 result = xt::zeros<float>({b, n, out});  // (b, n, out)
+  using xt::blas_index_t;
+  cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, cxxblas::Transpose::Trans,
+                              static_cast<blas_index_t>(b * n), static_cast<blas_index_t>(out),
+                              static_cast<blas_index_t>(in), 1.0f, x.data(), static_cast<blas_index_t>(in),
+                              weight.data(), static_cast<blas_index_t>(in), 0.0f, result.data(),
+                              static_cast<blas_index_t>(out));
+  if (bias.size() > 0) {
+    float* row = result.data();
+    for (std::size_t r = 0; r < b * n; ++r, row += out)
+      for (std::size_t c = 0; c < out; ++c) row[c] += bias(c);
+  }
   return result;
 }
 
