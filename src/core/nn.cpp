@@ -21,7 +21,7 @@ namespace attn {
 Matrix matmul(const Matrix& a, const Matrix& b, bool transpose_b) {
   const std::size_t m = a.shape(0);
   const std::size_t n = transpose_b ? b.shape(0) : b.shape(1);
-  Matrix out = xt::zeros<float>({m, n});  // (m, n)
+  Matrix out = xt::empty<float>({m, n});  // (m, n): SGEMM with beta 0 writes every element
   xt::blas::gemm(a, b, out, false, transpose_b);
   return out;
 }
@@ -42,7 +42,7 @@ float dot(std::size_t n, const float* x, std::size_t incx, const float* y, std::
 Tensor3 bmm(const Tensor3& a, const Tensor3& b, bool transpose_b) {
   const std::size_t batches = a.shape(0), m = a.shape(1), k = a.shape(2);
   const std::size_t n = transpose_b ? b.shape(1) : b.shape(2);
-  Tensor3 out = xt::zeros<float>({batches, m, n});  // (B, m, n)
+  Tensor3 out = xt::empty<float>({batches, m, n});  // (B, m, n): every element is written below
   if (k * m * n < 400) {
     // at::native's baddbmm_cpu_kernel for small products.
     for (std::size_t s = 0; s < batches; ++s)
@@ -183,7 +183,7 @@ Tensor3 Linear::forward(const Tensor3& x) const {
   // PyTorch folds a contiguous (b, n, in) input into one (b*n, in) matrix product: the same SGEMM as the
   // 2-d forward, run on x's and the result's memory directly (no copies of batch-sized tensors).
   const std::size_t b = x.shape(0), n = x.shape(1), in = x.shape(2), out = weight.shape(0);
-  Tensor3 result = xt::zeros<float>({b, n, out});  // (b, n, out)
+  Tensor3 result = xt::empty<float>({b, n, out});  // (b, n, out): SGEMM with beta 0 writes it all
   using xt::blas_index_t;
   cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, cxxblas::Transpose::Trans,
                               static_cast<blas_index_t>(b * n), static_cast<blas_index_t>(out),
