@@ -14,10 +14,15 @@
 
 #include "core/nn.hpp"
 
-// libsleef exports its AVX2 functions on every x86-64 build; sleef.h declares them only when the
-// including code is compiled for AVX (this file is not; the function using it is, by target attribute).
+// libsleef exports its AVX2 and AVX-512 functions on every x86-64 build; sleef.h declares them only when
+// the including code is compiled for those instruction sets (this file is not; the functions calling them
+// are, by target attribute). The declarations carry the same target so that clang, too, accepts the
+// vector arguments' ABI.
 #ifndef __AVX2__
-extern "C" __m256 Sleef_expf8_u10avx2(__m256);
+extern "C" __attribute__((target("avx2,fma"))) __m256 Sleef_expf8_u10avx2(__m256);
+#endif
+#ifndef __AVX512F__
+extern "C" __attribute__((target("avx512f"))) __m512 Sleef_expf16_u10avx512f(__m512);
 #endif
 
 namespace attn {
@@ -25,13 +30,13 @@ namespace attn {
 namespace {
 
 constexpr std::size_t kTileQ = 128;  // query rows per task
-constexpr std::size_t kTileK = 128;  // key rows per inner step
+constexpr std::size_t kTileK = 256;  // key rows per inner step
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 std::size_t kv_head_of(const AttentionShape& s, std::size_t h) { return h / (s.heads / s.kv_heads); }
 
-// x[i] = exp(x[i] - shift) for n floats, returning their sum. Vectorised with SLEEF's AVX2 exp where the
-// CPU has AVX2 and FMA (every x86-64 of the last decade), scalar SLEEF otherwise.
+// x[i] = exp(x[i] - shift) for n floats, returning their sum. Vectorised with SLEEF's AVX-512 or AVX2 exp
+// where the CPU has them, scalar SLEEF otherwise; all three give the same bits as torch_exp.
 __attribute__((target("avx2,fma"))) float exp_shift_sum_avx2(float* x, std::size_t n, float shift) {
   const __m256 vshift = _mm256_set1_ps(shift);
   __m256 vsum = _mm256_setzero_ps();
@@ -52,6 +57,28 @@ __attribute__((target("avx2,fma"))) float exp_shift_sum_avx2(float* x, std::size
   return sum;
 }
 
+// The same loop as above, sixteen lanes wide: kept as a twin rather than a template, because a function's
+// target attribute (and so which intrinsics it may use) cannot be a template parameter.
+__attribute__((target("avx512f"))) float exp_shift_sum_avx512(float* x, std::size_t n, float shift) {
+  const __m512 vshift = _mm512_set1_ps(shift);
+  __m512 vsum = _mm512_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_loadu_ps(x + i), vshift));
+    _mm512_storeu_ps(x + i, e);
+    vsum = _mm512_add_ps(vsum, e);
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, vsum);
+  float sum = 0.0f;
+  for (float l : lanes) sum += l;
+  for (; i < n; ++i) {
+    x[i] = torch_exp(x[i] - shift);
+    sum += x[i];
+  }
+  return sum;
+}
+
 float exp_shift_sum_scalar(float* x, std::size_t n, float shift) {
   float sum = 0.0f;
   for (std::size_t i = 0; i < n; ++i) {
@@ -62,7 +89,9 @@ float exp_shift_sum_scalar(float* x, std::size_t n, float shift) {
 }
 
 float exp_shift_sum(float* x, std::size_t n, float shift) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx512) return exp_shift_sum_avx512(x, n, shift);
   return avx2 ? exp_shift_sum_avx2(x, n, shift) : exp_shift_sum_scalar(x, n, shift);
 }
 
@@ -127,20 +156,34 @@ void fused_tile(const AttentionShape& s, const AttentionIO& io, std::size_t b, s
   }
 }
 
-// OpenBLAS threads inside our own threads would fight for the two cores: one BLAS thread while the
-// kernel's threads run, restored afterwards.
-class SingleThreadedBlas {
- public:
-  SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
-  ~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-
- private:
-  int saved_;
-};
+// Runs body(i) for i in [0, threads) on that many threads (the caller's thread is one of them).
+template <class F>
+void on_threads(unsigned threads, F body) {
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(body, i);
+  body(0u);
+  for (auto& t : pool) t.join();
+}
 
 }  // namespace
+
+SingleThreadedBlas::SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+SingleThreadedBlas::~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
+
+void linear_rows(const float* x, std::size_t rows, std::size_t k, const float* w, std::size_t n, const float* bias,
+                 float* out, unsigned threads) {
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(rows)));
+  on_threads(threads, [&](unsigned t) {
+    const std::size_t first = rows * t / threads, last = rows * (t + 1) / threads;
+    if (first == last) return;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(last - first), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, x + first * k, static_cast<int>(k), w, static_cast<int>(k), 0.0f,
+                out + first * n, static_cast<int>(n));
+    if (bias != nullptr)
+      for (std::size_t r = first; r < last; ++r)
+        for (std::size_t c = 0; c < n; ++c) out[r * n + c] += bias[c];
+  });
+}
 
 void causal_attention_reference(const AttentionShape& s, const AttentionIO& io) {
   const std::size_t T = s.tokens, hd = s.head_dim;
@@ -186,10 +229,7 @@ void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsi
     }
   };
   const SingleThreadedBlas one_blas_thread;
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  on_threads(threads, [&](unsigned) { worker(); });
 }
 
 void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, unsigned threads) {
@@ -221,10 +261,7 @@ void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, un
     }
   };
   threads = std::max(1u, threads);
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(softmax_rows, rows * i / threads, rows * (i + 1) / threads);
-  softmax_rows(0, rows / threads);
-  for (auto& t : pool) t.join();
+  on_threads(threads, [&](unsigned t) { softmax_rows(rows * t / threads, rows * (t + 1) / threads); });
   for (std::size_t bh = 0; bh < BH; ++bh) {
     const std::size_t b = bh / s.heads, h = bh % s.heads, kvh = kv_head_of(s, h);
     // context = attn_weights @ values, written straight into the head's columns of the output

@@ -43,6 +43,25 @@ void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsi
 // masked and softmaxed row by row on `threads` threads, then one SGEMM per head for the context.
 void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, unsigned threads);
 
+// out (rows, n) = x (rows, k) @ w.T + bias for a row-major w (n, k) and bias (n,) or null: nn.Linear on a
+// folded batch, its rows split over `threads` threads, one single-threaded SGEMM each. Used inside
+// SingleThreadedBlas, so that OpenBLAS's own threads never compete with ours for the cores.
+void linear_rows(const float* x, std::size_t rows, std::size_t k, const float* w, std::size_t n, const float* bias,
+                 float* out, unsigned threads);
+
+// While alive, OpenBLAS runs on one thread (its pool would otherwise keep spinning on the cores our
+// threads need); the previous setting comes back after.
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas();
+  ~SingleThreadedBlas();
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  int saved_;
+};
+
 // Floating-point operations of the causal part only: 2 * (QK^T + PV) multiply-adds over the T(T+1)/2
 // visible (query, key) pairs of every head.
 double causal_attention_flops(const AttentionShape& s);
