@@ -8,9 +8,9 @@ attn=${1:-build/attn}
 runs=${RUNS:-30}
 limit_ms=50
 [ -x "$attn" ] || { echo "bench-lessons: no executable at $attn (build first: bash scripts/build.sh)" >&2; exit 1; }
-# The lessons are the subcommands `attn --help` lists, between "Subcommands:" and the next blank line.
-lessons=$("$attn" --help | awk '/^Subcommands:/ {on = 1; next} on && !NF {exit} on {print $1}')
-[ -n "$lessons" ] || { echo "bench-lessons: found no lessons in '$attn --help'" >&2; exit 1; }
+# The lessons are what `attn list` names (not every subcommand: list, tour and bench are not lessons).
+lessons=$("$attn" list --json | jq -r '.[].name')
+[ -n "$lessons" ] || { echo "bench-lessons: found no lessons in '$attn list --json'" >&2; exit 1; }
 
 printf '%-14s %-6s %10s %10s %10s\n' lesson mode median_ms min_ms max_ms
 status=0
