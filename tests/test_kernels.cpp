@@ -68,6 +68,7 @@ TEST_CASE("fused and unfused kernels match the reference on small and odd shapes
       {1, 130, 4, 2, 8},  // grouped query
       {3, 128, 2, 2, 16},  // exactly one tile, batch 3
       {1, 257, 2, 2, 64},  // two tiles and one row
+      {1, 600, 2, 1, 4},   // query tiles that reach across several key tiles, the last one partly masked
   };
   for (const auto& s : shapes) {
     INFO("B=" << s.batch << " T=" << s.tokens << " heads=" << s.heads << " kv=" << s.kv_heads << " hd=" << s.head_dim);
@@ -79,6 +80,32 @@ TEST_CASE("fused and unfused kernels match the reference on small and odd shapes
     CHECK(p.run(true, 1) == p.run(true, 2));
     // Every output was written (the buffer started at -1 everywhere; outputs are averages of values in [-2, 2]).
     CHECK(std::none_of(ref.begin(), ref.end(), [](float v) { return std::isnan(v); }));
+  }
+}
+
+TEST_CASE("the softmax max and exp of every build the CPU can run give the scalar bits", "[kernels]") {
+  std::vector<ExpIsa> isas{ExpIsa::Scalar};
+  if (best_exp_isa() != ExpIsa::Scalar) isas.push_back(ExpIsa::Avx2);
+  if (best_exp_isa() == ExpIsa::Avx512) isas.push_back(ExpIsa::Avx512);
+  TorchGenerator gen(5);
+  for (const std::size_t n : {1, 7, 8, 9, 15, 16, 17, 33, 256}) {
+    std::vector<float> in(n);
+    for (auto& v : in) v = gen.uniform(-40.0f, 8.0f);
+    in[n / 2] = 8.0f;  // the row maximum, as the kernel passes it: exp(0) = 1 appears once
+    double expected_sum = 0.0;
+    for (float v : in) expected_sum += torch_exp(v - 8.0f);
+    for (const ExpIsa isa : isas) {
+      INFO("n=" << n << " isa=" << static_cast<int>(isa));
+      CHECK(max_with(isa, in.data(), n, -100.0f) == 8.0f);  // the maximum, wherever it stands
+      CHECK(max_with(isa, in.data(), n, 9.5f) == 9.5f);     // a running maximum already larger stays
+      const auto before = static_cast<std::ptrdiff_t>(n / 2);  // the part before the 8.0 (none for n = 1)
+      CHECK(max_with(isa, in.data(), n / 2, -100.0f) ==
+            (before > 0 ? *std::max_element(in.begin(), in.begin() + before) : -100.0f));
+      std::vector<float> x = in;
+      const float sum = exp_shift_sum_with(isa, x.data(), n, 8.0f);
+      for (std::size_t i = 0; i < n; ++i) REQUIRE(x[i] == torch_exp(in[i] - 8.0f));
+      CHECK(std::fabs(sum - expected_sum) <= 1e-6 * expected_sum);
+    }
   }
 }
 

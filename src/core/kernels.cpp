@@ -30,7 +30,7 @@ namespace attn {
 namespace {
 
 constexpr std::size_t kTileQ = 128;  // query rows per task
-constexpr std::size_t kTileK = 256;  // key rows per inner step
+constexpr std::size_t kTileK = 512;  // key rows per inner step
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 std::size_t kv_head_of(const AttentionShape& s, std::size_t h) { return h / (s.heads / s.kv_heads); }
@@ -79,6 +79,35 @@ __attribute__((target("avx512f"))) float exp_shift_sum_avx512(float* x, std::siz
   return sum;
 }
 
+// max(init, x[0..n)): the scalar loop (which the compiler does not vectorise on its own), and sixteen and
+// eight lanes at a time (the scores are finite, so max_ps's NaN rule never applies), lanes and tail folded
+// by the scalar loop.
+float max_scalar(const float* x, std::size_t n, float init) {
+  float m = init;
+  for (std::size_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+
+__attribute__((target("avx512f"))) float max_avx512(const float* x, std::size_t n, float init) {
+  __m512 vmax = _mm512_set1_ps(init);
+  std::size_t i = 0;
+  // The masked form with every lane set is the same instruction; the plain _mm512_max_ps (and
+  // _mm512_reduce_max_ps) pass GCC 12 an undefined temporary it then warns about.
+  for (; i + 16 <= n; i += 16) vmax = _mm512_mask_max_ps(vmax, 0xFFFF, vmax, _mm512_loadu_ps(x + i));
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, vmax);
+  return max_scalar(lanes, 16, max_scalar(x + i, n - i, init));
+}
+
+__attribute__((target("avx2"))) float max_avx2(const float* x, std::size_t n, float init) {
+  __m256 vmax = _mm256_set1_ps(init);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, vmax);
+  return max_scalar(lanes, 8, max_scalar(x + i, n - i, init));
+}
+
 float exp_shift_sum_scalar(float* x, std::size_t n, float shift) {
   float sum = 0.0f;
   for (std::size_t i = 0; i < n; ++i) {
@@ -88,12 +117,14 @@ float exp_shift_sum_scalar(float* x, std::size_t n, float shift) {
   return sum;
 }
 
-float exp_shift_sum(float* x, std::size_t n, float shift) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx512) return exp_shift_sum_avx512(x, n, shift);
-  return avx2 ? exp_shift_sum_avx2(x, n, shift) : exp_shift_sum_scalar(x, n, shift);
+// The best build this CPU runs, asked once (a function-local static: the CPU model is known by then).
+ExpIsa best_isa() {
+  static const ExpIsa best = best_exp_isa();
+  return best;
 }
+
+float exp_shift_sum(float* x, std::size_t n, float shift) { return exp_shift_sum_with(best_isa(), x, n, shift); }
+float row_max(const float* x, std::size_t n, float init) { return max_with(best_isa(), x, n, init); }
 
 // Per-thread scratch of the fused kernel.
 struct Scratch {
@@ -134,8 +165,7 @@ void fused_tile(const AttentionShape& s, const AttentionIO& io, std::size_t b, s
         std::fill(row, row + nk, 0.0f);
         continue;
       }
-      float m = w.row_max[i];
-      for (std::size_t j = 0; j < visible; ++j) m = std::max(m, row[j]);
+      const float m = row_max(row, visible, w.row_max[i]);
       const float correction = torch_exp(w.row_max[i] - m);  // exp(-inf) = 0 on the first tile
       const float sum = exp_shift_sum(row, visible, m);
       std::fill(row + visible, row + nk, 0.0f);
@@ -166,6 +196,30 @@ void on_threads(unsigned threads, F body) {
 }
 
 }  // namespace
+
+ExpIsa best_exp_isa() {
+  if (__builtin_cpu_supports("avx512f")) return ExpIsa::Avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ExpIsa::Avx2;
+  return ExpIsa::Scalar;
+}
+
+float max_with(ExpIsa isa, const float* x, std::size_t n, float init) {
+  switch (isa) {
+    case ExpIsa::Avx512: return max_avx512(x, n, init);
+    case ExpIsa::Avx2: return max_avx2(x, n, init);
+    case ExpIsa::Scalar: break;
+  }
+  return max_scalar(x, n, init);
+}
+
+float exp_shift_sum_with(ExpIsa isa, float* x, std::size_t n, float shift) {
+  switch (isa) {
+    case ExpIsa::Avx512: return exp_shift_sum_avx512(x, n, shift);
+    case ExpIsa::Avx2: return exp_shift_sum_avx2(x, n, shift);
+    case ExpIsa::Scalar: break;
+  }
+  return exp_shift_sum_scalar(x, n, shift);
+}
 
 SingleThreadedBlas::SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
 SingleThreadedBlas::~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
