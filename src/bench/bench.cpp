@@ -57,7 +57,7 @@ Matrix weight_rows(const Linear& layer, std::size_t first, std::size_t count) {
 
 }  // namespace
 
-BenchReport run_bench(const BenchOptions& o, void (*progress)(const std::string&)) {
+BenchReport run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
   // Keep freed memory for reuse, as PyTorch's allocators do, instead of glibc's default of handing every
   // block over 32 MB back to the kernel: a fresh (8, 1024, 2304) result would otherwise cost 18,000 page
   // faults per run, which on this kind of virtual machine is more time than the product itself.
@@ -139,7 +139,7 @@ BenchReport run_bench(const BenchOptions& o, void (*progress)(const std::string&
     row.gflops = impl.gflop / row.median_s;
     row.sgemm_percent = 100.0 * row.gflops / report.sgemm_gflops;
     report.rows.push_back(row);
-    if (progress != nullptr) progress(impl.name);
+    if (progress) progress(impl.name);
   }
   return report;
 }
@@ -155,16 +155,16 @@ std::string render_bench_text(const BenchReport& r) {
                 r.sgemm_gflops);
   out += buf;
   std::snprintf(buf, sizeof buf,
-                "useful work: %.2f GFLOP (mha; projections, out_proj and the causal half of attention), gqa %.2f\n",
+                "useful work: %.4g GFLOP (mha; projections, out_proj and the causal half of attention), gqa %.4g\n",
                 r.useful_gflop_mha, r.useful_gflop_gqa);
   out += buf;
   std::snprintf(buf, sizeof buf, "median of %zu runs after a warm-up\n\n", o.repeats);
   out += buf;
-  std::snprintf(buf, sizeof buf, "%-8s %10s %9s %8s %10s %12s\n", "impl", "median_s", "GFLOP/s", "%SGEMM", "peak_MB",
+  std::snprintf(buf, sizeof buf, "%-8s %10s %9s %8s %10s %12s\n", "impl", "median_ms", "GFLOP/s", "%SGEMM", "peak_MB",
                 "max|diff|");
   out += buf;
   for (const auto& row : r.rows) {
-    std::snprintf(buf, sizeof buf, "%-8s %10.3f %9.1f %7.1f%% %10.1f %12.2e\n", row.impl.c_str(), row.median_s,
+    std::snprintf(buf, sizeof buf, "%-8s %10.3f %9.1f %7.1f%% %10.1f %12.2e\n", row.impl.c_str(), row.median_s * 1e3,
                   row.gflops, row.sgemm_percent, row.peak_mb, row.max_abs_diff);
     out += buf;
   }

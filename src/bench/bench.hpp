@@ -1,6 +1,7 @@
 #pragma once
 // attn bench: the chapter's multi-head attention implementations at GPT-2 size, timed on this machine.
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,7 @@ struct BenchReport {
 };
 
 // Runs every implementation on the same weights and inputs; `progress` gets a line per finished row.
-BenchReport run_bench(const BenchOptions& options, void (*progress)(const std::string&));
+BenchReport run_bench(const BenchOptions& options, const std::function<void(const std::string&)>& progress);
 
 std::string render_bench_text(const BenchReport& report);
 nlohmann::ordered_json bench_json(const BenchReport& report);
