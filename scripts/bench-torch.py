@@ -17,47 +17,34 @@ Weights are PyTorch's defaults after torch.manual_seed(123); inputs torch.rand a
 """
 import argparse
 import json
+import os
 import statistics
+import sys
 import time
 
 import torch
 import torch.nn as nn
 
 
-class CausalAttention(nn.Module):
-    # Book section 3.5.3, dropout left out (p = 0 in the bench).
-    def __init__(self, d_in, d_out, context_length):
-        super().__init__()
-        self.W_query = nn.Linear(d_in, d_out, bias=False)
-        self.W_key = nn.Linear(d_in, d_out, bias=False)
-        self.W_value = nn.Linear(d_in, d_out, bias=False)
-        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
-
-    def forward(self, x):
-        b, num_tokens, d_in = x.shape
-        keys = self.W_key(x)
-        queries = self.W_query(x)
-        values = self.W_value(x)
-        attn_scores = queries @ keys.transpose(1, 2)
-        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
-        return attn_weights @ values
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden"))
+from generate import MultiHeadAttentionWrapper  # noqa: E402  the book's, as the golden data use it
 
 
 class Wrapper(nn.Module):
-    # Book section 3.6.1, with the output projection attn bench's wrapper row applies too.
+    # Book section 3.6.1 (dropout 0: the identity in eval mode), with the output projection attn bench's
+    # wrapper row applies too.
     def __init__(self, d_in, d_out, context_length, num_heads):
         super().__init__()
-        self.heads = nn.ModuleList([CausalAttention(d_in, d_out // num_heads, context_length)
-                                    for _ in range(num_heads)])
+        self.wrapper = MultiHeadAttentionWrapper(d_in, d_out // num_heads, context_length, 0.0, num_heads)
         self.out_proj = nn.Linear(d_out, d_out)
 
     def forward(self, x):
-        return self.out_proj(torch.cat([head(x) for head in self.heads], dim=-1))
+        return self.out_proj(self.wrapper(x))
 
 
 class MultiHeadAttention(nn.Module):
-    # Book section 3.6.2, dropout left out.
+    # Book section 3.6.2, dropout left out (tests/golden/generate.py's copy also records every step, which
+    # would time 384 MB of extra copies).
     def __init__(self, d_in, d_out, context_length, num_heads):
         super().__init__()
         self.d_out = d_out
