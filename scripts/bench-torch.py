@@ -27,7 +27,7 @@ import torch.nn as nn
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden"))
-from generate import MultiHeadAttentionWrapper  # noqa: E402  the book's, as the golden data use it
+import generate  # noqa: E402  the book's modules, as the golden data use them
 
 
 class Wrapper(nn.Module):
@@ -35,26 +35,19 @@ class Wrapper(nn.Module):
     # wrapper row applies too.
     def __init__(self, d_in, d_out, context_length, num_heads):
         super().__init__()
-        self.wrapper = MultiHeadAttentionWrapper(d_in, d_out // num_heads, context_length, 0.0, num_heads)
+        self.wrapper = generate.MultiHeadAttentionWrapper(d_in, d_out // num_heads, context_length, 0.0, num_heads)
         self.out_proj = nn.Linear(d_out, d_out)
 
     def forward(self, x):
         return self.out_proj(self.wrapper(x))
 
 
-class MultiHeadAttention(nn.Module):
-    # Book section 3.6.2, dropout left out (tests/golden/generate.py's copy also records every step, which
-    # would time 384 MB of extra copies).
+class MultiHeadAttention(generate.MultiHeadAttention):
+    # Book section 3.6.2: the golden generator's module (its __init__, its weights), with the book's plain
+    # forward, dropout left out: the generator's forward also records every step, which would time 384 MB
+    # of extra copies.
     def __init__(self, d_in, d_out, context_length, num_heads):
-        super().__init__()
-        self.d_out = d_out
-        self.num_heads = num_heads
-        self.head_dim = d_out // num_heads
-        self.W_query = nn.Linear(d_in, d_out, bias=False)
-        self.W_key = nn.Linear(d_in, d_out, bias=False)
-        self.W_value = nn.Linear(d_in, d_out, bias=False)
-        self.out_proj = nn.Linear(d_out, d_out)
-        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+        super().__init__(d_in, d_out, context_length, 0.0, num_heads)
 
     def forward(self, x):
         b, num_tokens, d_in = x.shape
