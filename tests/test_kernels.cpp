@@ -84,9 +84,9 @@ TEST_CASE("fused and unfused kernels match the reference on small and odd shapes
 }
 
 TEST_CASE("the softmax max and exp of every build the CPU can run give the scalar bits", "[kernels]") {
-  std::vector<ExpIsa> isas{ExpIsa::Scalar};
-  if (best_exp_isa() != ExpIsa::Scalar) isas.push_back(ExpIsa::Avx2);
-  if (best_exp_isa() == ExpIsa::Avx512) isas.push_back(ExpIsa::Avx512);
+  std::vector<VectorIsa> isas{VectorIsa::Scalar};
+  if (best_vector_isa() != VectorIsa::Scalar) isas.push_back(VectorIsa::Avx2);
+  if (best_vector_isa() == VectorIsa::Avx512) isas.push_back(VectorIsa::Avx512);
   TorchGenerator gen(5);
   for (const std::size_t n : {1, 7, 8, 9, 15, 16, 17, 33, 256}) {
     std::vector<float> in(n);
@@ -94,7 +94,7 @@ TEST_CASE("the softmax max and exp of every build the CPU can run give the scala
     in[n / 2] = 8.0f;  // the row maximum, as the kernel passes it: exp(0) = 1 appears once
     double expected_sum = 0.0;
     for (float v : in) expected_sum += torch_exp(v - 8.0f);
-    for (const ExpIsa isa : isas) {
+    for (const VectorIsa isa : isas) {
       INFO("n=" << n << " isa=" << static_cast<int>(isa));
       CHECK(max_with(isa, in.data(), n, -100.0f) == 8.0f);  // the maximum, wherever it stands
       CHECK(max_with(isa, in.data(), n, 9.5f) == 9.5f);     // a running maximum already larger stays

@@ -118,8 +118,8 @@ float exp_shift_sum_scalar(float* x, std::size_t n, float shift) {
 }
 
 // The best build this CPU runs, asked once (a function-local static: the CPU model is known by then).
-ExpIsa best_isa() {
-  static const ExpIsa best = best_exp_isa();
+VectorIsa best_isa() {
+  static const VectorIsa best = best_vector_isa();
   return best;
 }
 
@@ -197,26 +197,26 @@ void on_threads(unsigned threads, F body) {
 
 }  // namespace
 
-ExpIsa best_exp_isa() {
-  if (__builtin_cpu_supports("avx512f")) return ExpIsa::Avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ExpIsa::Avx2;
-  return ExpIsa::Scalar;
+VectorIsa best_vector_isa() {
+  if (__builtin_cpu_supports("avx512f")) return VectorIsa::Avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::Avx2;
+  return VectorIsa::Scalar;
 }
 
-float max_with(ExpIsa isa, const float* x, std::size_t n, float init) {
+float max_with(VectorIsa isa, const float* x, std::size_t n, float init) {
   switch (isa) {
-    case ExpIsa::Avx512: return max_avx512(x, n, init);
-    case ExpIsa::Avx2: return max_avx2(x, n, init);
-    case ExpIsa::Scalar: break;
+    case VectorIsa::Avx512: return max_avx512(x, n, init);
+    case VectorIsa::Avx2: return max_avx2(x, n, init);
+    case VectorIsa::Scalar: break;
   }
   return max_scalar(x, n, init);
 }
 
-float exp_shift_sum_with(ExpIsa isa, float* x, std::size_t n, float shift) {
+float exp_shift_sum_with(VectorIsa isa, float* x, std::size_t n, float shift) {
   switch (isa) {
-    case ExpIsa::Avx512: return exp_shift_sum_avx512(x, n, shift);
-    case ExpIsa::Avx2: return exp_shift_sum_avx2(x, n, shift);
-    case ExpIsa::Scalar: break;
+    case VectorIsa::Avx512: return exp_shift_sum_avx512(x, n, shift);
+    case VectorIsa::Avx2: return exp_shift_sum_avx2(x, n, shift);
+    case VectorIsa::Scalar: break;
   }
   return exp_shift_sum_scalar(x, n, shift);
 }
@@ -304,11 +304,8 @@ void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, un
     for (std::size_t r = first; r < last; ++r) {
       float* row = scores.data() + r * T;
       const std::size_t visible = r % T + 1;
-      float m = kNegInf;
-      for (std::size_t j = 0; j < visible; ++j) {
-        row[j] /= scale;
-        m = std::max(m, row[j]);
-      }
+      for (std::size_t j = 0; j < visible; ++j) row[j] /= scale;
+      const float m = row_max(row, visible, kNegInf);
       const float inv = 1.0f / exp_shift_sum(row, visible, m);
       for (std::size_t j = 0; j < visible; ++j) row[j] *= inv;
       std::fill(row + visible, row + T, 0.0f);

@@ -62,15 +62,14 @@ class SingleThreadedBlas {
   int saved_;
 };
 
-// The fused kernel's softmax step, x[i] = exp(x[i] - shift) in place, returning the sum, in the three
-// builds the kernel picks from at run time (the best the CPU has). Every build's exponentials have the same
-// bits as torch_exp; only the order of the sum differs. Exposed so the tests can check each build the
-// machine can run.
-// max_with is the row maximum the online softmax takes before it, max(init, x[0..n)), in the same builds.
-enum class ExpIsa { Scalar, Avx2, Avx512 };
-ExpIsa best_exp_isa();
-float exp_shift_sum_with(ExpIsa isa, float* x, std::size_t n, float shift);
-float max_with(ExpIsa isa, const float* x, std::size_t n, float init);
+// The kernels' softmax steps in the three builds they pick from at run time (the best the CPU has), exposed
+// so the tests can check each build the machine can run: max_with is the row maximum, max(init, x[0..n));
+// exp_shift_sum_with does x[i] = exp(x[i] - shift) in place and returns the sum. Every build gives the
+// scalar build's maximum and torch_exp's bits; only the order of the sum differs.
+enum class VectorIsa { Scalar, Avx2, Avx512 };
+VectorIsa best_vector_isa();
+float exp_shift_sum_with(VectorIsa isa, float* x, std::size_t n, float shift);
+float max_with(VectorIsa isa, const float* x, std::size_t n, float init);
 
 // Floating-point operations of the causal part only: 2 * (QK^T + PV) multiply-adds over the T(T+1)/2
 // visible (query, key) pairs of every head.
