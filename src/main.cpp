@@ -1,24 +1,20 @@
 // attn: the executable only wires the process to run_cli. Output is produced whole before any of it
 // is written (except step by step under --pause on a terminal), so a failure never leaves half a
-// document on stdout.
+// document on stdout; diagnostics and progress lines go straight to stderr.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <sstream>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  std::ostringstream err;
-  const int status = attn::run_cli(args, std::cout, err, std::cin, attn::Terminal::of_process());
+  const int status = attn::run_cli(args, std::cout, std::cerr, std::cin, attn::Terminal::of_process());
   std::cout.flush();
   if (!std::cout) {
     std::fprintf(stderr, "attn: cannot write output: %s\n", std::strerror(errno));
     return attn::kExitRuntime;
   }
-  const std::string diagnostics = err.str();
-  std::fwrite(diagnostics.data(), 1, diagnostics.size(), stderr);
   return status;
 }

@@ -10,7 +10,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
+#include "lessons/registry.hpp"
 
 namespace attn_test {
 
@@ -19,6 +20,13 @@ struct Run {
   std::string out;
   std::string err;
 };
+
+// The lessons' names, in registry (book) order: the tests ask the registry rather than keep a list.
+inline std::vector<std::string> lesson_names() {
+  std::vector<std::string> names;
+  for (const auto& lesson : attn::lessons()) names.push_back(lesson.info.name);
+  return names;
+}
 
 // run_cli in-process, as main() calls it.
 inline Run run(const std::vector<std::string>& args) {

@@ -14,8 +14,7 @@ using attn_test::shell;
 namespace {
 
 const std::string kExe = quote(ATTN_EXE);
-const std::vector<std::string> kLessons{"simple", "all-tokens", "trainable", "causal",
-                                        "dropout", "mha-wrapper", "mha",        "gqa"};
+const std::vector<std::string> kLessons = attn_test::lesson_names();
 
 // Python's json module, refusing the NaN/Infinity extensions: exit 1 on any non-standard token.
 const std::string kStrictPython =

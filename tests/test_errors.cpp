@@ -180,7 +180,7 @@ TEST_CASE("accepted oddities: BOM, CRLF, comments, a one-token input", "[errors]
   }
 }
 
-TEST_CASE("a write error is reported with exit 1; a closed pipe ends quietly", "[errors][e2e]") {
+TEST_CASE("a write error is reported with exit 1, and a closed pipe ends quietly", "[errors][e2e]") {
   const Result full = run_exe({"simple"}, "/dev/full");
   CHECK(full.status == 1);
   CHECK(full.err.rfind("attn: cannot write output", 0) == 0);

@@ -22,7 +22,7 @@ TEST_CASE("inf, -inf and nan become the strings \"inf\", \"-inf\", \"nan\"", "[j
   CHECK(dump_json(j) == "[\"inf\", \"-inf\", \"nan\", \"nan\"]\n");
 }
 
-TEST_CASE("nested arrays go one row per line; objects keep their insertion order", "[json]") {
+TEST_CASE("nested arrays go one row per line, and objects keep their insertion order", "[json]") {
   ojson j;
   j["zeta"] = 1;
   j["alpha"] = ojson::array({ojson::array({1.5, 2.5}), ojson::array({3.5, 4.5})});

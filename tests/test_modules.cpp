@@ -85,7 +85,7 @@ TEST_CASE("the wrapper with one head is CausalAttention", "[modules]") {
 }
 
 TEST_CASE("exercise 3.2: --d-out 1 gives 2-dimensional context vectors", "[modules]") {
-  ModuleOptions opt = mha_wrapper_defaults();
+  LessonConfig opt = book_config("mha-wrapper");
   opt.d_out = 1;
   const Trace t = run_mha_wrapper(book(), opt);
   CHECK(t.step("context_vecs").tensor.shape() == std::vector<std::size_t>{2, 6, 2});
@@ -148,13 +148,13 @@ TEST_CASE("dropout zeroes a share p of entries and scales the rest by 1/(1-p)", 
 }
 
 TEST_CASE("every lesson's attention weights sum to 1 along each row", "[modules]") {
-  ModuleOptions gqa = gqa_defaults();
+  LessonConfig gqa = book_config("gqa");
   gqa.kv_groups = 1;
   const std::vector<std::pair<Trace, std::string>> traces{
-      {run_causal(book(), causal_defaults()), "causal_attn_weights"},
-      {run_causal(book(), causal_defaults()), "ca_attn_weights"},
-      {run_mha_wrapper(book(), mha_wrapper_defaults()), "head_1_attn_weights"},
-      {run_mha(book(), mha_defaults()), "attn_weights"},
+      {run_causal(book(), book_config("causal")), "causal_attn_weights"},
+      {run_causal(book(), book_config("causal")), "ca_attn_weights"},
+      {run_mha_wrapper(book(), book_config("mha-wrapper")), "head_1_attn_weights"},
+      {run_mha(book(), book_config("mha")), "attn_weights"},
       {run_gqa(book(), gqa), "attn_weights"},
       {run_all_tokens(book(), {}), "attn_weights"},
   };
@@ -171,10 +171,10 @@ TEST_CASE("every lesson's attention weights sum to 1 along each row", "[modules]
 }
 
 TEST_CASE("invalid head splits are refused before anything is built", "[modules]") {
-  ModuleOptions opt = mha_defaults();
+  LessonConfig opt = book_config("mha");
   opt.d_out = 5;
   CHECK_THROWS_AS(run_mha(book(), opt), UsageError);
-  ModuleOptions g = gqa_defaults();
+  LessonConfig g = book_config("gqa");
   g.kv_groups = 3;
   CHECK_THROWS_WITH(run_gqa(book(), g), Catch::Matchers::Contains("--kv-groups 3"));
 }

@@ -16,8 +16,8 @@ using attn_test::shell;
 
 namespace {
 
-const std::vector<std::string> kLessons{"simple", "all-tokens", "trainable", "causal",
-                                        "dropout", "mha-wrapper", "mha",        "gqa"};
+const std::vector<std::string> kLessons = attn_test::lesson_names();
+const std::string kCount = std::to_string(kLessons.size());
 
 attn_test::Run run_as(const std::vector<std::string>& args, const attn::Terminal& term, const std::string& input = "") {
   std::ostringstream out, err;
@@ -40,7 +40,7 @@ bool has_escape(const std::string& s) { return s.find('\x1b') != std::string::np
 
 }  // namespace
 
-TEST_CASE("attn list names all eight lessons in book order", "[terminal]") {
+TEST_CASE("attn list names every lesson of the registry in its order", "[terminal]") {
   const auto r = attn_test::run({"list"});
   REQUIRE(r.status == 0);
   std::size_t last = 0;
@@ -51,7 +51,7 @@ TEST_CASE("attn list names all eight lessons in book order", "[terminal]") {
     last = at;
   }
   const auto doc = nlohmann::json::parse(attn_test::run({"list", "--json"}).out);
-  REQUIRE(doc.size() == 8);
+  REQUIRE(doc.size() == kLessons.size());
   CHECK(doc[3]["name"] == "causal");
   CHECK(doc[3]["section"] == "3.5.1, 3.5.3");
 }
@@ -114,14 +114,14 @@ TEST_CASE("quiet mode shows only ids and tensors, no-explain drops explanations 
   CHECK(terse.out.find("shape: torch.Size([6])") != std::string::npos);
 }
 
-TEST_CASE("attn tour runs all eight lessons, in text and as one JSON document", "[terminal]") {
+TEST_CASE("attn tour runs every lesson, in text and as one JSON document", "[terminal]") {
   const auto text = attn_test::run({"tour"});
   REQUIRE(text.status == 0);
   for (std::size_t k = 0; k < kLessons.size(); ++k)
-    CHECK(text.out.find("Lesson " + std::to_string(k + 1) + " of 8: attn " + kLessons[k] + " --") != std::string::npos);
+    CHECK(text.out.find("Lesson " + std::to_string(k + 1) + " of " + kCount + ": attn " + kLessons[k] + " --") != std::string::npos);
   const auto doc = nlohmann::json::parse(attn_test::run({"tour", "--json"}).out);
-  REQUIRE(doc["lessons"].size() == 8);
-  CHECK(doc["lessons"][7]["lesson"] == "gqa");
+  REQUIRE(doc["lessons"].size() == kLessons.size());
+  for (std::size_t k = 0; k < kLessons.size(); ++k) CHECK(doc["lessons"][k]["lesson"] == kLessons[k]);
 }
 
 TEST_CASE("pause mode waits for Enter after each step and stops on q", "[terminal]") {
@@ -134,8 +134,8 @@ TEST_CASE("pause mode waits for Enter after each step and stops on q", "[termina
   const auto piped = attn_test::run({"simple", "--pause"});
   CHECK(piped.out.find("[10/10]") != std::string::npos);
   CHECK(piped.out.find("Enter") == std::string::npos);
-  const auto devnull = shell(quote(ATTN_EXE) + " tour --pause </dev/null | grep -c 'Lesson [1-8] of 8'");
-  CHECK(devnull.out == "8\n");
+  const auto devnull = shell(quote(ATTN_EXE) + " tour --pause </dev/null | grep -c 'Lesson [0-9]* of " + kCount + ":'");
+  CHECK(devnull.out == kCount + "\n");
 }
 
 TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter, quits on q", "[terminal][tmux]") {

@@ -1,5 +1,6 @@
 #pragma once
 // attn bench: the chapter's multi-head attention implementations at GPT-2 size, timed on this machine.
+// Only the attn-bench program (bench/main.cpp) links this: it changes process-wide settings as it runs.
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -7,17 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace attn {
+#include "bench/options.hpp"
 
-struct BenchOptions {
-  std::size_t batch = 8;
-  std::size_t tokens = 1024;
-  std::size_t dim = 768;
-  std::size_t heads = 12;
-  std::size_t kv_groups = 4;
-  std::size_t repeats = 5;
-  std::vector<std::string> impls{"wrapper", "mha", "fused", "gqa"};
-};
+namespace attn {
 
 struct BenchRow {
   std::string impl;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/limits.hpp"
+#include "io/paths.hpp"
 
 namespace attn {
 
@@ -22,15 +23,6 @@ namespace {
 bool is_regular_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string executable_dir() {
-  std::string buf(4096, '\0');
-  const ssize_t len = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (len <= 0) return {};
-  buf.resize(static_cast<std::size_t>(len));
-  const auto slash = buf.rfind('/');
-  return slash == std::string::npos ? std::string{} : buf.substr(0, slash);
 }
 
 std::string read_file(const std::string& path) {

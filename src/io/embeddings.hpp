@@ -2,10 +2,10 @@
 // Loading the token embeddings every lesson starts from: the book's six tokens (data/journey.json)
 // or a student's own file, JSON or CSV.
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "core/tensor.hpp"
 
 namespace attn {
@@ -17,11 +17,6 @@ struct Inputs {
 
   std::size_t num_tokens() const { return embeddings.shape(0); }
   std::size_t d_in() const { return embeddings.shape(1); }
-};
-
-// A file the user gave us is unreadable or malformed: the message names the file and the place.
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
 };
 
 // The bundled embeddings of "Your journey starts with one step": looked up in $ATTN_DATA_DIR, next to

@@ -1,19 +1,18 @@
 // attn all-tokens — 3.3.2 Computing attention weights for all input tokens.
 // The single-query computation of 3.3.1 done for every token at once, first with loops and then as
 // two matrix products.
-#include <CLI/CLI.hpp>
-
 #include "core/nn.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {
 
-const LessonInfo kAllTokensLesson{
-    "all-tokens", "3.3.2", "Computing attention weights for all input tokens",
-    "Every token attends to every token: the score matrix, row-wise softmax, all context vectors"};
+// A function, not a global: the registry may be asked for during static initialisation.
+static LessonInfo all_tokens_info() {
+  return {"all-tokens", "3.3.2", "Computing attention weights for all input tokens", "Every token attends to every token: the score matrix, row-wise softmax, all context vectors"};
+}
 
-Trace run_all_tokens(const Inputs& in, const AllTokensOptions&) {
-  Trace t(kAllTokensLesson, in);
+Trace run_all_tokens(const Inputs& in, const LessonConfig&) {
+  Trace t(all_tokens_info(), in);
   const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
   const std::size_t n = in.num_tokens();
   const std::size_t d_in = in.d_in();
@@ -59,9 +58,6 @@ Trace run_all_tokens(const Inputs& in, const AllTokensOptions&) {
   return t;
 }
 
-void register_all_tokens(LessonRegistry& registry) {
-  auto opt = std::make_shared<AllTokensOptions>();
-  registry.add(kAllTokensLesson, [opt](const Inputs& in) { return run_all_tokens(in, *opt); });
-}
+Lesson all_tokens_lesson() { return {all_tokens_info(), {{{}, LessonConfig{}, run_all_tokens}}}; }
 
 }  // namespace attn

@@ -3,18 +3,15 @@
 // renormalising weights, then the better way with -inf scores, then the CausalAttention module.
 #include <cmath>
 
-#include <CLI/CLI.hpp>
-
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {
 
-const LessonInfo kCausalLesson{
-    "causal", "3.5.1, 3.5.3", "Hiding future words with causal attention",
-    "Mask the future: zero-and-renormalise, the -inf mask, and the CausalAttention class over a batch"};
-
-ModuleOptions causal_defaults() { return ModuleOptions{}; }
+// A function, not a global: the registry may be asked for during static initialisation.
+static LessonInfo causal_info() {
+  return {"causal", "3.5.1, 3.5.3", "Hiding future words with causal attention", "Mask the future: zero-and-renormalise, the -inf mask, and the CausalAttention class over a batch"};
+}
 
 CausalWeights causal_weights(const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias) {
   const std::size_t n = in.num_tokens();
@@ -39,16 +36,15 @@ CausalWeights causal_weights(const Inputs& in, std::size_t d_out, std::uint64_t 
   return w;
 }
 
-Trace run_causal(const Inputs& in, const ModuleOptions& opt) {
-  check_elements("the (b, num_tokens, num_tokens) attention weights", {opt.batch, in.num_tokens(), in.num_tokens()});
-  const std::uint64_t seed_v2 = opt.seed.value_or(789);
-  const std::uint64_t seed_ca = opt.seed.value_or(123);
-  const std::string bias_arg = opt.qkv_bias ? ", qkv_bias=True" : "";
-  Trace t(kCausalLesson, in);
-  record_module_config(t, opt, false, false, true, true);
+Trace run_causal(const Inputs& in, const LessonConfig& cfg) {
+  check_elements("the (b, num_tokens, num_tokens) attention weights", {cfg.batch, in.num_tokens(), in.num_tokens()});
+  const std::uint64_t seed_v2 = cfg.seed.value_or(789);
+  const std::uint64_t seed_ca = cfg.seed.value_or(123);
+  const std::string bias_arg = cfg.qkv_bias ? ", qkv_bias=True" : "";
+  Trace t(causal_info(), in);
   t.config["manual_seeds"] = {seed_v2, seed_ca};
 
-  const CausalWeights w = causal_weights(in, opt.d_out, seed_v2, opt.qkv_bias);
+  const CausalWeights w = causal_weights(in, cfg.d_out, seed_v2, cfg.qkv_bias);
   t.add("queries", "Queries of SelfAttention_v2",
         "We reuse the SelfAttention_v2 of section 3.4.2 to get attention weights to mask.",
         "torch.manual_seed(" + std::to_string(seed_v2) + ")\nsa_v2 = SelfAttention_v2(d_in, d_out" + bias_arg +
@@ -82,14 +78,14 @@ Trace run_causal(const Inputs& in, const ModuleOptions& opt) {
         "One softmax now gives the same weights as zeroing and renormalising, in a single step.",
         "attn_weights = torch.softmax(masked / keys.shape[-1]**0.5, dim=-1)", w.causal_attn_weights).show_heatmap(true);
 
-  const Tensor3 batch = add_batch_step(t, in.embeddings, opt.batch);  // (b, num_tokens, d_in)
+  const Tensor3 batch = add_batch_step(t, in.embeddings, cfg.batch);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed_ca);
-  const CausalAttention ca(in.d_in(), opt.d_out, opt.dropout, opt.qkv_bias, gen);
-  const std::string ctor = "CausalAttention(d_in, d_out, context_length, " + py_float(opt.dropout) +
+  const CausalAttention ca(in.d_in(), cfg.d_out, cfg.dropout, cfg.qkv_bias, gen);
+  const std::string ctor = "CausalAttention(d_in, d_out, context_length, " + py_float(cfg.dropout) +
                            bias_arg + ")";
   t.modules.push_back({"ca", ctor, ca.num_parameters()});
-  const CausalAttention::Pass pass = ca.attend(batch, gen, opt.dropout_rng);
+  const CausalAttention::Pass pass = ca.attend(batch, gen, cfg.dropout_rng);
   t.add("ca_attn_weights", "CausalAttention's weights, after dropout",
         "Inside the module: the masked softmax of every sequence in the batch, then dropout (none at p = 0).",
         "attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1))", pass.attn_weights).show_heatmap(true);
@@ -102,14 +98,16 @@ Trace run_causal(const Inputs& in, const ModuleOptions& opt) {
   return t;
 }
 
-void register_causal(LessonRegistry& registry) {
-  auto opt = std::make_shared<ModuleOptions>(causal_defaults());
-  CLI::App* cmd = registry.add(kCausalLesson, [opt](const Inputs& in) { return run_causal(in, *opt); });
-  add_d_out_option(cmd, opt->d_out, "Output dimension of SelfAttention_v2 and CausalAttention");
-  add_dropout_options(cmd, opt->dropout, opt->dropout_rng, "Dropout probability inside CausalAttention");
-  add_batch_option(cmd, opt->batch);
-  add_seed_option(cmd, opt->seed, "789 for sa_v2, 123 for CausalAttention");
-  add_qkv_bias_option(cmd, opt->qkv_bias);
+Lesson causal_lesson() {
+  return {causal_info(),
+          {{{{Opt::DOut, "Output dimension of SelfAttention_v2 and CausalAttention"},
+             {Opt::Dropout, "Dropout probability inside CausalAttention"},
+             {Opt::DropoutRng, ""},
+             {Opt::Batch, ""},
+             {Opt::Seed, seed_help("789 for sa_v2, 123 for CausalAttention")},
+             {Opt::QkvBias, ""}},
+            LessonConfig{},
+            run_causal}}};
 }
 
 }  // namespace attn

@@ -1,34 +1,27 @@
 // attn dropout — 3.5.2 Masking additional attention weights with dropout. During training, dropout
 // zeroes a random share p of the attention weights and scales the rest by 1 / (1 - p).
-#include <CLI/CLI.hpp>
-
 #include "core/nn.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {
 
-const LessonInfo kDropoutLesson{"dropout", "3.5.2", "Masking additional attention weights with dropout",
-                                "Dropout on a matrix of ones and on the causal attention weights"};
-
-ModuleOptions dropout_defaults() {
-  ModuleOptions opt;
-  opt.dropout = 0.5;
-  return opt;
+// A function, not a global: the registry may be asked for during static initialisation.
+static LessonInfo dropout_info() {
+  return {"dropout", "3.5.2", "Masking additional attention weights with dropout", "Dropout on a matrix of ones and on the causal attention weights"};
 }
 
-Trace run_dropout(const Inputs& in, const ModuleOptions& opt) {
-  const std::uint64_t seed_v2 = opt.seed.value_or(789);
-  const std::uint64_t seed_drop = opt.seed.value_or(123);
+Trace run_dropout(const Inputs& in, const LessonConfig& cfg) {
+  const std::uint64_t seed_v2 = cfg.seed.value_or(789);
+  const std::uint64_t seed_drop = cfg.seed.value_or(123);
   const std::size_t n = in.num_tokens();
-  const std::string p = py_float(opt.dropout);
-  Trace t(kDropoutLesson, in);
-  record_module_config(t, opt, false, false, true, false);
+  const std::string p = py_float(cfg.dropout);
+  Trace t(dropout_info(), in);
   t.config["manual_seeds"] = {seed_v2, seed_drop, seed_drop};
   t.notes.push_back("dropout: p = " + p + ", masks drawn as PyTorch builds " +
-                    (opt.dropout_rng == DropoutRng::Mkl ? "with MKL do (--dropout-rng mkl)"
+                    (cfg.dropout_rng == DropoutRng::Mkl ? "with MKL do (--dropout-rng mkl)"
                                                         : "without MKL do (--dropout-rng default, the book's)"));
 
-  const CausalWeights w = causal_weights(in, opt.d_out, seed_v2, opt.qkv_bias);
+  const CausalWeights w = causal_weights(in, cfg.d_out, seed_v2, cfg.qkv_bias);
   t.add("causal_attn_weights", "The causal attention weights of 3.5.1",
         "What dropout will be applied to: each row sums to 1 over the visible tokens.",
         "torch.manual_seed(" + std::to_string(seed_v2) +
@@ -38,16 +31,16 @@ Trace run_dropout(const Inputs& in, const ModuleOptions& opt) {
 
   TorchGenerator gen(seed_drop);
   const Matrix ones = xt::ones<float>({n, n});  // (n, n)
-  const AnyTensor dropout_ones = dropout(AnyTensor(ones), opt.dropout, gen, opt.dropout_rng);
+  const AnyTensor dropout_ones = dropout(AnyTensor(ones), cfg.dropout, gen, cfg.dropout_rng);
   t.add("dropout_ones", "Dropout on a matrix of ones",
-        "Each entry is kept with probability 1 - p and then scaled by 1 / (1 - p) = " + py_float(1.0 / (1.0 - opt.dropout)) +
+        "Each entry is kept with probability 1 - p and then scaled by 1 / (1 - p) = " + py_float(1.0 / (1.0 - cfg.dropout)) +
             ", so the expected value of every entry stays 1; the others become 0.",
         "torch.manual_seed(" + std::to_string(seed_drop) + ")\ndropout = torch.nn.Dropout(" + p +
             ")\nexample = torch.ones(" + std::to_string(n) + ", " + std::to_string(n) + ")\nprint(dropout(example))",
         dropout_ones).show_heatmap(false);
 
   gen.manual_seed(seed_drop);
-  const AnyTensor dropped = dropout(AnyTensor(w.causal_attn_weights), opt.dropout, gen, opt.dropout_rng);
+  const AnyTensor dropped = dropout(AnyTensor(w.causal_attn_weights), cfg.dropout, gen, cfg.dropout_rng);
   t.add("dropout_attn_weights", "Dropout on the attention weights",
         "Reseeded, the same positions are dropped; the kept weights are scaled up, so rows no longer sum to 1 "
         "but their expected sums do. Dropout is only used in training.",
@@ -55,13 +48,17 @@ Trace run_dropout(const Inputs& in, const ModuleOptions& opt) {
   return t;
 }
 
-void register_dropout(LessonRegistry& registry) {
-  auto opt = std::make_shared<ModuleOptions>(dropout_defaults());
-  CLI::App* cmd = registry.add(kDropoutLesson, [opt](const Inputs& in) { return run_dropout(in, *opt); });
-  add_dropout_options(cmd, opt->dropout, opt->dropout_rng, "Dropout probability p");
-  add_d_out_option(cmd, opt->d_out, "Output dimension of the SelfAttention_v2 whose weights are dropped");
-  add_seed_option(cmd, opt->seed, "789 for sa_v2, 123 before each dropout call");
-  add_qkv_bias_option(cmd, opt->qkv_bias);
+Lesson dropout_lesson() {
+  LessonConfig book;
+  book.dropout = 0.5;
+  return {dropout_info(),
+          {{{{Opt::Dropout, "Dropout probability p"},
+             {Opt::DropoutRng, ""},
+             {Opt::DOut, "Output dimension of the SelfAttention_v2 whose weights are dropped"},
+             {Opt::Seed, seed_help("789 for sa_v2, 123 before each dropout call")},
+             {Opt::QkvBias, ""}},
+            book,
+            run_dropout}}};
 }
 
 }  // namespace attn

@@ -4,42 +4,33 @@
 #include <cstdio>
 #include <limits>
 
-#include <CLI/CLI.hpp>
-
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {
 
-const LessonInfo kGqaLesson{"gqa", "ch04/04_gqa", "Grouped-query attention",
-                            "GroupedQueryAttention: several query heads share each key/value head"};
-
-ModuleOptions gqa_defaults() {
-  ModuleOptions opt;
-  opt.d_out = 4;
-  opt.heads = 4;
-  opt.kv_groups = 2;
-  return opt;
+// A function, not a global: the registry may be asked for during static initialisation.
+static LessonInfo gqa_info() {
+  return {"gqa", "ch04/04_gqa", "Grouped-query attention", "GroupedQueryAttention: several query heads share each key/value head"};
 }
 
-Trace run_gqa(const Inputs& in, const ModuleOptions& opt) {
-  check_heads(opt, true);
+Trace run_gqa(const Inputs& in, const LessonConfig& cfg) {
+  check_heads(cfg, true);
   check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights",
-                 {opt.batch, opt.heads, in.num_tokens(), in.num_tokens()});
-  check_elements("the (b, num_tokens, d_out) projections", {opt.batch, in.num_tokens(), opt.d_out});
-  const std::uint64_t seed = opt.seed.value_or(123);
-  const std::size_t h = opt.heads, kv = opt.kv_groups, group_size = h / kv;
-  Trace t(kGqaLesson, in);
-  record_module_config(t, opt, true, true, true, true);
+                 {cfg.batch, cfg.heads, in.num_tokens(), in.num_tokens()});
+  check_elements("the (b, num_tokens, d_out) projections", {cfg.batch, in.num_tokens(), cfg.d_out});
+  const std::uint64_t seed = cfg.seed.value_or(123);
+  const std::size_t h = cfg.heads, kv = cfg.kv_groups, group_size = h / kv;
+  Trace t(gqa_info(), in);
   t.config["manual_seeds"] = {seed};
-  const std::string ctor = "GroupedQueryAttention(d_in, d_out, " + py_float(opt.dropout) + ", num_heads=" +
+  const std::string ctor = "GroupedQueryAttention(d_in, d_out, " + py_float(cfg.dropout) + ", num_heads=" +
                            std::to_string(h) + ", num_kv_groups=" + std::to_string(kv) +
-                           (opt.qkv_bias ? ", qkv_bias=True" : "") + ")";
+                           (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
-  const Tensor3 batch = add_batch_step(t, in.embeddings, opt.batch);  // (b, num_tokens, d_in)
+  const Tensor3 batch = add_batch_step(t, in.embeddings, cfg.batch);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
-  const GroupedQueryAttention gqa(in.d_in(), opt.d_out, opt.dropout, h, kv, opt.qkv_bias, gen);
+  const GroupedQueryAttention gqa(in.d_in(), cfg.d_out, cfg.dropout, h, kv, cfg.qkv_bias, gen);
   t.modules.push_back({"gqa", ctor, gqa.num_parameters()});
   std::string sharing;
   for (std::size_t g = 0; g < kv; ++g) {
@@ -48,7 +39,7 @@ Trace run_gqa(const Inputs& in, const ModuleOptions& opt) {
   }
   t.notes.push_back("num_heads = " + std::to_string(h) + ", num_kv_groups = " + std::to_string(kv) +
                     ", group_size = " + std::to_string(group_size) + ": " + sharing);
-  const MultiHeadPass p = gqa.attend(batch, gen, opt.dropout_rng);
+  const MultiHeadPass p = gqa.attend(batch, gen, cfg.dropout_rng);
 
   t.add("queries", "Queries: one per query head",
         "W_query projects to d_out, split into num_heads heads: (b, num_heads, num_tokens, head_dim).",
@@ -90,23 +81,23 @@ Trace run_gqa(const Inputs& in, const ModuleOptions& opt) {
   return t;
 }
 
-Trace run_kv_cache(const Inputs& in, const KvCacheOptions& opt) {
-  if (opt.emb_dim % opt.heads != 0)
-    throw UsageError("--emb-dim " + std::to_string(opt.emb_dim) + " is not divisible by --heads " +
-                     std::to_string(opt.heads));
-  if (opt.heads % opt.kv_groups != 0)
-    throw UsageError("--heads " + std::to_string(opt.heads) + " is not divisible by --kv-groups " +
-                     std::to_string(opt.kv_groups));
-  const std::size_t bytes_per_elem = opt.dtype == "fp32" ? 4 : 2;
-  const std::size_t head_dim = opt.emb_dim / opt.heads;
+Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg) {
+  if (cfg.emb_dim % cfg.heads != 0)
+    throw UsageError("--emb-dim " + std::to_string(cfg.emb_dim) + " is not divisible by --heads " +
+                     std::to_string(cfg.heads));
+  if (cfg.heads % cfg.kv_groups != 0)
+    throw UsageError("--heads " + std::to_string(cfg.heads) + " is not divisible by --kv-groups " +
+                     std::to_string(cfg.kv_groups));
+  const std::size_t bytes_per_elem = bytes_per_element(cfg.dtype);
+  const std::size_t head_dim = cfg.emb_dim / cfg.heads;
   // bytes = batch x context x head_dim x layers x 2 (keys and values) x bytes_per_elem x kv_heads
   const auto cache_bytes = [&](std::size_t kv_heads) {
     const std::size_t bytes =
-        saturating_product({opt.batch, opt.context_length, head_dim, opt.layers, 2, bytes_per_elem, kv_heads});
+        saturating_product({cfg.batch, cfg.context_length, head_dim, cfg.layers, 2, bytes_per_elem, kv_heads});
     if (bytes == std::numeric_limits<std::size_t>::max()) throw UsageError("the KV cache of this model overflows 2^64 bytes");
     return bytes;
   };
-  const std::size_t mha = cache_bytes(opt.heads), gqa = cache_bytes(opt.kv_groups);
+  const std::size_t mha = cache_bytes(cfg.heads), gqa = cache_bytes(cfg.kv_groups);
   const double ratio = static_cast<double>(mha) / static_cast<double>(gqa);
   const double savings = 100.0 * (1.0 - static_cast<double>(gqa) / static_cast<double>(mha));
   const auto fixed = [](double v, int decimals) {
@@ -115,42 +106,33 @@ Trace run_kv_cache(const Inputs& in, const KvCacheOptions& opt) {
     return std::string(buf);
   };
 
-  Trace t(kGqaLesson, in);
+  Trace t(gqa_info(), in);
   t.info.title = "KV-cache memory of multi-head vs grouped-query attention";
   t.show_inputs = false;
-  t.config.erase("input");
-  t.config["kv_cache"] = true;
-  t.config["emb_dim"] = opt.emb_dim;
-  t.config["heads"] = opt.heads;
-  t.config["kv_groups"] = opt.kv_groups;
-  t.config["layers"] = opt.layers;
-  t.config["context_length"] = opt.context_length;
-  t.config["batch"] = opt.batch;
-  t.config["dtype"] = opt.dtype;
   // Report figures as shown, to two decimals (the JSON writes non-integers as float32).
   const auto two = [](double v) { return std::round(v * 100.0) / 100.0; };
   t.report = {{"formula", "bytes = batch * context_length * (emb_dim / heads) * layers * 2 * bytes_per_elem * kv_heads"},
               {"bytes_per_elem", bytes_per_elem},
               {"head_dim", head_dim},
-              {"mha", {{"kv_heads", opt.heads}, {"bytes", mha}, {"gb", two(static_cast<double>(mha) / 1e9)}}},
-              {"gqa", {{"kv_heads", opt.kv_groups}, {"bytes", gqa}, {"gb", two(static_cast<double>(gqa) / 1e9)}}},
+              {"mha", {{"kv_heads", cfg.heads}, {"bytes", mha}, {"gb", two(static_cast<double>(mha) / 1e9)}}},
+              {"gqa", {{"kv_heads", cfg.kv_groups}, {"bytes", gqa}, {"gb", two(static_cast<double>(gqa) / 1e9)}}},
               {"ratio", two(ratio)},
               {"savings_percent", two(savings)}};
 
   char row[160];
-  t.notes.push_back("model: emb_dim " + with_commas(opt.emb_dim) + ", " + std::to_string(opt.heads) +
-                    " heads (head_dim " + std::to_string(head_dim) + "), " + std::to_string(opt.layers) +
-                    " layers, context " + with_commas(opt.context_length) + " tokens, batch " +
-                    std::to_string(opt.batch) + ", " + opt.dtype + " (" + std::to_string(bytes_per_elem) + " bytes)");
+  t.notes.push_back("model: emb_dim " + with_commas(cfg.emb_dim) + ", " + std::to_string(cfg.heads) +
+                    " heads (head_dim " + std::to_string(head_dim) + "), " + std::to_string(cfg.layers) +
+                    " layers, context " + with_commas(cfg.context_length) + " tokens, batch " +
+                    std::to_string(cfg.batch) + ", " + to_string(cfg.dtype) + " (" + std::to_string(bytes_per_elem) + " bytes)");
   t.notes.push_back("");
   t.notes.push_back("bytes = batch x context x (emb_dim / heads) x layers x 2 (keys and values) x bytes_per_elem x kv_heads");
   t.notes.push_back("");
   std::snprintf(row, sizeof row, "        %10s  %26s  %10s", "kv_heads", "bytes", "GB");
   t.notes.push_back(row);
-  std::snprintf(row, sizeof row, "  MHA   %10zu  %26s  %10s", opt.heads, with_commas(mha).c_str(),
+  std::snprintf(row, sizeof row, "  MHA   %10zu  %26s  %10s", cfg.heads, with_commas(mha).c_str(),
                 fixed(static_cast<double>(mha) / 1e9, 2).c_str());
   t.notes.push_back(row);
-  std::snprintf(row, sizeof row, "  GQA   %10zu  %26s  %10s", opt.kv_groups, with_commas(gqa).c_str(),
+  std::snprintf(row, sizeof row, "  GQA   %10zu  %26s  %10s", cfg.kv_groups, with_commas(gqa).c_str(),
                 fixed(static_cast<double>(gqa) / 1e9, 2).c_str());
   t.notes.push_back(row);
   t.notes.push_back("");
@@ -160,51 +142,41 @@ Trace run_kv_cache(const Inputs& in, const KvCacheOptions& opt) {
   return t;
 }
 
-void register_gqa(LessonRegistry& registry) {
-  auto opt = std::make_shared<ModuleOptions>(gqa_defaults());
-  auto kv = std::make_shared<KvCacheOptions>();
-  auto kv_cache = std::make_shared<bool>(false);
-  CLI::App* cmd = registry.add(kGqaLesson, [opt, kv, kv_cache](const Inputs& in) {
-    return *kv_cache ? run_kv_cache(in, *kv) : run_gqa(in, *opt);
-  });
-  add_heads_option(cmd, opt->heads);
-  add_kv_groups_option(cmd, opt->kv_groups);
-  add_d_out_option(cmd, opt->d_out, "Output dimension of the whole module, split over the query heads");
-  add_dropout_options(cmd, opt->dropout, opt->dropout_rng, "Dropout probability on the attention weights");
-  add_batch_option(cmd, opt->batch);
-  add_seed_option(cmd, opt->seed, "123");
-  add_qkv_bias_option(cmd, opt->qkv_bias);
-
-  // The KV-cache explorer: --heads, --kv-groups and --batch keep their meaning, with a large model's defaults.
-  cmd->add_flag("--kv-cache", *kv_cache,
-                "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model (defaults: a Llama-like "
-                "4096-dim, 32-head, 32-layer model with 8 key/value heads, 32,768 tokens, batch 1, bf16)");
-  cmd->add_option("--emb-dim", kv->emb_dim, "With --kv-cache: embedding size")
-      ->capture_default_str()
-      ->check(whole_number(1, std::size_t{1} << 20))
-      ->type_name("N");
-  cmd->add_option("--layers", kv->layers, "With --kv-cache: number of transformer layers")
-      ->capture_default_str()
-      ->check(whole_number(1, 4096))
-      ->type_name("N");
-  cmd->add_option("--context-length", kv->context_length, "With --kv-cache: tokens held in the cache")
-      ->capture_default_str()
-      ->check(whole_number(1, std::size_t{1} << 30))
-      ->type_name("N");
-  cmd->add_option("--dtype", kv->dtype, "With --kv-cache: element type of the cache, fp32, bf16 or fp16")
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            return v == "fp32" || v == "bf16" || v == "fp16" ? "" : "expected fp32, bf16 or fp16, got '" + v + "'";
-          },
-          ""))
-      ->type_name("TYPE");
-  // Given values of the shared options override the explorer's defaults.
-  cmd->callback([cmd, opt, kv]() {
-    if (cmd->count("--heads") > 0) kv->heads = opt->heads;
-    if (cmd->count("--kv-groups") > 0) kv->kv_groups = opt->kv_groups;
-    if (cmd->count("--batch") > 0) kv->batch = opt->batch;
-  });
+Lesson gqa_lesson() {
+  LessonConfig book;  // GroupedQueryAttention(d_in, d_out=4, num_heads=4, num_kv_groups=2)
+  book.d_out = 4;
+  book.heads = 4;
+  book.kv_groups = 2;
+  LessonConfig llama;  // the KV-cache explorer: a Llama-like 4096-dim, 32-head model with 8 key/value heads
+  llama.heads = 32;
+  llama.kv_groups = 8;
+  llama.batch = 1;
+  LessonMode lesson{{{Opt::Heads, ""},
+                     {Opt::KvGroups, ""},
+                     {Opt::DOut, "Output dimension of the whole module, split over the query heads"},
+                     {Opt::Dropout, "Dropout probability on the attention weights"},
+                     {Opt::DropoutRng, ""},
+                     {Opt::Batch, ""},
+                     {Opt::Seed, seed_help("123")},
+                     {Opt::QkvBias, ""}},
+                    book,
+                    run_gqa};
+  // --heads, --kv-groups and --batch keep their meaning here, with the large model's defaults.
+  LessonMode kv_cache{{{Opt::KvCache,
+                        "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model (defaults: a Llama-like "
+                        "4096-dim, 32-head, 32-layer model with 8 key/value heads, 32,768 tokens, batch 1, bf16)"},
+                       {Opt::EmbDim, ""},
+                       {Opt::Heads, ""},
+                       {Opt::KvGroups, ""},
+                       {Opt::Layers, ""},
+                       {Opt::ContextLength, ""},
+                       {Opt::Batch, ""},
+                       {Opt::DType, ""}},
+                      llama,
+                      run_kv_cache,
+                      /*uses_inputs=*/false,
+                      Opt::KvCache};
+  return {gqa_info(), {lesson, kv_cache}};
 }
 
 }  // namespace attn

@@ -1,42 +1,39 @@
 // attn mha — 3.6.2 Implementing multi-head attention with weight splits. One projection each for
 // queries, keys and values; view and transpose split them into heads that attend in parallel; an
 // output projection mixes the heads' results.
-#include <CLI/CLI.hpp>
-
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {
 
-const LessonInfo kMhaLesson{"mha", "3.6.2", "Implementing multi-head attention with weight splits",
-                            "MultiHeadAttention: one projection split into heads by view and transpose"};
+// A function, not a global: the registry may be asked for during static initialisation.
+static LessonInfo mha_info() {
+  return {"mha", "3.6.2", "Implementing multi-head attention with weight splits", "MultiHeadAttention: one projection split into heads by view and transpose"};
+}
 
-ModuleOptions mha_defaults() { return ModuleOptions{}; }
-
-Trace run_mha(const Inputs& in, const ModuleOptions& opt) {
-  check_heads(opt, false);
+Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
+  check_heads(cfg, false);
   check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights",
-                 {opt.batch, opt.heads, in.num_tokens(), in.num_tokens()});
-  check_elements("the (b, num_tokens, d_out) projections", {opt.batch, in.num_tokens(), opt.d_out});
-  const std::uint64_t seed = opt.seed.value_or(123);
-  const std::size_t b = opt.batch, n = in.num_tokens(), h = opt.heads, hd = opt.d_out / opt.heads;
+                 {cfg.batch, cfg.heads, in.num_tokens(), in.num_tokens()});
+  check_elements("the (b, num_tokens, d_out) projections", {cfg.batch, in.num_tokens(), cfg.d_out});
+  const std::uint64_t seed = cfg.seed.value_or(123);
+  const std::size_t b = cfg.batch, n = in.num_tokens(), h = cfg.heads, hd = cfg.d_out / cfg.heads;
   const std::string shape_bnhd = "(b, num_tokens, num_heads, head_dim) = (" + std::to_string(b) + ", " +
                                  std::to_string(n) + ", " + std::to_string(h) + ", " + std::to_string(hd) + ")";
   const std::string shape_bhnd = "(b, num_heads, num_tokens, head_dim) = (" + std::to_string(b) + ", " +
                                  std::to_string(h) + ", " + std::to_string(n) + ", " + std::to_string(hd) + ")";
-  Trace t(kMhaLesson, in);
-  record_module_config(t, opt, true, false, true, true);
+  Trace t(mha_info(), in);
   t.config["manual_seeds"] = {seed};
-  const std::string ctor = "MultiHeadAttention(d_in, d_out, context_length, " + py_float(opt.dropout) +
-                           ", num_heads=" + std::to_string(h) + (opt.qkv_bias ? ", qkv_bias=True" : "") + ")";
+  const std::string ctor = "MultiHeadAttention(d_in, d_out, context_length, " + py_float(cfg.dropout) +
+                           ", num_heads=" + std::to_string(h) + (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
   const Tensor3 batch = add_batch_step(t, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
-  const MultiHeadAttention mha(in.d_in(), opt.d_out, opt.dropout, h, opt.qkv_bias, gen);
+  const MultiHeadAttention mha(in.d_in(), cfg.d_out, cfg.dropout, h, cfg.qkv_bias, gen);
   t.modules.push_back({"mha", ctor, mha.num_parameters()});
   t.notes.push_back("num_heads = " + std::to_string(h) + ", head_dim = d_out / num_heads = " + std::to_string(hd));
-  const MultiHeadPass p = mha.attend(batch, gen, opt.dropout_rng);
+  const MultiHeadPass p = mha.attend(batch, gen, cfg.dropout_rng);
 
   const std::string proj = "One matrix product projects all heads at once: (b, num_tokens, d_out).";
   t.add("queries", "Queries, all heads together", proj, "queries = self.W_query(x)", p.queries_proj);
@@ -87,15 +84,17 @@ Trace run_mha(const Inputs& in, const ModuleOptions& opt) {
   return t;
 }
 
-void register_mha(LessonRegistry& registry) {
-  auto opt = std::make_shared<ModuleOptions>(mha_defaults());
-  CLI::App* cmd = registry.add(kMhaLesson, [opt](const Inputs& in) { return run_mha(in, *opt); });
-  add_heads_option(cmd, opt->heads);
-  add_d_out_option(cmd, opt->d_out, "Output dimension of the whole module, split over the heads");
-  add_dropout_options(cmd, opt->dropout, opt->dropout_rng, "Dropout probability on the attention weights");
-  add_batch_option(cmd, opt->batch);
-  add_seed_option(cmd, opt->seed, "123");
-  add_qkv_bias_option(cmd, opt->qkv_bias);
+Lesson mha_lesson() {
+  return {mha_info(),
+          {{{{Opt::Heads, ""},
+             {Opt::DOut, "Output dimension of the whole module, split over the heads"},
+             {Opt::Dropout, "Dropout probability on the attention weights"},
+             {Opt::DropoutRng, ""},
+             {Opt::Batch, ""},
+             {Opt::Seed, seed_help("123")},
+             {Opt::QkvBias, ""}},
+            LessonConfig{},
+            run_mha}}};
 }
 
 }  // namespace attn

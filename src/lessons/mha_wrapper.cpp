@@ -1,37 +1,34 @@
 // attn mha-wrapper — 3.6.1 Stacking multiple single-head attention layers. Several CausalAttention
 // heads, each with its own weights, run side by side; their outputs are concatenated.
-#include <CLI/CLI.hpp>
-
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {
 
-const LessonInfo kMhaWrapperLesson{"mha-wrapper", "3.6.1", "Stacking multiple single-head attention layers",
-                                   "Multi-head attention as a list of CausalAttention heads, outputs concatenated"};
+// A function, not a global: the registry may be asked for during static initialisation.
+static LessonInfo mha_wrapper_info() {
+  return {"mha-wrapper", "3.6.1", "Stacking multiple single-head attention layers", "Multi-head attention as a list of CausalAttention heads, outputs concatenated"};
+}
 
-ModuleOptions mha_wrapper_defaults() { return ModuleOptions{}; }
-
-Trace run_mha_wrapper(const Inputs& in, const ModuleOptions& opt) {
+Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg) {
   check_elements("the (b, num_tokens, num_tokens) attention weights of every head",
-                 {opt.heads, opt.batch, in.num_tokens(), in.num_tokens()});
-  check_elements("the heads' weights", {opt.heads, 3, in.d_in(), opt.d_out});
-  check_elements("the (b, num_tokens, heads * d_out) context vectors", {opt.batch, in.num_tokens(), opt.heads, opt.d_out});
-  const std::uint64_t seed = opt.seed.value_or(123);
-  Trace t(kMhaWrapperLesson, in);
-  record_module_config(t, opt, true, false, true, true);
+                 {cfg.heads, cfg.batch, in.num_tokens(), in.num_tokens()});
+  check_elements("the heads' weights", {cfg.heads, 3, in.d_in(), cfg.d_out});
+  check_elements("the (b, num_tokens, heads * d_out) context vectors", {cfg.batch, in.num_tokens(), cfg.heads, cfg.d_out});
+  const std::uint64_t seed = cfg.seed.value_or(123);
+  Trace t(mha_wrapper_info(), in);
   t.config["manual_seeds"] = {seed};
-  const std::string ctor = "MultiHeadAttentionWrapper(d_in, d_out, context_length, " + py_float(opt.dropout) +
-                           ", num_heads=" + std::to_string(opt.heads) + (opt.qkv_bias ? ", qkv_bias=True" : "") + ")";
+  const std::string ctor = "MultiHeadAttentionWrapper(d_in, d_out, context_length, " + py_float(cfg.dropout) +
+                           ", num_heads=" + std::to_string(cfg.heads) + (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
-  const Tensor3 batch = add_batch_step(t, in.embeddings, opt.batch);  // (b, num_tokens, d_in)
+  const Tensor3 batch = add_batch_step(t, in.embeddings, cfg.batch);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
-  const MultiHeadAttentionWrapper mha(in.d_in(), opt.d_out, opt.dropout, opt.heads, opt.qkv_bias, gen);
+  const MultiHeadAttentionWrapper mha(in.d_in(), cfg.d_out, cfg.dropout, cfg.heads, cfg.qkv_bias, gen);
   t.modules.push_back({"mha", ctor, mha.num_parameters()});
   t.notes.push_back("each head is a CausalAttention with its own W_query, W_key, W_value (d_out = " +
-                    std::to_string(opt.d_out) + " per head), drawn head by head");
-  const auto passes = mha.attend(batch, gen, opt.dropout_rng);
+                    std::to_string(cfg.d_out) + " per head), drawn head by head");
+  const auto passes = mha.attend(batch, gen, cfg.dropout_rng);
   for (std::size_t h = 0; h < passes.size(); ++h) {
     const std::string hs = std::to_string(h);
     t.add("head_" + hs + "_attn_weights", "Head " + hs + ": causal attention weights",
@@ -44,23 +41,25 @@ Trace run_mha_wrapper(const Inputs& in, const ModuleOptions& opt) {
   }
   t.add("context_vecs", "Concatenated context vectors",
         "The heads' outputs side by side along the last dimension: (batch, num_tokens, num_heads * d_out) = (" +
-            std::to_string(opt.batch) + ", " + std::to_string(in.num_tokens()) + ", " +
-            std::to_string(opt.heads * opt.d_out) + ").",
+            std::to_string(cfg.batch) + ", " + std::to_string(in.num_tokens()) + ", " +
+            std::to_string(cfg.heads * cfg.d_out) + ").",
         "torch.manual_seed(" + std::to_string(seed) + ")\nmha = " + ctor +
             "\ncontext_vecs = mha(batch)  # torch.cat([head(x) for head in self.heads], dim=-1)",
         MultiHeadAttentionWrapper::concat(passes));
   return t;
 }
 
-void register_mha_wrapper(LessonRegistry& registry) {
-  auto opt = std::make_shared<ModuleOptions>(mha_wrapper_defaults());
-  CLI::App* cmd = registry.add(kMhaWrapperLesson, [opt](const Inputs& in) { return run_mha_wrapper(in, *opt); });
-  add_heads_option(cmd, opt->heads);
-  add_d_out_option(cmd, opt->d_out, "Output dimension of each head (--d-out 1 is exercise 3.2)");
-  add_dropout_options(cmd, opt->dropout, opt->dropout_rng, "Dropout probability inside each head");
-  add_batch_option(cmd, opt->batch);
-  add_seed_option(cmd, opt->seed, "123");
-  add_qkv_bias_option(cmd, opt->qkv_bias);
+Lesson mha_wrapper_lesson() {
+  return {mha_wrapper_info(),
+          {{{{Opt::Heads, ""},
+             {Opt::DOut, "Output dimension of each head (--d-out 1 is exercise 3.2)"},
+             {Opt::Dropout, "Dropout probability inside each head"},
+             {Opt::DropoutRng, ""},
+             {Opt::Batch, ""},
+             {Opt::Seed, seed_help("123")},
+             {Opt::QkvBias, ""}},
+            LessonConfig{},
+            run_mha_wrapper}}};
 }
 
 }  // namespace attn

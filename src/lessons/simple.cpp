@@ -1,22 +1,21 @@
 // attn simple — 3.3.1 A simple self-attention mechanism without trainable weights.
 // One query token attends to every input token: dot-product scores, three ways to normalise them,
 // and the weighted sum of the inputs that is the query's context vector.
-#include <CLI/CLI.hpp>
-
 #include "core/nn.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {
 
-const LessonInfo kSimpleLesson{
-    "simple", "3.3.1", "A simple self-attention mechanism without trainable weights",
-    "One query attends to every token: dot-product scores, softmax weights, one context vector"};
+// A function, not a global: the registry may be asked for during static initialisation.
+static LessonInfo simple_info() {
+  return {"simple", "3.3.1", "A simple self-attention mechanism without trainable weights", "One query attends to every token: dot-product scores, softmax weights, one context vector"};
+}
 
-Trace run_simple(const Inputs& in, const SimpleOptions& opt) {
-  const std::size_t q = effective_query(opt.query, in);
+Trace run_simple(const Inputs& in, const LessonConfig& cfg) {
+  const std::size_t q = effective_query(cfg.query, in);
   const std::string qs = std::to_string(q);
   const std::string who = "\"" + in.tokens[q] + "\"";
-  Trace t(kSimpleLesson, in);
+  Trace t(simple_info(), in);
   t.config["query"] = q;
   t.notes.push_back("query: token " + token_label(in, q) + " (--query)");
 
@@ -89,10 +88,6 @@ Trace run_simple(const Inputs& in, const SimpleOptions& opt) {
   return t;
 }
 
-void register_simple(LessonRegistry& registry) {
-  auto opt = std::make_shared<SimpleOptions>();
-  CLI::App* cmd = registry.add(kSimpleLesson, [opt](const Inputs& in) { return run_simple(in, *opt); });
-  add_query_option(cmd, opt->query);
-}
+Lesson simple_lesson() { return {simple_info(), {{{{Opt::Query, ""}}, LessonConfig{}, run_simple}}}; }
 
 }  // namespace attn

@@ -3,40 +3,36 @@
 // scores are scaled by sqrt(d_k); then the same computation packed into SelfAttention_v1 and _v2.
 #include <cmath>
 
-#include <CLI/CLI.hpp>
-
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {
 
-const LessonInfo kTrainableLesson{
-    "trainable", "3.4.1-3.4.2", "Implementing self-attention with trainable weights",
-    "Query, key and value weights, scaled dot-product attention, SelfAttention_v1 and _v2"};
+// A function, not a global: the registry may be asked for during static initialisation.
+static LessonInfo trainable_info() {
+  return {"trainable", "3.4.1-3.4.2", "Implementing self-attention with trainable weights", "Query, key and value weights, scaled dot-product attention, SelfAttention_v1 and _v2"};
+}
 
-Trace run_trainable(const Inputs& in, const TrainableOptions& opt) {
-  if (opt.d_out == 0) throw UsageError("--d-out must be at least 1");
-  const std::size_t q = effective_query(opt.query, in);
+Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
+  if (cfg.d_out == 0) throw UsageError("--d-out must be at least 1");
+  const std::size_t q = effective_query(cfg.query, in);
   const std::string qs = std::to_string(q);
   const std::string who = "\"" + in.tokens[q] + "\"";
   // The book seeds three times: the step-by-step weights, SelfAttention_v1, SelfAttention_v2.
-  const std::uint64_t seed_w = opt.seed.value_or(123);
-  const std::uint64_t seed_v1 = opt.seed.value_or(123);
-  const std::uint64_t seed_v2 = opt.seed.value_or(789);
+  const std::uint64_t seed_w = cfg.seed.value_or(123);
+  const std::uint64_t seed_v1 = cfg.seed.value_or(123);
+  const std::uint64_t seed_v2 = cfg.seed.value_or(789);
   const std::size_t d_in = in.d_in();
-  const std::size_t d_out = opt.d_out;
-  const std::string bias_arg = opt.qkv_bias ? ", qkv_bias=True" : "";
+  const std::size_t d_out = cfg.d_out;
+  const std::string bias_arg = cfg.qkv_bias ? ", qkv_bias=True" : "";
 
-  Trace t(kTrainableLesson, in);
-  t.config["d_out"] = d_out;
-  t.config["seed"] = opt.seed ? nlohmann::ordered_json(*opt.seed) : nlohmann::ordered_json(nullptr);
-  t.config["manual_seeds"] = {seed_w, seed_v1, seed_v2};
-  t.config["qkv_bias"] = opt.qkv_bias;
+  Trace t(trainable_info(), in);
   t.config["query"] = q;
+  t.config["manual_seeds"] = {seed_w, seed_v1, seed_v2};
   t.notes.push_back("query: token " + token_label(in, q) + " (--query)");
   t.notes.push_back("d_in = " + std::to_string(d_in) + ", d_out = " + std::to_string(d_out) +
                     "; torch.manual_seed values: " + std::to_string(seed_w) + ", " + std::to_string(seed_v1) +
-                    ", " + std::to_string(seed_v2) + (opt.seed ? " (--seed)" : " (the book's)"));
+                    ", " + std::to_string(seed_v2) + (cfg.seed ? " (--seed)" : " (the book's)"));
 
   const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
   Vector x_2 = xt::row(inputs, q);       // (d_in,)
@@ -113,7 +109,7 @@ Trace run_trainable(const Inputs& in, const TrainableOptions& opt) {
         sa_v1_output);
 
   gen.manual_seed(seed_v2);
-  const SelfAttention_v2 sa_v2(d_in, d_out, opt.qkv_bias, gen);
+  const SelfAttention_v2 sa_v2(d_in, d_out, cfg.qkv_bias, gen);
   Matrix sa_v2_output = sa_v2.forward(inputs);  // (num_tokens, d_out)
   t.add("sa_v2_output", "SelfAttention_v2: the same with nn.Linear layers",
         "nn.Linear stores the transposed weight and initialises it with a better scheme than torch.rand, so "
@@ -124,13 +120,14 @@ Trace run_trainable(const Inputs& in, const TrainableOptions& opt) {
   return t;
 }
 
-void register_trainable(LessonRegistry& registry) {
-  auto opt = std::make_shared<TrainableOptions>();
-  CLI::App* cmd = registry.add(kTrainableLesson, [opt](const Inputs& in) { return run_trainable(in, *opt); });
-  add_d_out_option(cmd, opt->d_out, "Output dimension of the query, key and value projections");
-  add_seed_option(cmd, opt->seed, "123, 123 and 789; --seed 123 reproduces exercise 3.1");
-  add_qkv_bias_option(cmd, opt->qkv_bias);
-  add_query_option(cmd, opt->query);
+Lesson trainable_lesson() {
+  return {trainable_info(),
+          {{{{Opt::DOut, "Output dimension of the query, key and value projections"},
+             {Opt::Seed, seed_help("123, 123 and 789; --seed 123 reproduces exercise 3.1")},
+             {Opt::QkvBias, ""},
+             {Opt::Query, ""}},
+            LessonConfig{},
+            run_trainable}}};
 }
 
 }  // namespace attn

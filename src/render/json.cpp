@@ -3,6 +3,10 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "core/strings.hpp"
+
 namespace attn {
 
 namespace {
@@ -86,7 +90,9 @@ void write(std::string& out, const ojson& j, int depth) {
 
 }  // namespace
 
-ojson trace_to_json(const Trace& trace) {
+ojson trace_to_json(const Trace& trace) { return trace_to_json(trace, Document{trace.info.name, {}, {}}); }
+
+ojson trace_to_json(const Trace& trace, const Document& shown) {
   ojson doc;
   doc["schema_version"] = kJsonSchemaVersion;
   doc["lesson"] = trace.info.name;
@@ -99,6 +105,7 @@ ojson trace_to_json(const Trace& trace) {
   if (!trace.report.is_null()) doc["report"] = trace.report;
   ojson steps = ojson::array();
   for (const auto& s : trace.steps) {
+    if (!shown.shows(s)) continue;
     ojson step;
     step["id"] = s.id;
     step["title"] = s.title;
@@ -118,5 +125,35 @@ std::string dump_json(const ojson& doc) {
   out += "\n";
   return out;
 }
+
+namespace {
+
+class JsonRenderer : public Renderer {
+ public:
+  void check(const Document& doc) const override {
+    std::size_t numbers = 0;
+    for (const auto& t : doc.traces)
+      for (const auto& s : t.steps)
+        if (doc.shows(s)) numbers += s.tensor.size();
+    if (numbers > kMaxJsonNumbers)
+      throw UsageError("--json would write " + with_commas(numbers) + " numbers, more than the limit of " +
+                       with_commas(kMaxJsonNumbers) + "; the text view summarises large tensors");
+  }
+
+  std::vector<Chunk> render(const Document& doc) const override {
+    if (!doc.is_tour()) return {{dump_json(trace_to_json(doc.traces.front(), doc))}};
+    // The tour: one document holding each lesson's.
+    ojson all;
+    all["schema_version"] = kJsonSchemaVersion;
+    all["lesson"] = doc.command;
+    all["lessons"] = ojson::array();
+    for (const auto& t : doc.traces) all["lessons"].push_back(trace_to_json(t, doc));
+    return {{dump_json(all)}};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Renderer> make_json_renderer(const RenderOptions&) { return std::make_unique<JsonRenderer>(); }
 
 }  // namespace attn

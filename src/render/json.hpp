@@ -1,17 +1,22 @@
 #pragma once
-// The --json renderer: one RFC 8259 document per run (schema in docs/json.md).
+// The JSON renderer: one RFC 8259 document per run (schema in docs/json.md), and the number format every
+// JSON document of attn uses (the lessons', `attn list --json`, `attn bench --json`).
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "lessons/lesson.hpp"
+#include "render/renderer.hpp"
 
 namespace attn {
 
 inline constexpr int kJsonSchemaVersion = 1;
 
-// The document as a value. Tensor data are nested arrays of float32 values (held as doubles).
-nlohmann::ordered_json trace_to_json(const Trace& trace);
+std::unique_ptr<Renderer> make_json_renderer(const RenderOptions& options);
+
+// One lesson's document as a value, with the steps `doc` shows. Tensor data are nested arrays of float32
+// values (held as doubles).
+nlohmann::ordered_json trace_to_json(const Trace& trace, const Document& doc);
+nlohmann::ordered_json trace_to_json(const Trace& trace);  // every step
 
 // Serialises a document: every floating-point number as the shortest decimal that reads back to the
 // same float32 (std::to_chars), the non-finite ones as the strings "inf", "-inf" and "nan" (JSON has

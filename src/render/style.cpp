@@ -1,7 +1,6 @@
 #include "render/style.hpp"
 
 #include <cstdlib>
-#include <stdexcept>
 #include <unistd.h>
 
 namespace attn {
@@ -19,13 +18,6 @@ Terminal Terminal::of_process() {
   t.term = env("TERM");
   t.colorterm = env("COLORTERM");
   return t;
-}
-
-When parse_when(const std::string& s) {
-  if (s == "never") return When::Never;
-  if (s == "auto") return When::Auto;
-  if (s == "always") return When::Always;
-  throw std::invalid_argument("expected never, auto or always, got '" + s + "'");
 }
 
 TextStyle resolve_style(When color, When heatmap, bool explain, bool quiet, const Terminal& term) {

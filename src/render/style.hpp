@@ -17,7 +17,6 @@ struct Terminal {
 };
 
 enum class When { Never, Auto, Always };
-When parse_when(const std::string& s);  // "never" | "auto" | "always"
 
 struct TextStyle {
   bool color = false;      // ANSI escapes at all

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/strings.hpp"
 #include "render/heatmap.hpp"
 #include "render/torch_print.hpp"
 
@@ -55,9 +56,11 @@ std::string torch_size(const AnyTensor& t) {
   return out + "])";
 }
 
-std::vector<std::string> render_text_chunks(const Trace& trace, const TextStyle& style) {
+namespace {
+
+// One lesson: its header (no pause after it), then one piece per step shown.
+void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& style, std::vector<Chunk>& chunks) {
   const Paint paint{style.color};
-  std::vector<std::string> chunks;
   std::string head;
   if (!style.quiet) {
     head += paint.bold("attn " + trace.info.name) + " -- " + trace.info.section + " " + trace.info.title + "\n";
@@ -70,14 +73,17 @@ std::vector<std::string> render_text_chunks(const Trace& trace, const TextStyle&
     for (const auto& m : trace.modules)
       head += "module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) + " parameters\n";
   }
-  chunks.push_back(head);
+  chunks.push_back({head, false});
 
+  // Steps keep their number in the lesson ("[3/10]") when --step shows only some.
   const std::size_t total = trace.steps.size();
+  std::size_t shown = 0;
   for (std::size_t i = 0; i < total; ++i) {
     const Step& s = trace.steps[i];
+    if (!doc.shows(s)) continue;
     std::string out;
     if (style.quiet) {
-      out += (i ? "\n" : "") + s.id + "\n";
+      out += (shown ? "\n" : "") + s.id + "\n";
     } else {
       out += "\n" + paint.dim("[" + std::to_string(i + 1) + "/" + std::to_string(total) + "]") + " " +
              paint.bold(paint.cyan(s.id)) + " -- " + s.title + "\n";
@@ -89,15 +95,49 @@ std::vector<std::string> render_text_chunks(const Trace& trace, const TextStyle&
     }
     out += torch_str(s.tensor) + "\n";
     if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, style);
-    chunks.push_back(out);
+    chunks.push_back({out, true});
+    ++shown;
   }
-  return chunks;
+}
+
+class TextRenderer : public Renderer {
+ public:
+  explicit TextRenderer(const RenderOptions& options) : style_(options.style) {}
+
+  std::vector<Chunk> render(const Document& doc) const override {
+    std::vector<Chunk> chunks;
+    if (!doc.is_tour()) {
+      for (const Trace& t : doc.traces) lesson_chunks(t, doc, style_, chunks);
+      return chunks;
+    }
+    // The tour: a banner before each lesson.
+    const Paint paint{style_.color};
+    const std::string rule(78, '=');
+    for (std::size_t k = 0; k < doc.traces.size(); ++k) {
+      const Trace& t = doc.traces[k];
+      chunks.push_back({(k ? "\n" : "") + paint.bold(rule) + "\n" +
+                            paint.bold("Lesson " + std::to_string(k + 1) + " of " + std::to_string(doc.traces.size()) +
+                                       ": attn " + t.info.name + " -- " + t.info.section + " " + t.info.title) +
+                            "\n" + paint.bold(rule) + "\n",
+                        false});
+      lesson_chunks(t, doc, style_, chunks);
+    }
+    return chunks;
+  }
+
+ private:
+  TextStyle style_;
+};
+
+}  // namespace
+
+std::unique_ptr<Renderer> make_text_renderer(const RenderOptions& options) {
+  return std::make_unique<TextRenderer>(options);
 }
 
 std::string render_text(const Trace& trace, const TextStyle& style) {
-  std::string out;
-  for (const auto& chunk : render_text_chunks(trace, style)) out += chunk;
-  return out;
+  Document doc{trace.info.name, {trace}, {}};
+  return join(TextRenderer({style}).render(doc));
 }
 
 }  // namespace attn

@@ -1,19 +1,16 @@
 #pragma once
-// The default renderer: each step's title, explanation, PyTorch code and shape, then its tensor
-// printed exactly as PyTorch's print() shows it, so it can be laid beside the book; weight matrices
-// can also be drawn as heatmaps.
+// The default renderer: each step's title, explanation, PyTorch code and shape, then its tensor printed
+// exactly as PyTorch's print() shows it, so it can be laid beside the book; weight matrices can also be
+// drawn as heatmaps. Its pieces are the header and one per step, which is where --pause waits.
 #include <string>
-#include <vector>
 
-#include "lessons/lesson.hpp"
-#include "render/style.hpp"
+#include "render/renderer.hpp"
 
 namespace attn {
 
-// The text view in pieces: the lesson's header, then one piece per step (what --pause shows at a time).
-std::vector<std::string> render_text_chunks(const Trace& trace, const TextStyle& style);
+std::unique_ptr<Renderer> make_text_renderer(const RenderOptions& options);
 
-// All pieces joined.
+// One lesson's text view, whole (for tests and the fuzzer).
 std::string render_text(const Trace& trace, const TextStyle& style = {});
 
 // torch.Size([6, 2]) for a shape.

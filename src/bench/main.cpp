@@ -1,0 +1,47 @@
+// attn-bench: the benchmark behind `attn bench`, a program of its own in the manner of llm.c's dev/
+// benchmarks. What it does to its process stays here: every allocation is counted (alloc_counter.cpp
+// replaces the global operator new), glibc keeps freed memory (mallopt in run_bench), OpenBLAS threads
+// are set around the fused kernels. `attn bench` checks the options, runs this with the same arguments,
+// and passes its output on; it can also be run by hand from the build tree (build/attn-bench --help).
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "bench/bench.hpp"
+#include "cli/errors.hpp"
+#include "cli/options.hpp"
+#include "render/json.hpp"
+
+int main(int argc, char** argv) {
+  using namespace attn;
+  CommandLine parsed;
+  const CommandLine defaults;
+  CLI::App app{"attn-bench: times the chapter's multi-head attention implementations (what `attn bench` runs)",
+               "attn-bench"};
+  for (const OptionSpec* spec : options_in(Scope::Bench)) spec->add(&app, parsed, defaults, spec->help);
+  bool progress = false;
+  app.add_flag("--progress", progress, "A line on stderr as each implementation finishes");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
+    std::cerr << "attn: " << e.what() << " (see 'attn bench --help')\n";
+    return kExitUsage;
+  }
+  try {
+    check_bench(parsed.bench);
+    const BenchReport report = run_bench(parsed.bench, [progress](const std::string& impl) {
+      if (progress) std::cerr << "attn: bench: " << impl << " done" << std::endl;
+    });
+    std::cout << (parsed.output.json ? dump_json(bench_json(report)) : render_bench_text(report)) << std::flush;
+    if (!std::cout) {
+      std::cerr << "attn: cannot write output: " << std::strerror(errno) << "\n";
+      return kExitRuntime;
+    }
+    return kExitOk;
+  } catch (...) {
+    return report_failure(std::cerr, "bench");
+  }
+}

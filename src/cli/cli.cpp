@@ -1,0 +1,432 @@
+// The command line: parse -> load -> run -> render. Subcommands and their options come from the lesson
+// registry (lessons/registry.cpp) and the option table (cli/options.cpp); the output from a renderer
+// (render/formats.cpp). `attn bench` runs in its own process (cli/bench_process.cpp).
+#include "cli/cli.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/bench_process.hpp"
+#include "cli/options.hpp"
+#include "core/errors.hpp"
+#include "core/torch_random.hpp"
+#include "lessons/registry.hpp"
+#include "render/json.hpp"
+#include "render/renderer.hpp"
+
+namespace attn {
+
+namespace {
+
+const char* const kDescription =
+    "attn -- every step of attention, as chapter 3 of \"Build a Large Language Model\n"
+    "(From Scratch)\" computes it.\n"
+    "\n"
+    "Each subcommand is one lesson of the chapter, in book order. It runs on the book's\n"
+    "six tokens, \"Your journey starts with one step\" (or your own --input), and shows\n"
+    "every intermediate score, weight and context tensor under the variable name the\n"
+    "book uses, with a short explanation, the PyTorch line that computes it, and the\n"
+    "numbers exactly as PyTorch prints them in the book.\n";
+
+const char* const kFooter =
+    "Examples:\n"
+    "  attn list                      the lessons in book order\n"
+    "  attn simple                    one query, step by step (start here)\n"
+    "  attn tour --pause              every lesson, one step per Enter (for class)\n"
+    "  attn trainable --seed 123      exercise 3.1's weights\n"
+    "  attn gqa --kv-cache            how much KV-cache memory grouped-query attention saves\n"
+    "  attn all-tokens --json | jq '.steps[] | select(.id == \"attn_weights\") | .data'\n"
+    "\n"
+    "Run 'attn LESSON --help' for a lesson's options. JSON schema: docs/json.md.";
+
+const char* const kBenchFooter =
+    "All four compute the same function on the same weights (max|diff| is each one's distance from mha):\n"
+    "  wrapper  section 3.6.1: a CausalAttention per head, their outputs concatenated\n"
+    "  mha      section 3.6.2: one projection per Q/K/V, heads as views, the full (b, h, T, T) scores\n"
+    "  fused    mha's weights on a tiled kernel with an online softmax: no (T, T) matrix, no work above\n"
+    "           the diagonal, both cores\n"
+    "  gqa      grouped-query attention: --kv-groups key/value heads shared by the query heads, fused\n"
+    "Timing: a warm-up, then the median of --repeats runs. GFLOP/s counts useful work only (the projections\n"
+    "and the causal half of the scores, not the masked half); %SGEMM compares it with this machine's own\n"
+    "matrix-product rate. The default shape is GPT-2 small's and takes about 20 s on two cores.\n"
+    "Example: attn bench --tokens 256 --repeats 3. Figures: docs/performance.md.";
+
+// A subcommand and the options it was given, each with the table entry it came from.
+struct Sub {
+  CLI::App* app = nullptr;
+  const Lesson* lesson = nullptr;  // for a lesson's subcommand
+  std::vector<std::pair<const OptionSpec*, CLI::Option*>> options;
+
+  void add(const OptionSpec& spec, CommandLine& target, const CommandLine& defaults, const std::string& help,
+           bool shown = true) {
+    CLI::Option* o = spec.add(app, target, defaults, help.empty() ? spec.help : help);
+    if (!shown) o->group("");  // accepted by the parser only to say clearly that it does not apply
+    options.emplace_back(&spec, o);
+  }
+  bool given(const std::string& name) const {
+    for (const auto& [s, o] : options)
+      if (s->spellings().front() == name) return o->count() > 0;
+    return false;
+  }
+  bool given(const OptionSpec& spec) const {
+    for (const auto& [s, o] : options)
+      if (s == &spec) return o->count() > 0;
+    return false;
+  }
+};
+
+struct Cli {
+  CLI::App app{kDescription, "attn"};
+  std::vector<Sub> lessons;
+  Sub list, tour, bench;
+};
+
+void add_each(Sub& sub, Scope scope, CommandLine& target, const CommandLine& defaults) {
+  for (const OptionSpec* spec : options_in(scope)) sub.add(*spec, target, defaults, "");
+}
+
+// Adds `hidden` (accepted only to say clearly that they do not apply), then the help flag, so that CLI11's
+// help lists the visible options under "Options" without a stray blank line for the hidden group.
+void add_hidden(Sub& sub, const std::vector<const OptionSpec*>& hidden, CommandLine& parsed,
+                const CommandLine& defaults) {
+  sub.app->set_help_flag();
+  for (const OptionSpec* spec : hidden) sub.add(*spec, parsed, defaults, "", false);
+  sub.app->set_help_flag("-h,--help", "Print this help message and exit");
+}
+
+// A lesson's subcommand: the input and output options, then its modes' options with the help and defaults
+// of the first mode that takes each; every other lesson option hidden.
+Sub setup_lesson(CLI::App& app, const Lesson& lesson, CommandLine& parsed) {
+  Sub sub;
+  sub.lesson = &lesson;
+  sub.app = app.add_subcommand(lesson.info.name, lesson.info.summary + " (book section " + lesson.info.section + ")");
+  CommandLine defaults;
+  defaults.lesson = lesson.modes.front().defaults;
+  std::vector<const OptionSpec*> hidden;
+  for (const OptionSpec* spec : options_in(Scope::Lesson)) {
+    const bool taken = std::any_of(lesson.modes.begin(), lesson.modes.end(),
+                                   [&](const LessonMode& m) { return m.takes(*spec->opt); });
+    if (!taken) hidden.push_back(spec);
+  }
+  add_hidden(sub, hidden, parsed, defaults);
+  for (Scope scope : {Scope::Input, Scope::Output, Scope::Step}) add_each(sub, scope, parsed, defaults);
+  std::vector<Opt> added;
+  for (const LessonMode& mode : lesson.modes) {
+    CommandLine mode_defaults;
+    mode_defaults.lesson = mode.defaults;
+    for (const OptionUse& use : mode.options) {
+      if (std::find(added.begin(), added.end(), use.opt) != added.end()) continue;
+      added.push_back(use.opt);
+      sub.add(lesson_option(use.opt), parsed, mode_defaults, use.help);
+    }
+  }
+  return sub;
+}
+
+void setup(Cli& cli, CommandLine& parsed) {
+  CLI::App& app = cli.app;
+  app.set_version_flag("--version", "attn " ATTN_VERSION, "Print the version and exit");
+  app.require_subcommand(0, 1);
+  app.footer(kFooter);
+  for (const Lesson& lesson : lessons()) cli.lessons.push_back(setup_lesson(app, lesson, parsed));
+  const CommandLine defaults;
+
+  cli.list.app = app.add_subcommand("list", "The lessons in book order: section, what each shows, how to run it");
+  add_each(cli.list, Scope::List, parsed, defaults);
+
+  cli.tour.app = app.add_subcommand("tour", "Every lesson in book order, each with its book defaults");
+  add_hidden(cli.tour, options_in(Scope::Lesson), parsed, defaults);
+  add_each(cli.tour, Scope::Input, parsed, defaults);
+  add_each(cli.tour, Scope::Output, parsed, defaults);
+
+  cli.bench.app = app.add_subcommand(
+      "bench", "Time the chapter's multi-head attention implementations (wrapper, mha, fused, gqa) at GPT-2 size");
+  add_each(cli.bench, Scope::Bench, parsed, defaults);
+  cli.bench.app->footer(kBenchFooter);
+}
+
+// CLI11's messages are one line; name the way to help.
+std::string usage_hint(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return " (see 'attn " + sub->get_name() + " --help')";
+  return " (see 'attn --help')";
+}
+
+// The mode whose selector flag was given, else the lesson itself.
+const LessonMode& chosen_mode(const Sub& sub) {
+  for (const LessonMode& mode : sub.lesson->modes)
+    if (mode.selector && sub.given(lesson_option(*mode.selector))) return mode;
+  return sub.lesson->modes.front();
+}
+
+// A given option the chosen lesson and mode do not use: a UsageError that says so.
+void check_used(const Sub& sub, const LessonMode* mode, const OptionSpec& spec) {
+  const std::string name = spec.spellings().front();
+  if (sub.lesson == nullptr) {  // the tour
+    if (spec.scope == Scope::Lesson)
+      throw UsageError("attn tour runs every lesson with the book's values and does not take " + name);
+    return;
+  }
+  const std::string& lesson = sub.lesson->info.name;
+  const auto selector_name = [](const LessonMode& m) { return lesson_option(*m.selector).spellings().front(); };
+  if (spec.scope == Scope::Input && !mode->uses_inputs)
+    throw UsageError(name + " does not apply with " + selector_name(*mode) + ", which reads no embeddings");
+  if (spec.scope != Scope::Lesson || mode->takes(*spec.opt)) return;
+  for (const LessonMode& other : sub.lesson->modes)
+    if (&other != mode && other.takes(*spec.opt)) {
+      if (other.selector) throw UsageError(name + " only applies with " + selector_name(other));
+      throw UsageError(name + " does not apply with " + selector_name(*mode));
+    }
+  throw UsageError("attn " + lesson + " does not take " + name);
+}
+
+// The options given on the command line over the defaults of the chosen mode, each checked to apply.
+CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine& parsed) {
+  CommandLine eff;
+  if (mode != nullptr) eff.lesson = mode->defaults;
+  for (const auto& [spec, option] : sub.options) {
+    if (option->count() == 0) continue;
+    check_used(sub, mode, *spec);
+    spec->take(eff, parsed);
+  }
+  if (eff.output.json) {
+    if (sub.given("--format")) throw UsageError("--json and --format exclude each other (--json is --format json)");
+    eff.output.format = "json";
+  }
+  return eff;
+}
+
+// The inputs the options ask for: --random, --input, or the bundled file.
+Inputs load_inputs(const InputOptions& opt) {
+  if (opt.random && !opt.input.empty()) throw UsageError("--input and --random exclude each other");
+  if (!opt.random) return load_embeddings(opt.input.empty() ? default_embeddings_path() : opt.input);
+  const auto [n, d] = *opt.random;
+  Inputs in;
+  TorchGenerator gen(0);
+  in.embeddings = gen.rand(n, d);  // (n, d)
+  for (std::size_t i = 0; i < n; ++i) in.tokens.push_back("x" + std::to_string(i + 1));
+  in.source = "torch.rand(" + std::to_string(n) + ", " + std::to_string(d) + ") after torch.manual_seed(0)";
+  return in;
+}
+
+// Runs one mode of a lesson and completes its config: "input" (when the mode reads inputs), every option
+// of the mode in option-table order, then what the lesson recorded itself (a resolved value replaces its
+// option's entry in place).
+Trace run_mode(const LessonMode& mode, const Inputs& in, const CommandLine& options) {
+  Trace t = mode.run(in, options.lesson);
+  nlohmann::ordered_json config = nlohmann::ordered_json::object();
+  if (mode.uses_inputs) config["input"] = in.source;
+  for (const OptionSpec* spec : options_in(Scope::Lesson))
+    if (mode.takes(*spec->opt) && spec->config) config[spec->key] = spec->config(options);
+  for (const auto& [key, value] : t.config.items()) config[key] = value;
+  t.config = std::move(config);
+  return t;
+}
+
+// Each --step id must be a step of the lesson.
+void check_steps(const Trace& t, const std::vector<std::string>& ids) {
+  for (const auto& id : ids) {
+    if (t.has_step(id)) continue;
+    std::string known;
+    for (const auto& s : t.steps) known += (known.empty() ? "" : ", ") + s.id;
+    throw UsageError("--step " + id + ": attn " + t.info.name + " has no such step; its steps are " + known);
+  }
+}
+
+// "computing mha... 2.4 s" on `err` while a lesson takes longer than a second, erased when it ends. Only
+// when stderr is a terminal: never in a pipe or a log, never on stdout.
+class Progress {
+ public:
+  Progress(bool enabled, std::string what, std::ostream& err) : err_(err) {
+    if (!enabled) return;
+    worker_ = std::thread([this, what = std::move(what)] {
+      const auto start = std::chrono::steady_clock::now();
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (done_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) return;
+      while (!done_) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        char line[160];
+        std::snprintf(line, sizeof line, "\rattn: computing %s... %.1f s", what.c_str(), s);
+        err_ << line << std::flush;
+        shown_ = true;
+        done_cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; });
+      }
+    });
+  }
+  ~Progress() {
+    if (!worker_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    worker_.join();
+    if (shown_) err_ << "\r\x1b[K" << std::flush;
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+ private:
+  std::ostream& err_;
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  bool shown_ = false;
+};
+
+// Writes the chunks; with pause, waits for Enter after each step and stops on q or end of input.
+void emit(const std::vector<Chunk>& chunks, bool pause, std::ostream& out, std::istream& in, const Paint& paint) {
+  // pause is only ever set when stdin and stdout are terminals.
+  if (!pause) {
+    out << join(chunks);
+    return;
+  }
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    out << chunks[i].text << std::flush;
+    if (!chunks[i].pause_after || i + 1 == chunks.size()) continue;
+    out << paint.dim("-- Enter: next step, q: quit --") << std::flush;
+    std::string line;
+    if (!std::getline(in, line) || line == "q" || line == "Q") {
+      out << "\n" << std::flush;
+      return;
+    }
+    out << "\x1b[1A\x1b[2K" << std::flush;  // a terminal: take the prompt line away again
+  }
+}
+
+// A lesson (`sub.lesson`) or the tour: load, run, render.
+int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, std::ostream& err, std::istream& in,
+                const Terminal& term) {
+  const LessonMode* mode = sub.lesson != nullptr ? &chosen_mode(sub) : nullptr;
+  const CommandLine options = effective(sub, mode, parsed);
+  const OutputOptions& o = options.output;
+  const TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, term);
+  const Format& format = *find_format(o.format);
+  const Inputs inputs = load_inputs(options.input);
+
+  Document doc;
+  doc.command = sub.lesson != nullptr ? sub.lesson->info.name : "tour";
+  {
+    const Progress progress(term.stderr_tty, doc.command, err);
+    if (mode != nullptr) {
+      doc.traces.push_back(run_mode(*mode, inputs, options));
+    } else {
+      for (const Lesson& lesson : lessons()) {
+        CommandLine book = options;
+        book.lesson = lesson.modes.front().defaults;
+        doc.traces.push_back(run_mode(lesson.modes.front(), inputs, book));
+      }
+    }
+  }
+  for (const Trace& t : doc.traces) check_steps(t, o.steps);
+  doc.only = o.steps;
+
+  const auto renderer = format.make(RenderOptions{style});
+  renderer->check(doc);
+  const std::vector<Chunk> chunks = renderer->render(doc);
+  const bool pause = o.pause && format.pausable && term.stdin_tty && term.stdout_tty;
+  emit(chunks, pause, out, in, Paint{style.color});
+  return kExitOk;
+}
+
+// `attn list`: the lessons in book order.
+std::string lesson_table(const Paint& paint) {
+  std::string out = paint.bold("The lessons of chapter 3, in book order") + "\n\n";
+  std::size_t k = 0;
+  for (const Lesson& lesson : lessons()) {
+    const LessonInfo& info = lesson.info;
+    char head[128];
+    std::snprintf(head, sizeof head, "%2zu  %-12s %-12s ", ++k, info.name.c_str(), info.section.c_str());
+    out += head + info.title + "\n";
+    out += std::string(30, ' ') + info.summary + "\n";
+    out += std::string(30, ' ') + paint.cyan("attn " + info.name) + "\n";
+  }
+  out += "\nattn tour runs them all; attn LESSON --help lists a lesson's options.\n";
+  return out;
+}
+
+nlohmann::ordered_json lesson_list_json() {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Lesson& lesson : lessons()) {
+    const LessonInfo& info = lesson.info;
+    list.push_back({{"name", info.name},
+                    {"section", info.section},
+                    {"title", info.title},
+                    {"summary", info.summary},
+                    {"command", "attn " + info.name}});
+  }
+  return list;
+}
+
+int run_list(const CommandLine& parsed, std::ostream& out, const Terminal& term) {
+  const Paint paint{resolve_style(When::Auto, When::Never, true, false, term).color};
+  out << (parsed.list.json ? dump_json(lesson_list_json()) : lesson_table(paint));
+  return kExitOk;
+}
+
+// `attn bench`: checked here, run by attn-bench with the same arguments (and --progress on a terminal).
+int run_bench(const Sub& sub, const CommandLine& parsed, const std::vector<std::string>& args, std::ostream& out,
+              std::ostream& err, const Terminal& term) {
+  check_bench(effective(sub, nullptr, parsed).bench);
+  std::vector<std::string> bench_args(args.begin() + 1, args.end());  // what followed "bench"
+  if (term.stderr_tty) bench_args.push_back("--progress");
+  return run_bench_process(bench_args, out, err);
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::istringstream no_input;
+  return run_cli(args, out, err, no_input, Terminal{});
+}
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, std::istream& in,
+            const Terminal& term) {
+  std::string command;
+  try {
+    CommandLine parsed;  // what CLI11 stores; only the options given are read from it
+    Cli cli;
+    setup(cli, parsed);
+
+    // CLI11 reads argv in the C form.
+    std::vector<const char*> argv{"attn"};
+    for (const auto& a : args) argv.push_back(a.c_str());
+    try {
+      cli.app.parse(static_cast<int>(argv.size()), argv.data());
+    } catch (const CLI::ParseError& e) {
+      if (dynamic_cast<const CLI::CallForVersion*>(&e) != nullptr) {
+        out << "attn " ATTN_VERSION "\n";
+        return kExitOk;
+      }
+      if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return cli.app.exit(e, out, err);  // --help
+      err << "attn: " << e.what() << usage_hint(cli.app) << "\n";
+      return kExitUsage;
+    }
+
+    if (cli.list.app->parsed()) return run_list(parsed, out, term);
+    if (cli.bench.app->parsed()) {
+      command = "bench";
+      return run_bench(cli.bench, parsed, args, out, err, term);
+    }
+    const Sub* chosen = cli.tour.app->parsed() ? &cli.tour : nullptr;
+    for (const Sub& sub : cli.lessons)
+      if (sub.app->parsed()) chosen = &sub;
+    if (chosen == nullptr) {  // plain `attn`: show what there is to learn
+      out << cli.app.help();
+      return kExitOk;
+    }
+    command = chosen->app->get_name();
+    return run_lessons(*chosen, parsed, out, err, in, term);
+  } catch (...) {
+    return report_failure(err, command);
+  }
+}
+
+}  // namespace attn

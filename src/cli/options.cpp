@@ -1,0 +1,401 @@
+// The option table: every option of attn, declared once. Each entry is made by a builder below that
+// binds it to its field of CommandLine, so parsing (CLI11, with its own transformers for the enums), the
+// help, the man page, the completion and the JSON config all come from the same line.
+#include "cli/options.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "core/limits.hpp"
+#include "render/renderer.hpp"
+
+namespace attn {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// The part of CommandLine an option's field lives in.
+template <class S> S& part(CommandLine& c);
+template <> InputOptions& part<InputOptions>(CommandLine& c) { return c.input; }
+template <> OutputOptions& part<OutputOptions>(CommandLine& c) { return c.output; }
+template <> LessonConfig& part<LessonConfig>(CommandLine& c) { return c.lesson; }
+template <> BenchOptions& part<BenchOptions>(CommandLine& c) { return c.bench; }
+template <> ListOptions& part<ListOptions>(CommandLine& c) { return c.list; }
+template <class S> const S& part(const CommandLine& c) { return part<S>(const_cast<CommandLine&>(c)); }
+
+// "never, auto or always"
+std::string one_of(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return out;
+}
+
+// A number as CLI11 shows a default: 0, 0.5.
+std::string shown(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
+  return CLI::Validator([min, max](std::string& v) { return whole_number_error(v, min, max); }, "");
+}
+
+// CLI11's CheckedTransformer turns a word into its enum value; the message names the words.
+template <class E>
+CLI::Validator word_of(const std::vector<std::pair<std::string, E>>& words) {
+  const std::map<std::string, E> map(words.begin(), words.end());
+  std::vector<std::string> names;
+  for (const auto& w : words) names.push_back(w.first);
+  const CLI::Validator to_enum = CLI::CheckedTransformer(map);  // a Validator: copies as one
+  const std::string expected = "expected " + one_of(names);
+  return CLI::Validator(
+      [to_enum, map, expected](std::string& v) -> std::string {
+        if (map.count(v) == 0) return expected + ", got '" + v + "'";
+        return to_enum(v);
+      },
+      "");
+}
+
+template <class E>
+std::string word_for(const std::vector<std::pair<std::string, E>>& words, E value) {
+  for (const auto& w : words)
+    if (w.second == value) return w.first;
+  return "?";
+}
+
+OptionSpec entry(Scope scope, std::optional<Opt> opt, std::string name, std::string type, std::string key,
+                 std::string help) {
+  OptionSpec s;
+  s.scope = scope;
+  s.opt = opt;
+  s.name = std::move(name);
+  s.type_name = std::move(type);
+  s.key = std::move(key);
+  s.help = std::move(help);
+  s.shown_default = [](const CommandLine&) { return std::string(); };
+  return s;
+}
+
+// The value of a field of type T in the JSON config.
+template <class T> ojson config_value(const T& v) { return ojson(v); }
+template <class T> ojson config_value(const std::optional<T>& v) { return v ? ojson(*v) : ojson(nullptr); }
+
+template <class S, class T>
+void bind(OptionSpec& s, T S::*field) {
+  s.take = [field](CommandLine& to, const CommandLine& from) { part<S>(to).*field = part<S>(from).*field; };
+  if (!s.key.empty()) s.config = [field](const CommandLine& c) { return config_value(part<S>(c).*field); };
+}
+
+// A whole number from min to max.
+template <class S>
+OptionSpec whole(Scope scope, std::optional<Opt> opt, std::string name, std::string type, std::size_t S::*field,
+                 std::uint64_t min, std::uint64_t max, std::string key, std::string help) {
+  OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
+  s.range = std::to_string(min) + " to " + std::to_string(max);
+  bind(s, field);
+  s.shown_default = [field](const CommandLine& c) { return std::to_string(part<S>(c).*field); };
+  s.add = [name = s.name, type = s.type_name, field, min, max](CLI::App* app, CommandLine& target,
+                                                               const CommandLine& defaults, const std::string& help) {
+    return app->add_option(name, part<S>(target).*field, help)
+        ->check(whole_number(min, max))
+        ->type_name(type)
+        ->default_str(std::to_string(part<S>(defaults).*field));
+  };
+  return s;
+}
+
+// A whole number that may be left unset (the lesson then picks the book's value).
+template <class S, class T>
+OptionSpec maybe_whole(Scope scope, Opt opt, std::string name, std::string type, std::optional<T> S::*field,
+                       std::uint64_t min, std::uint64_t max, std::string key, std::string help) {
+  OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
+  s.range = std::to_string(min) + " to " + std::to_string(max);
+  bind(s, field);
+  s.add = [name = s.name, type = s.type_name, field, min, max](CLI::App* app, CommandLine& target, const CommandLine&,
+                                                               const std::string& help) {
+    return app->add_option_function<T>(name, [&target, field](const T& v) { part<S>(target).*field = v; }, help)
+        ->check(whole_number(min, max))
+        ->type_name(type);
+  };
+  return s;
+}
+
+template <class S>
+OptionSpec flag(Scope scope, std::optional<Opt> opt, std::string name, bool S::*field, std::string key,
+                std::string help) {
+  OptionSpec s = entry(scope, opt, std::move(name), "", std::move(key), std::move(help));
+  bind(s, field);
+  s.add = [name = s.name, field](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+    return app->add_flag(name, part<S>(target).*field, help);
+  };
+  return s;
+}
+
+// One of a few words, stored as the enum E.
+template <class S, class E>
+OptionSpec choice(Scope scope, std::optional<Opt> opt, std::string name, std::string type, E S::*field,
+                  std::vector<std::pair<std::string, E>> words, std::string key, std::string help) {
+  OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
+  for (const auto& w : words) s.values.push_back(w.first);
+  s.take = [field](CommandLine& to, const CommandLine& from) { part<S>(to).*field = part<S>(from).*field; };
+  if (!s.key.empty()) s.config = [field, words](const CommandLine& c) { return ojson(word_for(words, part<S>(c).*field)); };
+  s.shown_default = [field, words](const CommandLine& c) { return word_for(words, part<S>(c).*field); };
+  s.add = [name = s.name, type = s.type_name, field, words](CLI::App* app, CommandLine& target,
+                                                            const CommandLine& defaults, const std::string& help) {
+    return app->add_option(name, part<S>(target).*field, help)
+        ->transform(word_of(words))
+        ->type_name(type)
+        ->default_str(word_for(words, part<S>(defaults).*field));
+  };
+  return s;
+}
+
+std::vector<std::pair<std::string, When>> when_words() {
+  return {{"never", When::Never}, {"auto", When::Auto}, {"always", When::Always}};
+}
+
+// --random NxD, read once into (N, D) here; the limits are checked as it is read.
+OptionSpec random_option() {
+  OptionSpec s = entry(Scope::Input, std::nullopt, "--random", "NxD", "",
+                       "Random inputs instead: N tokens of D dims from torch.rand(N, D) after torch.manual_seed(0), "
+                       "e.g. 1024x768");
+  s.range = "N from 1 to " + std::to_string(kMaxTokens) + ", D from 1 to " + std::to_string(kMaxDims);
+  s.take = [](CommandLine& to, const CommandLine& from) { to.input.random = from.input.random; };
+  s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+    return app
+        ->add_option_function<std::string>(
+            "--random",
+            [&target](const std::string& v) {
+              const auto x = v.find('x');
+              const auto digits = [](const std::string& d) {
+                return !d.empty() && d.size() <= 9 && d.find_first_not_of("0123456789") == std::string::npos;
+              };
+              if (x == std::string::npos || !digits(v.substr(0, x)) || !digits(v.substr(x + 1)))
+                throw CLI::ValidationError("--random", "expected NxD with whole numbers, e.g. 1024x768, got '" + v + "'");
+              const std::size_t n = std::stoul(v.substr(0, x)), d = std::stoul(v.substr(x + 1));
+              if (n < 1 || n > kMaxTokens)
+                throw CLI::ValidationError("--random " + v + ": N must be from 1 to " + std::to_string(kMaxTokens) +
+                                           " tokens");
+              if (d < 1 || d > kMaxDims)
+                throw CLI::ValidationError("--random " + v + ": D must be from 1 to " + std::to_string(kMaxDims) +
+                                           " dims");
+              target.input.random = std::make_pair(n, d);
+            },
+            help)
+        ->type_name("NxD");
+  };
+  return s;
+}
+
+// --format: one of the renderers (render/formats.cpp).
+OptionSpec format_option() {
+  std::vector<std::string> names;
+  std::string help = "Output format:";
+  for (const auto& f : formats()) {
+    names.push_back(f.name);
+    help += std::string(names.size() == 1 ? " " : "; ") + f.name + ", " + f.help;
+  }
+  OptionSpec s = entry(Scope::Output, std::nullopt, "--format", "FORMAT", "", help);
+  s.values = names;
+  s.shown_default = [](const CommandLine& c) { return c.output.format; };
+  s.take = [](CommandLine& to, const CommandLine& from) { to.output.format = from.output.format; };
+  s.add = [names](CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help) {
+    const CLI::Validator member = CLI::IsMember(names);
+    const std::string expected = "expected " + one_of(names);
+    return app->add_option("--format", target.output.format, help)
+        ->check(CLI::Validator(
+            [member, expected](std::string& v) { return member(v).empty() ? std::string() : expected + ", got '" + v + "'"; },
+            ""))
+        ->type_name("FORMAT")
+        ->default_str(defaults.output.format);
+  };
+  return s;
+}
+
+OptionSpec dropout_option() {
+  OptionSpec s = entry(Scope::Lesson, Opt::Dropout, "--dropout", "P", "dropout", "Dropout probability");
+  s.range = "0 to 1";
+  bind(s, &LessonConfig::dropout);
+  s.shown_default = [](const CommandLine& c) { return shown(c.lesson.dropout); };
+  s.add = [](CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help) {
+    return app->add_option("--dropout", target.lesson.dropout, help)
+        ->check(CLI::Validator(
+            [](std::string& v) -> std::string {
+              char* end = nullptr;
+              const double p = std::strtod(v.c_str(), &end);
+              if (v.empty() || end != v.c_str() + v.size() || !(p >= 0.0 && p <= 1.0))
+                return "expected a probability from 0 to 1, got '" + v + "'";
+              return {};
+            },
+            ""))
+        ->type_name("P")
+        ->default_str(shown(defaults.lesson.dropout));
+  };
+  return s;
+}
+
+OptionSpec step_option() {
+  OptionSpec s = entry(Scope::Step, std::nullopt, "--step", "ID[,ID...]", "",
+                       "Show only these steps, by the book's variable names (e.g. attn_weights_2); attn LESSON "
+                       "--json | jq '.steps[].id' lists them");
+  s.take = [](CommandLine& to, const CommandLine& from) { to.output.steps = from.output.steps; };
+  s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+    return app->add_option("--step", target.output.steps, help)->delimiter(',')->type_name("ID[,ID...]");
+  };
+  return s;
+}
+
+OptionSpec impl_option() {
+  OptionSpec s = entry(Scope::Bench, std::nullopt, "--impl", "NAME,...", "", "Implementations to run (default: all)");
+  s.values = bench_impls();
+  s.take = [](CommandLine& to, const CommandLine& from) { to.bench.impls = from.bench.impls; };
+  s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+    return app->add_option("--impl", target.bench.impls, help)
+        ->delimiter(',')
+        ->check(CLI::IsMember(bench_impls()))
+        ->type_name("NAME,...");
+  };
+  return s;
+}
+
+std::vector<OptionSpec> make_table() {
+  using L = LessonConfig;
+  const auto I = Scope::Input, O = Scope::Output, Le = Scope::Lesson, B = Scope::Bench;
+  std::vector<OptionSpec> t;
+  // Inputs and output, on every lesson and the tour.
+  {
+    OptionSpec input = entry(I, std::nullopt, "--input", "FILE", "",
+                             "Embeddings to use instead of the book's six tokens: a JSON file {\"tokens\": [...], "
+                             "\"embeddings\": [[...], ...]} or a CSV file (one row per token, optional first column "
+                             "of token text). Default: the book's data/journey.json");
+    bind(input, &InputOptions::input);
+    input.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+      return app->add_option("--input", target.input.input, help)->type_name("FILE");
+    };
+    t.push_back(input);
+  }
+  t.push_back(random_option());
+  t.push_back(format_option());
+  t.push_back(flag(O, std::nullopt, "--json", &OutputOptions::json, "",
+                   "Print one JSON document (config, inputs, every step's tensor) instead of text; the same as "
+                   "--format json; see docs/json.md"));
+  t.push_back(choice(O, std::nullopt, "--color", "WHEN", &OutputOptions::color, when_words(), "",
+                     "Colour: auto = when stdout is a terminal, NO_COLOR is unset and TERM is not dumb; --json never "
+                     "has colour"));
+  t.push_back(choice(O, std::nullopt, "--heatmap", "WHEN", &OutputOptions::heatmap, when_words(), "",
+                     "Also draw weight matrices as heatmaps (token labels, every number, masked cells as a dot): auto "
+                     "= when stdout is a terminal"));
+  t.push_back(flag(O, std::nullopt, "--pause", &OutputOptions::pause, "",
+                   "Wait for Enter after each step, q to quit (only when stdin and stdout are terminals; ignored "
+                   "otherwise, so scripts never hang)"));
+  t.push_back(flag(O, std::nullopt, "--quiet", &OutputOptions::quiet, "",
+                   "Only each step's id and tensor, for diffing against the book"));
+  t.push_back(flag(O, std::nullopt, "--explain,!--no-explain", &OutputOptions::explain, "",
+                   "Show each step's explanation and the book's PyTorch code (default; --no-explain hides them)"));
+  t.push_back(step_option());
+
+  // Lesson options, in the order the JSON config lists them.
+  t.push_back(flag(Le, Opt::KvCache, "--kv-cache", &L::kv_cache, "kv_cache",
+                   "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model"));
+  t.push_back(whole(Le, Opt::EmbDim, "--emb-dim", "N", &L::emb_dim, 1, std::size_t{1} << 20, "emb_dim",
+                    "With --kv-cache: embedding size"));
+  t.push_back(whole(Le, Opt::DOut, "--d-out", "N", &L::d_out, 1, kMaxDims, "d_out",
+                    "Output dimension of the projections (per head for mha-wrapper, the whole module for mha and gqa)"));
+  t.push_back(whole(Le, Opt::Heads, "--heads", "H", &L::heads, 1, kMaxHeads, "heads",
+                    "Number of attention heads (num_heads)"));
+  t.push_back(whole(Le, Opt::KvGroups, "--kv-groups", "G", &L::kv_groups, 1, kMaxHeads, "kv_groups",
+                    "Number of key/value heads (num_kv_groups); each serves heads / kv-groups query heads"));
+  t.push_back(whole(Le, Opt::Layers, "--layers", "N", &L::layers, 1, 4096, "layers",
+                    "With --kv-cache: number of transformer layers"));
+  t.push_back(whole(Le, Opt::ContextLength, "--context-length", "N", &L::context_length, 1, std::size_t{1} << 30,
+                    "context_length", "With --kv-cache: tokens held in the cache"));
+  t.push_back(dropout_option());
+  t.push_back(choice(Le, Opt::DropoutRng, "--dropout-rng", "RNG", &L::dropout_rng,
+                     std::vector<std::pair<std::string, DropoutRng>>{{"default", DropoutRng::Default},
+                                                                     {"mkl", DropoutRng::Mkl}},
+                     "dropout_rng",
+                     "How dropout masks are drawn, which depends on how your PyTorch was built: 'default' as builds "
+                     "without MKL (Apple silicon, Debian's python3-torch; the book's numbers), 'mkl' as the x86-64 "
+                     "Linux/Windows wheels. python -c 'import torch; print(torch.backends.mkl.is_available())' "
+                     "prints True for mkl"));
+  t.push_back(maybe_whole(Le, Opt::Seed, "--seed", "N", &L::seed, 0, std::numeric_limits<std::uint64_t>::max(), "seed",
+                          "Replace every torch.manual_seed value of the lesson (default: the book's)"));
+  t.push_back(flag(Le, Opt::QkvBias, "--qkv-bias", &L::qkv_bias, "qkv_bias",
+                   "Give the query, key and value nn.Linear layers a bias (qkv_bias=True)"));
+  t.push_back(whole(Le, Opt::Batch, "--batch", "B", &L::batch, 1, kMaxBatch, "batch",
+                    "Batch size: the inputs stacked this many times (torch.stack)"));
+  t.push_back(choice(Le, Opt::DType, "--dtype", "TYPE", &L::dtype,
+                     std::vector<std::pair<std::string, CacheDType>>{
+                         {"fp32", CacheDType::FP32}, {"bf16", CacheDType::BF16}, {"fp16", CacheDType::FP16}},
+                     "dtype", "With --kv-cache: element type of the cache, fp32, bf16 or fp16"));
+  t.push_back(maybe_whole(Le, Opt::Query, "--query", "I", &L::query, 0, kMaxTokens - 1, "query",
+                          "Index of the query token, counted from 0 (default: 1, \"journey\", as in the book; 0 for a "
+                          "one-token input)"));
+
+  // attn bench
+  t.push_back(whole(B, std::nullopt, "--batch", "B", &BenchOptions::batch, 1, kMaxBatch, "", "Batch size"));
+  t.push_back(whole(B, std::nullopt, "--tokens", "N", &BenchOptions::tokens, 1, kMaxTokens, "", "Tokens per sequence"));
+  t.push_back(whole(B, std::nullopt, "--dim", "N", &BenchOptions::dim, 1, kMaxDims, "", "Embedding size d_in = d_out"));
+  t.push_back(whole(B, std::nullopt, "--heads", "H", &BenchOptions::heads, 1, kMaxHeads, "", "Attention heads"));
+  t.push_back(whole(B, std::nullopt, "--kv-groups", "G", &BenchOptions::kv_groups, 1, kMaxHeads, "",
+                    "Key/value heads of the gqa implementation"));
+  t.push_back(whole(B, std::nullopt, "--repeats", "N", &BenchOptions::repeats, 1, 100, "",
+                    "Timed runs per implementation, after one warm-up"));
+  t.push_back(impl_option());
+  t.push_back(flag(B, std::nullopt, "--json", &OutputOptions::json, "", "Print the results as one JSON document"));
+  t.push_back(flag(Scope::List, std::nullopt, "--json", &ListOptions::json, "", "Print the list as JSON"));
+  return t;
+}
+
+}  // namespace
+
+std::string whole_number_error(const std::string& value, std::uint64_t min, std::uint64_t max) {
+  const std::string expected =
+      "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got '" + value + "'";
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) return expected;
+  errno = 0;
+  const unsigned long long v = std::strtoull(value.c_str(), nullptr, 10);
+  if (errno == ERANGE || v < min || v > max) return expected;
+  return {};
+}
+
+std::vector<std::string> OptionSpec::spellings() const {
+  std::vector<std::string> out;
+  std::string rest = name;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    std::string one = rest.substr(0, comma);
+    if (!one.empty() && one[0] == '!') one.erase(0, 1);
+    out.push_back(one);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+  }
+  return out;
+}
+
+const std::vector<OptionSpec>& option_table() {
+  static const std::vector<OptionSpec> table = make_table();
+  return table;
+}
+
+const OptionSpec& lesson_option(Opt o) {
+  for (const auto& s : option_table())
+    if (s.scope == Scope::Lesson && s.opt == o) return s;
+  throw std::logic_error("no option table entry for a lesson option");
+}
+
+std::vector<const OptionSpec*> options_in(Scope scope) {
+  std::vector<const OptionSpec*> out;
+  for (const auto& s : option_table())
+    if (s.scope == scope) out.push_back(&s);
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,102 @@
+#pragma once
+// Every option of every subcommand, declared once (options.cpp): its name, value type, range, default,
+// help, and for a lesson option the LessonConfig field it sets and its JSON config key. The command line
+// (cli.cpp), the man page and bash completion (docgen.cpp) and the README check (tests) all read this
+// table. Which lesson takes which lesson option is said by the lesson's registry entry.
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/options.hpp"
+#include "lessons/config.hpp"
+#include "render/style.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace attn {
+
+// Where the embeddings come from (every lesson and the tour).
+struct InputOptions {
+  std::string input;  // --input FILE; empty: the bundled journey.json
+  std::optional<std::pair<std::size_t, std::size_t>> random;  // --random NxD
+};
+
+// How the output looks (every lesson and the tour).
+struct OutputOptions {
+  std::string format = "text";  // --format: a name from render/formats.cpp
+  bool json = false;            // --json: the same as --format json
+  When color = When::Auto;
+  When heatmap = When::Auto;
+  bool pause = false;
+  bool quiet = false;
+  bool explain = true;
+  std::vector<std::string> steps;  // --step: only these step ids (lessons only)
+};
+
+struct ListOptions {
+  bool json = false;  // attn list --json
+};
+
+// Everything a command line can say, each part with its defaults.
+struct CommandLine {
+  InputOptions input;
+  OutputOptions output;
+  LessonConfig lesson;
+  BenchOptions bench;
+  ListOptions list;
+};
+
+// Which subcommands an option belongs to.
+enum class Scope {
+  Input,   // every lesson and attn tour
+  Output,  // every lesson and attn tour
+  Step,    // every lesson (not the tour: its lessons have different steps)
+  Lesson,  // the lessons whose registry entry lists it (OptionSpec::opt)
+  Bench,   // attn bench
+  List,    // attn list
+};
+
+struct OptionSpec {
+  Scope scope;
+  std::optional<Opt> opt;  // the lesson option, for Scope::Lesson
+  std::string name;        // "--d-out"; both spellings of a negatable flag: "--explain,!--no-explain"
+  std::string type_name;   // "N"; empty for a flag
+  std::string help;        // what it means (a lesson's registry entry may say more)
+  std::string key;         // the JSON "config" key of a lesson option
+  std::vector<std::string> values;  // the accepted words of an enum-like option (help, man page, completion)
+  std::string range;       // "1 to 64", for the man page; empty when the type says it all
+
+  // Adds the option to `app`, storing into `target` and showing the default `defaults` holds.
+  std::function<CLI::Option*(CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help)>
+      add;
+  // Copies this option's value (given on the command line) from `from` into `to`.
+  std::function<void(CommandLine& to, const CommandLine& from)> take;
+  // A lesson option's value in the JSON config.
+  std::function<nlohmann::ordered_json(const CommandLine&)> config;
+  // The default as help shows it ("" for none).
+  std::function<std::string(const CommandLine&)> shown_default;
+
+  bool is_flag() const { return type_name.empty(); }
+  // The long names: "--explain,!--no-explain" -> {"--explain", "--no-explain"}.
+  std::vector<std::string> spellings() const;
+};
+
+// The whole table, in the order the JSON config lists lesson options.
+const std::vector<OptionSpec>& option_table();
+// The lesson option `o`.
+const OptionSpec& lesson_option(Opt o);
+// Every option of `scope`, in table order.
+std::vector<const OptionSpec*> options_in(Scope scope);
+
+// Option checks with messages a student can act on (CLI11's own would print the range as doubles and
+// would read "-1" as a huge unsigned number).
+std::string whole_number_error(const std::string& value, std::uint64_t min, std::uint64_t max);
+
+}  // namespace attn

@@ -1,0 +1,43 @@
+#pragma once
+// What a lesson is asked to do: one struct for every lesson, each field initialised to the book's most
+// common value. A lesson mode (registry.hpp) names the fields it reads and overrides the defaults it
+// needs (gqa: d_out 4, heads 4; dropout: p = 0.5). The command line fills it from the option table
+// (cli/options.cpp); tests fill it directly.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/torch_random.hpp"
+
+namespace attn {
+
+// Element type of a KV cache (gqa --kv-cache).
+enum class CacheDType { FP32, BF16, FP16 };
+std::size_t bytes_per_element(CacheDType t);  // 4, 2, 2
+std::string to_string(CacheDType t);          // "fp32", "bf16", "fp16"
+
+struct LessonConfig {
+  std::optional<std::size_t> query;   // --query; default: token 1, "journey" (0 for a one-token input)
+  std::size_t d_out = 2;              // --d-out
+  std::size_t heads = 2;              // --heads (num_heads)
+  std::size_t kv_groups = 2;          // --kv-groups (num_kv_groups: key/value heads)
+  double dropout = 0.0;               // --dropout
+  DropoutRng dropout_rng = DropoutRng::Default;  // --dropout-rng
+  std::optional<std::uint64_t> seed;  // --seed: replaces every torch.manual_seed value of the lesson
+  bool qkv_bias = false;              // --qkv-bias
+  std::size_t batch = 2;              // --batch
+  // gqa --kv-cache: the memory explorer (its mode's defaults are a Llama-like model's)
+  bool kv_cache = false;
+  std::size_t emb_dim = 4096;
+  std::size_t layers = 32;
+  std::size_t context_length = 32768;
+  CacheDType dtype = CacheDType::BF16;
+};
+
+// The options a lesson mode can take, one per field above. The option table (cli/options.cpp) gives
+// each its name, type, range, help and JSON config key.
+enum class Opt { Query, DOut, Heads, KvGroups, Dropout, DropoutRng, Seed, QkvBias, Batch, KvCache, EmbDim, Layers,
+                 ContextLength, DType };
+
+}  // namespace attn

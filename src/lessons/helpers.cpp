@@ -1,0 +1,52 @@
+#include "lessons/helpers.hpp"
+
+namespace attn {
+
+std::size_t effective_query(const std::optional<std::size_t>& query, const Inputs& in) {
+  const std::size_t q = query.value_or(in.num_tokens() > kBookQuery ? kBookQuery : 0);
+  if (q >= in.num_tokens())
+    throw UsageError("--query " + std::to_string(q) + " is past the last token (the input has " +
+                     std::to_string(in.num_tokens()) + " tokens, numbered 0 to " +
+                     std::to_string(in.num_tokens() - 1) + ")");
+  return q;
+}
+
+void check_elements(const std::string& what, std::initializer_list<std::size_t> shape) {
+  const std::size_t count = saturating_product(shape);
+  if (count > kMaxElements)
+    throw UsageError("this would build " + what + " of " + with_commas(count) + " numbers, more than the limit of " +
+                     with_commas(kMaxElements) + "; use fewer tokens, heads or a smaller batch");
+}
+
+void check_heads(const LessonConfig& cfg, bool with_kv_groups) {
+  if (cfg.d_out % cfg.heads != 0)
+    throw UsageError("--d-out " + std::to_string(cfg.d_out) + " is not divisible by --heads " +
+                     std::to_string(cfg.heads) + " (each head gets d_out / heads dimensions)");
+  if (with_kv_groups && cfg.heads % cfg.kv_groups != 0)
+    throw UsageError("--heads " + std::to_string(cfg.heads) + " is not divisible by --kv-groups " +
+                     std::to_string(cfg.kv_groups) + " (each key/value group serves heads / kv-groups query heads)");
+}
+
+Tensor3 make_batch(const Matrix& inputs, std::size_t b) {
+  Tensor3 out = xt::empty<float>({b, inputs.shape(0), inputs.shape(1)});  // (b, num_tokens, d_in)
+  for (std::size_t i = 0; i < b; ++i) xt::view(out, i) = inputs;
+  return out;
+}
+
+Tensor3 add_batch_step(Trace& t, const Matrix& inputs, std::size_t b) {
+  Tensor3 batch = make_batch(inputs, b);  // (b, num_tokens, d_in)
+  t.add("batch", "A batch of inputs",
+        "Modules take a batch of sequences: here the same inputs stacked " + std::to_string(b) + " times.",
+        "batch = torch.stack((inputs,) * " + std::to_string(b) + ", dim=0)", batch);
+  return batch;
+}
+
+std::string seed_help(const std::string& book_seeds) {
+  return "Replace every torch.manual_seed value of the lesson (default: the book's " + book_seeds + ")";
+}
+
+std::string token_label(const Inputs& in, std::size_t i) {
+  return std::to_string(i) + " \"" + in.tokens.at(i) + "\"";
+}
+
+}  // namespace attn

@@ -1,0 +1,41 @@
+#pragma once
+// Small pieces the lesson files share: limits checked before the work, the batch step, and how numbers
+// and tokens are named in titles. Nothing here knows the command line.
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "core/strings.hpp"
+#include "core/tensor.hpp"
+#include "lessons/config.hpp"
+#include "trace/trace.hpp"
+
+namespace attn {
+
+inline constexpr std::size_t kBookQuery = 1;  // inputs[1], "journey"
+
+// `--query I`: the book's query index 1, or 0 when the input has a single token; a UsageError past the end.
+std::size_t effective_query(const std::optional<std::size_t>& query, const Inputs& in);
+
+// Refuses a configuration whose tensor `what` would hold more than kMaxElements floats.
+void check_elements(const std::string& what, std::initializer_list<std::size_t> shape);
+
+// d_out divisible by --heads (and --heads by --kv-groups): otherwise a UsageError naming the options.
+void check_heads(const LessonConfig& cfg, bool with_kv_groups);
+
+// torch.stack([inputs] * b): the batch of the module lessons.
+Tensor3 make_batch(const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
+// make_batch, recorded as the lesson's "batch" step.
+Tensor3 add_batch_step(Trace& t, const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
+
+// --seed's help on a lesson whose book seeds are `book_seeds` ("789 for sa_v2, 123 for CausalAttention").
+std::string seed_help(const std::string& book_seeds);
+
+// Token i's label for titles: 1 "journey".
+std::string token_label(const Inputs& in, std::size_t i);
+
+}  // namespace attn

@@ -1,0 +1,56 @@
+// The lessons, in book order: one line each in ATTN_LESSONS. A lesson's file defines `Lesson NAME_lesson()`;
+// adding a lesson is that file, its line here, its docs page and its golden data (docs/architecture.md).
+#include "lessons/registry.hpp"
+
+#include <algorithm>
+
+#define ATTN_LESSONS(X) \
+  X(simple)             \
+  X(all_tokens)         \
+  X(trainable)          \
+  X(causal)             \
+  X(dropout)            \
+  X(mha_wrapper)        \
+  X(mha)                \
+  X(gqa)
+
+namespace attn {
+
+#define ATTN_DECLARE_LESSON(name) Lesson name##_lesson();
+ATTN_LESSONS(ATTN_DECLARE_LESSON)
+#undef ATTN_DECLARE_LESSON
+
+const std::vector<Lesson>& lessons() {
+#define ATTN_LIST_LESSON(name) name##_lesson(),
+  static const std::vector<Lesson> all{ATTN_LESSONS(ATTN_LIST_LESSON)};
+#undef ATTN_LIST_LESSON
+  return all;
+}
+
+const Lesson* find_lesson(const std::string& name) {
+  const auto& all = lessons();
+  const auto it = std::find_if(all.begin(), all.end(), [&](const Lesson& l) { return l.info.name == name; });
+  return it == all.end() ? nullptr : &*it;
+}
+
+LessonConfig book_config(const std::string& name) {
+  const Lesson* lesson = find_lesson(name);
+  return lesson == nullptr ? LessonConfig{} : lesson->modes.front().defaults;
+}
+
+bool LessonMode::takes(Opt o) const {
+  return std::any_of(options.begin(), options.end(), [o](const OptionUse& u) { return u.opt == o; });
+}
+
+std::size_t bytes_per_element(CacheDType t) { return t == CacheDType::FP32 ? 4 : 2; }
+
+std::string to_string(CacheDType t) {
+  switch (t) {
+    case CacheDType::FP32: return "fp32";
+    case CacheDType::BF16: return "bf16";
+    case CacheDType::FP16: return "fp16";
+  }
+  return "?";
+}
+
+}  // namespace attn

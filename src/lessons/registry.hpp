@@ -1,0 +1,51 @@
+#pragma once
+// The lessons, in book order, as data: what each is called, which options each mode takes with which
+// defaults, and the function that computes it. The command line, `attn list`, `attn tour`, the man page,
+// the bash completion and the tests all ask this registry; nothing else lists or counts the lessons.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lessons/config.hpp"
+#include "trace/trace.hpp"
+
+namespace attn {
+
+// An option a mode takes, with the help text it has there (empty: the option table's general help).
+struct OptionUse {
+  Opt opt;
+  std::string help;
+};
+
+// One way to run a lesson. The first mode of a lesson is the lesson itself; another mode is chosen by
+// its `selector` flag (gqa's --kv-cache). An option the chosen mode does not list is a usage error.
+struct LessonMode {
+  using Run = std::function<Trace(const Inputs&, const LessonConfig&)>;
+  LessonMode(std::vector<OptionUse> options_, LessonConfig defaults_, Run run_, bool uses_inputs_ = true,
+             std::optional<Opt> selector_ = std::nullopt)
+      : options(std::move(options_)), defaults(defaults_), run(std::move(run_)), uses_inputs(uses_inputs_),
+        selector(selector_) {}
+
+  std::vector<OptionUse> options;  // in the order --help shows them
+  LessonConfig defaults;           // the book's values for this mode
+  Run run;
+  bool uses_inputs = true;         // false: --input/--random are refused and "input" is not in the config
+  std::optional<Opt> selector;     // the flag that picks this mode; none for the first mode
+
+  bool takes(Opt o) const;
+};
+
+struct Lesson {
+  LessonInfo info;
+  std::vector<LessonMode> modes;  // modes[0]: the lesson as the book runs it
+};
+
+// Every lesson, in book order (lessons/registry.cpp: one line each).
+const std::vector<Lesson>& lessons();
+// The lesson called `name`, or nullptr.
+const Lesson* find_lesson(const std::string& name);
+// The book's configuration of a lesson's first mode (what `attn NAME` runs with no options).
+LessonConfig book_config(const std::string& name);
+
+}  // namespace attn

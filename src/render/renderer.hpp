@@ -1,0 +1,50 @@
+#pragma once
+// One interface for every output format. A renderer turns a Document (trace/trace.hpp) into text and
+// never computes attention; the command line picks one with --format (formats.cpp lists them, one line
+// each). Adding a format is one renderer file and its line in formats.cpp (docs/architecture.md).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "render/style.hpp"
+#include "trace/trace.hpp"
+
+namespace attn {
+
+// One piece of output; --pause waits after the pieces that end a step.
+struct Chunk {
+  std::string text;
+  bool pause_after = false;
+};
+
+// What a renderer may take into account besides the document: how the text view looks on this terminal.
+struct RenderOptions {
+  TextStyle style;
+};
+
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+  // Refuses, with a UsageError, a document this format will not write (e.g. past the JSON number limit).
+  // Called before anything is rendered.
+  virtual void check(const Document& doc) const { (void)doc; }
+  // The whole output, in pieces; joined, they are what a pipe receives.
+  virtual std::vector<Chunk> render(const Document& doc) const = 0;
+};
+
+struct Format {
+  std::string name;  // the value of --format
+  std::string help;  // one line for --help and the man page
+  bool pausable;     // --pause waits between its pieces (on a terminal)
+  std::unique_ptr<Renderer> (*make)(const RenderOptions& options);
+};
+
+// Every output format; the first is the default.
+const std::vector<Format>& formats();
+// The format called `name`, or nullptr.
+const Format* find_format(const std::string& name);
+
+// All pieces joined.
+std::string join(const std::vector<Chunk>& chunks);
+
+}  // namespace attn

@@ -1,0 +1,86 @@
+#pragma once
+// What a lesson gives back, as plain data: a Trace, the ordered steps of one section of the book, and a
+// Document, the traces of one run (one lesson, or every lesson for `attn tour`). Nothing here knows the
+// command line; lessons fill traces and renderers (src/render) read them.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/tensor.hpp"
+#include "io/embeddings.hpp"
+
+namespace attn {
+
+// One subcommand: its name, where it is in the book, and what it teaches in a line.
+struct LessonInfo {
+  std::string name;     // "simple"
+  std::string section;  // "3.3.1"
+  std::string title;    // the book's section title
+  std::string summary;  // one line for --help and `attn list`
+};
+
+struct Step {
+  std::string id;           // the variable name the book uses: attn_scores_2, context_vec_2, ...
+  std::string title;        // a few words
+  std::string explanation;  // 1-3 sentences
+  std::string code;         // the book's PyTorch line(s) that compute it
+  AnyTensor tensor;         // float32, rank 0-4
+  // A weight matrix (..., n, n) the text view may also draw as a heatmap; `causal` marks the cells above
+  // the diagonal as masked.
+  bool heatmap = false;
+  bool causal = false;
+
+  Step& show_heatmap(bool is_causal) {
+    heatmap = true;
+    causal = is_causal;
+    return *this;
+  }
+};
+
+// A module a lesson builds, as the book constructs it, with its parameter count.
+struct ModuleInfo {
+  std::string name;        // the book's variable: "ca", "mha", ...
+  std::string code;        // "MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads=2)"
+  std::size_t num_params;  // sum(p.numel() for p in module.parameters())
+};
+
+struct Trace {
+  Trace(LessonInfo info, const Inputs& inputs);
+
+  // Appends a step; the tensor is copied into the step's dynamic-rank storage.
+  template <class E>
+  Step& add(std::string id, std::string title, std::string explanation, std::string code, const E& tensor) {
+    steps.push_back(Step{std::move(id), std::move(title), std::move(explanation), std::move(code), AnyTensor(tensor)});
+    return steps.back();
+  }
+  // The step with this id; throws std::out_of_range if there is none.
+  const Step& step(const std::string& id) const;
+  bool has_step(const std::string& id) const;
+
+  LessonInfo info;
+  // The effective options (JSON key "config"). A lesson writes only what it derives (the query it
+  // resolved, the torch.manual_seed values it used); the runner puts "input" and every option of the
+  // lesson, from the option table, in front of those (lessons/registry.cpp).
+  nlohmann::ordered_json config = nlohmann::ordered_json::object();
+  std::vector<std::string> notes;  // context lines for the text header ("query: ...")
+  std::vector<ModuleInfo> modules;
+  bool show_inputs = true;         // false for reports that do not use the embeddings (gqa --kv-cache)
+  nlohmann::ordered_json report;   // a lesson's non-tensor result (JSON key "report"); null when none
+  Inputs inputs;
+  std::vector<Step> steps;
+};
+
+// Everything one run prints: one trace for a lesson, every lesson's for `attn tour`. `only` lists the
+// step ids asked for with --step (empty: every step); renderers show the others not at all.
+struct Document {
+  std::string command;  // "simple", ..., or "tour"
+  std::vector<Trace> traces;
+  std::vector<std::string> only;
+
+  bool is_tour() const { return command == "tour"; }
+  bool shows(const Step& step) const;
+};
+
+}  // namespace attn

@@ -1,0 +1,252 @@
+// The shape of the program (docs/architecture.md): the registry and the option table are the only places
+// that know the lessons and options; every option a lesson mode does not use is refused; the output format
+// is a renderer picked by --format; the benchmark's process-wide settings stay in the attn-bench program,
+// and its failures map to the documented exit statuses like every other subcommand's.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/options.hpp"
+#include "render/renderer.hpp"
+#include "support.hpp"
+
+using attn_test::quote;
+using attn_test::run;
+using attn_test::shell;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+// "3.5.1, 3.5.3" -> {3, 5, 1}; a section of the book's bonus material ("ch04/04_gqa") -> {99}.
+std::vector<int> first_section(const std::string& section) {
+  std::vector<int> parts;
+  if (section.rfind("ch", 0) == 0) return {99};
+  std::size_t at = 0;
+  while (at < section.size() && std::isdigit(static_cast<unsigned char>(section[at]))) {
+    std::size_t end = at;
+    while (end < section.size() && std::isdigit(static_cast<unsigned char>(section[end]))) ++end;
+    parts.push_back(std::stoi(section.substr(at, end - at)));
+    if (end >= section.size() || section[end] != '.') break;
+    at = end + 1;
+  }
+  return parts;
+}
+
+template <class J>
+std::vector<std::string> keys_of(const J& object) {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : object.items()) keys.push_back(k);
+  return keys;
+}
+
+attn_test::Run run_as(const std::vector<std::string>& args, const attn::Terminal& term) {
+  std::ostringstream out, err;
+  std::istringstream in;
+  attn_test::Run r;
+  r.status = attn::run_cli(args, out, err, in, term);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the registry holds the chapter's lessons in book order, each option in the option table", "[architecture]") {
+  const auto& all = attn::lessons();
+  REQUIRE(all.size() >= 8);
+  std::vector<int> last;
+  std::set<attn::Opt> used;
+  for (const auto& lesson : all) {
+    INFO(lesson.info.name);
+    const std::vector<int> section = first_section(lesson.info.section);
+    REQUIRE_FALSE(section.empty());
+    CHECK(section >= last);  // book order by the first section each lesson covers; bonus material last
+    last = section;
+    REQUIRE_FALSE(lesson.modes.empty());
+    CHECK_FALSE(lesson.modes.front().selector.has_value());
+    for (std::size_t m = 1; m < lesson.modes.size(); ++m) CHECK(lesson.modes[m].selector.has_value());
+    for (const auto& mode : lesson.modes)
+      for (const auto& use : mode.options) {
+        CHECK_NOTHROW(attn::lesson_option(use.opt));
+        used.insert(use.opt);
+      }
+  }
+  // No lesson option in the table that no lesson takes.
+  for (const attn::OptionSpec* spec : attn::options_in(attn::Scope::Lesson)) {
+    INFO(spec->name);
+    CHECK(used.count(*spec->opt) == 1);
+    CHECK_FALSE(spec->key.empty());
+  }
+  CHECK(attn::find_lesson("mha") != nullptr);
+  CHECK(attn::find_lesson("attention") == nullptr);
+}
+
+TEST_CASE("options a lesson or its mode does not use are usage errors that name them", "[architecture][errors]") {
+  struct Unused {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Unused> cases{
+      {{"gqa", "--emb-dim", "64"}, "--emb-dim only applies with --kv-cache"},
+      {{"gqa", "--layers", "2"}, "--layers only applies with --kv-cache"},
+      {{"gqa", "--kv-cache", "--d-out", "4"}, "--d-out does not apply with --kv-cache"},
+      {{"gqa", "--kv-cache", "--seed", "1"}, "--seed does not apply with --kv-cache"},
+      {{"gqa", "--kv-cache", "--random", "4x4"}, "--random does not apply with --kv-cache"},
+      {{"simple", "--heads", "2"}, "attn simple does not take --heads"},
+      {{"all-tokens", "--query", "1"}, "attn all-tokens does not take --query"},
+      {{"causal", "--heads", "2"}, "attn causal does not take --heads"},
+      {{"dropout", "--batch", "3"}, "attn dropout does not take --batch"},
+      {{"mha", "--kv-groups", "1"}, "attn mha does not take --kv-groups"},
+      {{"mha-wrapper", "--kv-cache"}, "attn mha-wrapper does not take --kv-cache"},
+      {{"tour", "--seed", "7"}, "attn tour runs every lesson with the book's values and does not take --seed"},
+      {{"simple", "--json", "--format", "text"}, "--json and --format exclude each other"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args[0] << " " << c.args[1]);
+    const auto r = run(c.args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("attn: " + c.message, 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  // The same options where they apply are accepted.
+  CHECK(run({"gqa", "--kv-cache", "--emb-dim", "64", "--heads", "4", "--kv-groups", "2"}).status == 0);
+  CHECK(run({"mha", "--heads", "1"}).status == 0);
+}
+
+TEST_CASE("the JSON config: input, the mode's options in table order, then what the lesson derived", "[architecture][json]") {
+  for (const auto& lesson : attn::lessons()) {
+    INFO(lesson.info.name);
+    const auto r = run({lesson.info.name, "--json"});
+    REQUIRE(r.status == 0);
+    const auto config = ojson::parse(r.out)["config"];
+    std::vector<std::string> expected{"input"};
+    for (const attn::OptionSpec* spec : attn::options_in(attn::Scope::Lesson))
+      if (lesson.modes.front().takes(*spec->opt)) expected.push_back(spec->key);
+    std::vector<std::string> keys = keys_of(config);
+    REQUIRE(keys.size() >= expected.size());
+    keys.resize(expected.size());
+    CHECK(keys == expected);
+  }
+  const auto trainable = ojson::parse(run({"trainable", "--json"}).out)["config"];
+  CHECK(trainable["seed"].is_null());
+  CHECK(trainable["query"] == 1);
+  CHECK(trainable["manual_seeds"] == ojson({123, 123, 789}));
+  CHECK(keys_of(trainable).back() == "manual_seeds");
+  // Given values reach the config as the option table writes them.
+  const auto mha = nlohmann::json::parse(
+      run({"mha", "--json", "--heads", "1", "--seed", "7", "--dropout", "0.5", "--dropout-rng", "mkl"}).out)["config"];
+  CHECK(mha["heads"] == 1);
+  CHECK(mha["seed"] == 7);
+  CHECK(mha["dropout"] == 0.5);
+  CHECK(mha["dropout_rng"] == "mkl");
+  CHECK(mha["manual_seeds"] == nlohmann::json({7}));
+  // The KV-cache mode reads no embeddings: its config starts with the mode's own flag.
+  const auto kv = ojson::parse(run({"gqa", "--kv-cache", "--json", "--dtype", "fp16"}).out)["config"];
+  CHECK(keys_of(kv) == std::vector<std::string>{"kv_cache", "emb_dim", "heads", "kv_groups", "layers",
+                                                "context_length", "batch", "dtype"});
+  CHECK(kv["heads"] == 32);
+  CHECK(kv["dtype"] == "fp16");
+}
+
+TEST_CASE("a lesson's --help shows each lesson's own options, defaults and help, and none it does not take", "[architecture][cli]") {
+  for (const auto& lesson : attn::lessons()) {
+    INFO(lesson.info.name);
+    auto h = run({lesson.info.name, "--help"});
+    REQUIRE(h.status == 0);
+    h.out = h.out.substr(0, h.out.find("Examples:"));  // the options, not the footer's examples
+    for (const auto& mode : lesson.modes)
+      for (const auto& use : mode.options) CHECK(h.out.find(attn::lesson_option(use.opt).name) != std::string::npos);
+    for (const attn::OptionSpec* spec : attn::options_in(attn::Scope::Lesson)) {
+      const bool taken = std::any_of(lesson.modes.begin(), lesson.modes.end(),
+                                     [&](const attn::LessonMode& m) { return m.takes(*spec->opt); });
+      if (!taken) CHECK(h.out.find(spec->name + " ") == std::string::npos);
+    }
+  }
+  CHECK(run({"dropout", "--help"}).out.find("--dropout P=0.5") != std::string::npos);
+  CHECK(run({"causal", "--help"}).out.find("--dropout P=0 ") != std::string::npos);
+  CHECK(run({"gqa", "--help"}).out.find("--emb-dim N=4096") != std::string::npos);
+  CHECK(run({"mha-wrapper", "--help"}).out.find("(--d-out 1 is exercise 3.2)") != std::string::npos);
+  CHECK(run({"simple", "--help"}).out.find("--format FORMAT=text") != std::string::npos);
+  CHECK(run({"bench", "--help"}).out.find("--heads H=12") != std::string::npos);
+}
+
+TEST_CASE("the --format option picks a renderer; --json is --format json", "[architecture][cli]") {
+  REQUIRE(attn::formats().size() >= 2);
+  CHECK(attn::formats().front().name == "text");
+  for (const char* lesson : {"simple", "gqa"}) {
+    INFO(lesson);
+    CHECK(run({lesson, "--format", "json"}).out == run({lesson, "--json"}).out);
+    CHECK(run({lesson, "--format", "text"}).out == run({lesson}).out);
+  }
+  CHECK(run({"tour", "--format", "json"}).out == run({"tour", "--json"}).out);
+  const auto bad = run({"simple", "--format", "xml"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "attn: --format: expected text or json, got 'xml' (see 'attn simple --help')\n");
+}
+
+TEST_CASE("the --step option shows only the steps asked for, with their place in the lesson", "[architecture][cli]") {
+  const auto text = run({"simple", "--step", "attn_weights_2,context_vec_2"});
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("[8/10] attn_weights_2 -- ") != std::string::npos);
+  CHECK(text.out.find("tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])") != std::string::npos);
+  CHECK(text.out.find("[10/10] context_vec_2 -- ") != std::string::npos);
+  CHECK(text.out.find("[3/10]") == std::string::npos);
+  const auto doc = nlohmann::json::parse(run({"simple", "--json", "--step", "context_vec_2"}).out);
+  REQUIRE(doc["steps"].size() == 1);
+  CHECK(doc["steps"][0]["id"] == "context_vec_2");
+  const auto quiet = run({"all-tokens", "--quiet", "--step", "attn_weights"});
+  CHECK(quiet.out.rfind("attn_weights\ntensor([[0.2098,", 0) == 0);
+  const auto bad = run({"simple", "--step", "attn_weights"});
+  CHECK(bad.status == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.rfind("attn: --step attn_weights: attn simple has no such step; its steps are inputs, query, "
+                      "attn_scores_2,", 0) == 0);
+  CHECK(run({"tour", "--step", "inputs"}).status == 2);
+}
+
+TEST_CASE("attn does not replace operator new; the attn-bench program, which counts memory, does", "[architecture]") {
+  // nm lists what an executable defines; a replacement operator new is a defined symbol "operator new(...)".
+  const auto count = [](const std::string& exe) {
+    return shell("nm -C --defined-only " + quote(exe) + " | grep -c 'operator new(' || true").out;
+  };
+  CHECK(count(ATTN_EXE) == "0\n");
+  CHECK(count(ATTN_BENCH_EXE) != "0\n");  // the same check finds it where it is
+}
+
+TEST_CASE("attn bench: errors map to the documented statuses; progress goes to the error stream", "[architecture][bench]") {
+  const auto bad = run({"bench", "--dim", "10", "--heads", "3"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "attn: --dim 10 is not divisible by --heads 3 (see 'attn bench --help')\n");
+  CHECK(run({"bench", "--repeats", "0"}).status == 2);
+  // On a terminal, attn-bench's progress lines reach run_cli's error stream, not the process's stderr.
+  attn::Terminal term;
+  term.stderr_tty = true;
+  const auto tiny = run_as({"bench", "--batch", "1", "--tokens", "8", "--dim", "8", "--heads", "2", "--kv-groups", "1",
+                            "--repeats", "1", "--impl", "mha,fused", "--json"},
+                           term);
+  REQUIRE(tiny.status == 0);
+  CHECK(tiny.err == "attn: bench: mha done\nattn: bench: fused done\n");
+  CHECK(nlohmann::json::parse(tiny.out)["results"].size() == 2);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTN_UNDER_ASAN 1
+#else
+#define ATTN_UNDER_ASAN 0
+#endif
+
+TEST_CASE("attn bench out of memory: exit 1 and one line, not an abort", "[architecture][bench][errors]") {
+  if (ATTN_UNDER_ASAN) {
+    WARN("skipped under AddressSanitizer, which needs more address space than the limit allows");
+    return;
+  }
+  // mha's (1, 12, 4096, 4096) scores alone are 805 MB, past a 700 MB address-space limit.
+  const auto r = shell("ulimit -v 700000; " + quote(ATTN_EXE) +
+                       " bench --tokens 4096 --batch 1 --impl mha 2>&1 >/dev/null; echo \"exit $?\"");
+  CHECK(r.out == "attn: out of memory\nexit 1\n");
+}
