@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 bash scripts/build.sh
+bash scripts/check-ctest.sh build
 ctest --test-dir build --output-on-failure -j2

@@ -175,7 +175,7 @@ TEST_CASE("a lesson's --help shows each lesson's own options, defaults and help,
   CHECK(run({"bench", "--help"}).out.find("--heads H=12") != std::string::npos);
 }
 
-TEST_CASE("the --format option picks a renderer; --json is --format json", "[architecture][cli]") {
+TEST_CASE("the --format option picks a renderer, and --json is --format json", "[architecture][cli]") {
   REQUIRE(attn::formats().size() >= 2);
   CHECK(attn::formats().front().name == "text");
   for (const char* lesson : {"simple", "gqa"}) {
@@ -209,7 +209,7 @@ TEST_CASE("the --step option shows only the steps asked for, with their place in
   CHECK(run({"tour", "--step", "inputs"}).status == 2);
 }
 
-TEST_CASE("attn does not replace operator new; the attn-bench program, which counts memory, does", "[architecture]") {
+TEST_CASE("attn does not replace operator new, but the attn-bench program, which counts memory, does", "[architecture]") {
   // nm lists what an executable defines; a replacement operator new is a defined symbol "operator new(...)".
   const auto count = [](const std::string& exe) {
     return shell("nm -C --defined-only " + quote(exe) + " | grep -c 'operator new(' || true").out;
@@ -218,7 +218,7 @@ TEST_CASE("attn does not replace operator new; the attn-bench program, which cou
   CHECK(count(ATTN_BENCH_EXE) != "0\n");  // the same check finds it where it is
 }
 
-TEST_CASE("attn bench: errors map to the documented statuses; progress goes to the error stream", "[architecture][bench]") {
+TEST_CASE("attn bench: errors map to the documented statuses, and progress goes to the error stream", "[architecture][bench]") {
   const auto bad = run({"bench", "--dim", "10", "--heads", "3"});
   CHECK(bad.status == 2);
   CHECK(bad.err == "attn: --dim 10 is not divisible by --heads 3 (see 'attn bench --help')\n");
