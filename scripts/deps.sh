@@ -9,6 +9,7 @@ packages=(
   libsleef-dev                                         # PyTorch's exp, to the bit
   libcli11-dev nlohmann-json3-dev                      # command line, JSON
   catch2 python3 jq tmux                               # tests: pipes into python3 and jq, a real terminal (tmux)
+  man-db binutils                                      # tests: the man page through man -l, nm on the executables
 )
 
 # `deps.sh fuzz` adds clang and libFuzzer for scripts/fuzz.sh.

@@ -1,9 +1,350 @@
+// The man page, the bash completion and the README's option tables, written from the option table
+// (cli/options.cpp) and the lesson registry, so none of them can list an option the program lacks.
 #include "cli/docgen.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "cli/options.hpp"
+#include "io/embeddings.hpp"
+#include "lessons/registry.hpp"
+#include "render/renderer.hpp"
 
 namespace attn {
 
-std::string man_page() { return ""; }
-std::string bash_completion() { return ""; }
-std::string readme_option_tables() { return ""; }
+namespace {
+
+// "attn gqa" or "attn gqa --kv-cache": how a mode is run.
+std::string mode_command(const Lesson& lesson, const LessonMode& mode) {
+  std::string c = "attn " + lesson.info.name;
+  if (mode.selector) c += " " + lesson_option(*mode.selector).spellings().front();
+  return c;
+}
+
+// Every lesson mode that takes `o`, each with its default as help shows it.
+struct Use {
+  const Lesson* lesson;
+  const LessonMode* mode;
+  std::string help;
+  std::string default_value;
+};
+std::vector<Use> uses_of(Opt o) {
+  std::vector<Use> out;
+  const OptionSpec& spec = lesson_option(o);
+  for (const Lesson& lesson : lessons())
+    for (const LessonMode& mode : lesson.modes)
+      for (const OptionUse& use : mode.options)
+        if (use.opt == o) {
+          CommandLine defaults;
+          defaults.lesson = mode.defaults;
+          out.push_back({&lesson, &mode, use.help, spec.shown_default(defaults)});
+        }
+  return out;
+}
+
+std::string with_type(const OptionSpec& spec) {
+  std::string out;
+  for (const auto& name : spec.spellings()) out += (out.empty() ? "" : ", ") + name;
+  return spec.is_flag() ? out : out + " " + spec.type_name;
+}
+
+// The default for one mode's table cell and the man page: the value, or the spec's words for it.
+std::string default_text(const OptionSpec& spec, const std::string& value) {
+  return value.empty() ? spec.default_note : value;
+}
+
+// ---- roff (man(7)) ----
+
+// Text safe in a roff line: backslashes and hyphens escaped, no line starting with a control character.
+std::string roff(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\e";
+    } else if (c == '-') {
+      out += "\\-";
+    } else {
+      out += c;
+    }
+  }
+  if (!out.empty() && (out[0] == '.' || out[0] == '\'')) out.insert(0, "\\&");
+  return out;
+}
+
+// An option as a man page item: bold name, italic value, then its text.
+std::string man_item(const OptionSpec& spec, const std::string& text) {
+  std::string head;
+  for (const auto& name : spec.spellings()) head += (head.empty() ? "" : ", ") + std::string("\\fB") + roff(name) + "\\fR";
+  if (!spec.is_flag()) head += " \\fI" + roff(spec.type_name) + "\\fR";
+  return ".TP\n" + head + "\n" + roff(text) + "\n";
+}
+
+std::string spec_facts(const OptionSpec& spec) {
+  std::string facts;
+  if (!spec.values.empty()) {
+    facts += " One of:";
+    for (std::size_t i = 0; i < spec.values.size(); ++i) facts += (i ? ", " : " ") + spec.values[i];
+    facts += ".";
+  }
+  if (!spec.range.empty()) facts += " From " + spec.range + ".";
+  return facts;
+}
+
+// ---- markdown ----
+
+std::string md_cell(std::string text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+// "2 (gqa: 4; gqa --kv-cache: 32)": the most common default, then where it differs.
+std::string md_defaults(const OptionSpec& spec, const std::vector<Use>& uses) {
+  std::map<std::string, std::size_t> count;
+  for (const auto& u : uses) ++count[default_text(spec, u.default_value)];
+  std::string common;
+  std::size_t best = 0;
+  for (const auto& u : uses) {  // first in registry order among the most frequent
+    const std::string d = default_text(spec, u.default_value);
+    if (count[d] > best) best = count[d], common = d;
+  }
+  std::string others;
+  for (const auto& u : uses) {
+    const std::string d = default_text(spec, u.default_value);
+    if (d == common) continue;
+    std::string who = mode_command(*u.lesson, *u.mode).substr(5);
+    others += (others.empty() ? "" : "; ") + who + ": " + d;
+  }
+  return others.empty() ? common : common + " (" + others + ")";
+}
+
+std::string md_lessons(const std::vector<Use>& uses) {
+  std::vector<std::string> who;
+  for (const auto& u : uses) {
+    const std::string w = mode_command(*u.lesson, *u.mode).substr(5);
+    if (std::find(who.begin(), who.end(), w) == who.end()) who.push_back(w);
+  }
+  std::string out;
+  for (const auto& w : who) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+// ---- bash ----
+
+std::string words(const std::vector<std::string>& list) {
+  std::string out;
+  for (const auto& w : list) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// Step ids a lesson's first mode has with the book's configuration, for --step's completion.
+std::vector<std::string> step_ids(const Lesson& lesson, const Inputs& in) {
+  std::vector<std::string> ids;
+  const LessonMode& mode = lesson.modes.front();
+  for (const Step& s : mode.run(in, mode.defaults).steps) ids.push_back(s.id);
+  return ids;
+}
+
+}  // namespace
+
+std::string man_page() {
+  std::string m;
+  m += ".\\\" Generated from attn's option table by attn-docgen; do not edit.\n";
+  m += ".TH ATTN 1 \"\" \"attn " ATTN_VERSION "\" \"User Commands\"\n";
+  m += ".SH NAME\nattn \\- every step of attention, as chapter 3 of \"Build a Large Language Model (From Scratch)\" "
+       "computes it\n";
+  m += ".SH SYNOPSIS\n.B attn\n.I LESSON\n.RI [ OPTIONS ]\n.br\n.B attn tour\n.RI [ OPTIONS ]\n.br\n"
+       ".B attn list\n.RB [ \\-\\-json ]\n.br\n.B attn bench\n.RI [ OPTIONS ]\n.br\n"
+       ".B attn\n.RB [ \\-\\-help | \\-\\-version ]\n";
+  m += ".SH DESCRIPTION\n" +
+       roff("Each subcommand is one lesson of the chapter, in book order. It runs on the book's six tokens, "
+            "\"Your journey starts with one step\" (or your own --input), and shows every intermediate score, "
+            "weight and context tensor under the variable name the book uses, with a short explanation, the "
+            "PyTorch line that computes it, and the numbers exactly as PyTorch prints them in the book. --json "
+            "gives scripts the same steps as one JSON document.") +
+       "\n";
+
+  m += ".SH LESSONS\n";
+  for (const Lesson& lesson : lessons()) {
+    m += ".SS \"attn " + roff(lesson.info.name) + "\"\n";
+    m += roff(lesson.info.title + " (book section " + lesson.info.section + "). " + lesson.info.summary + ".") + "\n";
+    std::vector<Opt> shown;
+    for (const LessonMode& mode : lesson.modes) {
+      CommandLine defaults;
+      defaults.lesson = mode.defaults;
+      for (const OptionUse& use : mode.options) {
+        if (std::find(shown.begin(), shown.end(), use.opt) != shown.end()) continue;
+        shown.push_back(use.opt);
+        const OptionSpec& spec = lesson_option(use.opt);
+        std::string text = use.help.empty() ? spec.help : use.help;
+        const std::string d = spec.shown_default(defaults);  // (--seed and --query say theirs in their help)
+        if (!d.empty()) text += ". Default: " + d + (mode.selector ? " (with " + mode_command(lesson, mode).substr(5 + lesson.info.name.size() + 1) + ")" : "");
+        m += man_item(spec, text + "." + spec_facts(spec));
+      }
+    }
+    if (shown.empty()) m += roff("No options of its own; it takes the options of every lesson.") + "\n";
+  }
+
+  m += ".SH OPTIONS OF EVERY LESSON\n" + roff("Every lesson and attn tour take these (--step: the lessons only).") + "\n";
+  const CommandLine defaults;
+  for (Scope scope : {Scope::Input, Scope::Output, Scope::Step})
+    for (const OptionSpec* spec : options_in(scope)) {
+      const std::string d = default_text(*spec, spec->shown_default(defaults));
+      m += man_item(*spec, spec->help + (d.empty() ? "" : ". Default: " + d) + "." + spec_facts(*spec));
+    }
+
+  m += ".SH OTHER COMMANDS\n.SS \"attn tour\"\n" +
+       roff("Every lesson in book order, each with its book defaults, as one document; it takes the options of "
+            "every lesson except --step.") +
+       "\n.SS \"attn list\"\n" + roff("The lessons in book order: section, what each shows, how to run it.") + "\n";
+  for (const OptionSpec* spec : options_in(Scope::List)) m += man_item(*spec, spec->help + ".");
+  m += ".SS \"attn bench\"\n" +
+       roff("Times the chapter's multi-head attention implementations (wrapper, mha, fused, gqa) at GPT-2 small's "
+            "size on this machine; runs the attn-bench program. Figures and method: docs/performance.md.") +
+       "\n";
+  for (const OptionSpec* spec : options_in(Scope::Bench)) {
+    const std::string d = spec->shown_default(defaults);
+    m += man_item(*spec, spec->help + (d.empty() || d == "off" ? "" : ". Default: " + d) + "." + spec_facts(*spec));
+  }
+
+  m += ".SH EXIT STATUS\n.TP\n0\nSuccess, including \\-\\-help and \\-\\-version.\n"
+       ".TP\n1\n" +
+       roff("An input file cannot be read or is invalid; output cannot be written; out of memory; a helper "
+            "program is missing.") +
+       "\n.TP\n2\n" +
+       roff("Usage: an unknown lesson or option, a bad value, a bad combination, or an option the lesson does "
+            "not take.") +
+       "\n.PP\n" + roff("Every failure prints one line on standard error, starting \"attn: \", and nothing on "
+                        "standard output.") +
+       "\n";
+  m += ".SH ENVIRONMENT\n.TP\n.B NO_COLOR\n" + roff("Set and not empty: no colour with --color auto.") +
+       "\n.TP\n.B TERM\n" + roff("dumb: no colour with --color auto.") + "\n.TP\n.B COLORTERM\n" +
+       roff("truecolor or 24bit: heatmaps in 24-bit colour.") + "\n.TP\n.B ATTN_DATA_DIR\n" +
+       roff("A directory holding journey.json, looked in before the installed one.") + "\n";
+  m += ".SH FILES\n.TP\n.I " + roff(ATTN_INSTALL_DATADIR "/journey.json") + "\n" +
+       roff("The book's six tokens and their embeddings (also found in ../share/attn beside the executable).") +
+       "\n.TP\n.I " + roff(ATTN_INSTALL_LIBEXECDIR "/attn-bench") + "\n" +
+       roff("The benchmark program behind attn bench (also found beside the executable, or in ../libexec/attn).") +
+       "\n";
+  m += ".SH EXAMPLES\n.nf\n" +
+       roff("attn simple                     # one query, step by step\n"
+            "attn tour --pause               # every lesson, one step per Enter\n"
+            "attn mha --heads 4 --d-out 4    # the chapter's MultiHeadAttention\n"
+            "attn gqa --kv-cache             # the KV-cache memory of MHA and GQA\n"
+            "attn simple --json | jq '.steps[] | select(.id == \"attn_weights_2\") | .data'") +
+       "\n.fi\n";
+  m += ".SH SEE ALSO\n" +
+       roff("jq(1). The project's docs/: a page per lesson, json.md (the JSON schema), errors.md (limits and "
+            "exit statuses), classroom.md, performance.md.") +
+       "\n";
+  return m;
+}
+
+std::string bash_completion() {
+  const Inputs book = load_embeddings(default_embeddings_path());
+  std::vector<std::string> commands;
+  for (const Lesson& lesson : lessons()) commands.push_back(lesson.info.name);
+  commands.insert(commands.end(), {"list", "tour", "bench"});
+
+  const auto names_of = [](const std::vector<const OptionSpec*>& specs) {
+    std::vector<std::string> out;
+    for (const OptionSpec* s : specs)
+      for (const auto& n : s->spellings()) out.push_back(n);
+    return out;
+  };
+  std::vector<const OptionSpec*> common = options_in(Scope::Input);
+  for (const OptionSpec* s : options_in(Scope::Output)) common.push_back(s);
+
+  std::string b;
+  b += "# bash completion for attn, generated from its option table by attn-docgen; do not edit.\n";
+  b += "# Completes subcommands, options, the words of enum options, and step ids after --step.\n";
+  b += "_attn() {\n";
+  b += "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd= i\n";
+  b += "  for ((i = 1; i < COMP_CWORD; i++)); do\n";
+  b += "    case ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]}; break ;; esac\n";
+  b += "  done\n";
+  b += "  if [[ -z $cmd ]]; then\n";
+  b += "    COMPREPLY=($(compgen -W \"" + words(commands) + " --help --version\" -- \"$cur\"))\n";
+  b += "    return\n";
+  b += "  fi\n";
+  // Values of the option before the cursor.
+  b += "  case $prev in\n";
+  b += "    --input) COMPREPLY=($(compgen -f -- \"$cur\")); compopt -o filenames 2>/dev/null; return ;;\n";
+  std::set<std::string> done{"--input"};
+  for (const OptionSpec& spec : option_table()) {
+    const std::string name = spec.spellings().front();
+    if (spec.is_flag() || spec.values.empty() || done.count(name)) continue;
+    done.insert(name);
+    if (spec.type_name.find(",") != std::string::npos) {  // a comma-separated list: complete its last item
+      b += "    " + name + ") COMPREPLY=($(compgen -P \"${cur%\"${cur##*,}\"}\" -W \"" + words(spec.values) +
+           "\" -- \"${cur##*,}\")); return ;;\n";
+    } else {
+      b += "    " + name + ") COMPREPLY=($(compgen -W \"" + words(spec.values) + "\" -- \"$cur\")); return ;;\n";
+    }
+  }
+  b += "    --step)\n      local ids\n      case $cmd in\n";
+  for (const Lesson& lesson : lessons())
+    b += "        " + lesson.info.name + ") ids=\"" + words(step_ids(lesson, book)) + "\" ;;\n";
+  b += "      esac\n";
+  b += "      COMPREPLY=($(compgen -P \"${cur%\"${cur##*,}\"}\" -W \"$ids\" -- \"${cur##*,}\")); return ;;\n";
+  std::set<std::string> valued;
+  for (const OptionSpec& spec : option_table())
+    if (!spec.is_flag() && spec.values.empty() && spec.spellings().front() != "--input" &&
+        spec.spellings().front() != "--step")
+      valued.insert(spec.spellings().front());
+  std::string valued_list;
+  for (const auto& v : valued) valued_list += (valued_list.empty() ? "" : "|") + v;
+  b += "    " + valued_list + ") return ;;  # a number or NxD: nothing to offer\n";
+  b += "  esac\n";
+  // The options of the subcommand.
+  b += "  local opts\n  case $cmd in\n";
+  for (const Lesson& lesson : lessons()) {
+    std::vector<std::string> opts = names_of(common);
+    for (const auto& n : names_of(options_in(Scope::Step))) opts.push_back(n);
+    std::vector<Opt> seen;
+    for (const LessonMode& mode : lesson.modes)
+      for (const OptionUse& use : mode.options)
+        if (std::find(seen.begin(), seen.end(), use.opt) == seen.end()) {
+          seen.push_back(use.opt);
+          for (const auto& n : lesson_option(use.opt).spellings()) opts.push_back(n);
+        }
+    b += "    " + lesson.info.name + ") opts=\"" + words(opts) + "\" ;;\n";
+  }
+  b += "    tour) opts=\"" + words(names_of(common)) + "\" ;;\n";
+  b += "    list) opts=\"" + words(names_of(options_in(Scope::List))) + "\" ;;\n";
+  b += "    bench) opts=\"" + words(names_of(options_in(Scope::Bench))) + "\" ;;\n";
+  b += "    *) return ;;\n  esac\n";
+  b += "  COMPREPLY=($(compgen -W \"$opts --help\" -- \"$cur\"))\n";
+  b += "}\n";
+  b += "complete -F _attn attn\n";
+  return b;
+}
+
+std::string readme_option_tables() {
+  const CommandLine defaults;
+  std::string t;
+  t += "Every lesson (and `attn tour`, except `--step`):\n\n";
+  t += "| option | default | meaning |\n| --- | --- | --- |\n";
+  for (Scope scope : {Scope::Input, Scope::Output, Scope::Step})
+    for (const OptionSpec* spec : options_in(scope))
+      t += "| `" + with_type(*spec) + "` | " + md_cell(default_text(*spec, spec->shown_default(defaults))) + " | " +
+           md_cell(spec->help) + " |\n";
+  t += "| `-h`, `--help` | | the lesson's options with their defaults |\n";
+  t += "\nLesson options (each lesson's `--help` says what it means there):\n\n";
+  t += "| option | lessons | default | meaning |\n| --- | --- | --- | --- |\n";
+  for (const OptionSpec* spec : options_in(Scope::Lesson)) {
+    const std::vector<Use> uses = uses_of(*spec->opt);
+    t += "| `" + with_type(*spec) + "` | " + md_lessons(uses) + " | " + md_cell(md_defaults(*spec, uses)) + " | " +
+         md_cell(spec->help) + " |\n";
+  }
+  t += "\n`attn bench`:\n\n| option | default | meaning |\n| --- | --- | --- |\n";
+  for (const OptionSpec* spec : options_in(Scope::Bench)) {
+    std::string d = spec->shown_default(defaults);
+    if (spec->spellings().front() == "--impl") d = "all";
+    t += "| `" + with_type(*spec) + "` | " + md_cell(d) + " | " + md_cell(spec->help) + " |\n";
+  }
+  return t;
+}
 
 }  // namespace attn

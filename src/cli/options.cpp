@@ -133,6 +133,7 @@ OptionSpec flag(Scope scope, std::optional<Opt> opt, std::string name, bool S::*
                 std::string help) {
   OptionSpec s = entry(scope, opt, std::move(name), "", std::move(key), std::move(help));
   bind(s, field);
+  s.shown_default = [field](const CommandLine& c) { return std::string(part<S>(c).*field ? "on" : "off"); };
   s.add = [name = s.name, field](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
     return app->add_flag(name, part<S>(target).*field, help);
   };
@@ -277,6 +278,7 @@ std::vector<OptionSpec> make_table() {
                              "\"embeddings\": [[...], ...]} or a CSV file (one row per token, optional first column "
                              "of token text). Default: the book's data/journey.json");
     bind(input, &InputOptions::input);
+    input.default_note = "the bundled journey.json";
     input.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
       return app->add_option("--input", target.input.input, help)->type_name("FILE");
     };
@@ -328,6 +330,7 @@ std::vector<OptionSpec> make_table() {
                      "prints True for mkl"));
   t.push_back(maybe_whole(Le, Opt::Seed, "--seed", "N", &L::seed, 0, std::numeric_limits<std::uint64_t>::max(), "seed",
                           "Replace every torch.manual_seed value of the lesson (default: the book's)"));
+  t.back().default_note = "the book's";
   t.push_back(flag(Le, Opt::QkvBias, "--qkv-bias", &L::qkv_bias, "qkv_bias",
                    "Give the query, key and value nn.Linear layers a bias (qkv_bias=True)"));
   t.push_back(whole(Le, Opt::Batch, "--batch", "B", &L::batch, 1, kMaxBatch, "batch",
@@ -339,6 +342,7 @@ std::vector<OptionSpec> make_table() {
   t.push_back(maybe_whole(Le, Opt::Query, "--query", "I", &L::query, 0, kMaxTokens - 1, "query",
                           "Index of the query token, counted from 0 (default: 1, \"journey\", as in the book; 0 for a "
                           "one-token input)"));
+  t.back().default_note = "1 (0 for a one-token input)";
 
   // attn bench
   t.push_back(whole(B, std::nullopt, "--batch", "B", &BenchOptions::batch, 1, kMaxBatch, "", "Batch size"));

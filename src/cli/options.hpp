@@ -72,6 +72,7 @@ struct OptionSpec {
   std::string key;         // the JSON "config" key of a lesson option
   std::vector<std::string> values;  // the accepted words of an enum-like option (help, man page, completion)
   std::string range;       // "1 to 64", for the man page; empty when the type says it all
+  std::string default_note;  // the default in words where it is not one value ("the book's")
 
   // Adds the option to `app`, storing into `target` and showing the default `defaults` holds.
   std::function<CLI::Option*(CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help)>
