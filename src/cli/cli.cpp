@@ -110,22 +110,14 @@ Sub setup_lesson(CLI::App& app, const Lesson& lesson, CommandLine& parsed) {
   CommandLine defaults;
   defaults.lesson = lesson.modes.front().defaults;
   std::vector<const OptionSpec*> hidden;
-  for (const OptionSpec* spec : options_in(Scope::Lesson)) {
-    const bool taken = std::any_of(lesson.modes.begin(), lesson.modes.end(),
-                                   [&](const LessonMode& m) { return m.takes(*spec->opt); });
-    if (!taken) hidden.push_back(spec);
-  }
+  for (const OptionSpec* spec : options_in(Scope::Lesson))
+    if (!lesson.takes(*spec->opt)) hidden.push_back(spec);
   add_hidden(sub, hidden, parsed, defaults);
   for (Scope scope : {Scope::Input, Scope::Output, Scope::Step}) add_each(sub, scope, parsed, defaults);
-  std::vector<Opt> added;
-  for (const LessonMode& mode : lesson.modes) {
+  for (const Lesson::Use& u : lesson.option_uses()) {
     CommandLine mode_defaults;
-    mode_defaults.lesson = mode.defaults;
-    for (const OptionUse& use : mode.options) {
-      if (std::find(added.begin(), added.end(), use.opt) != added.end()) continue;
-      added.push_back(use.opt);
-      sub.add(lesson_option(use.opt), parsed, mode_defaults, use.help);
-    }
+    mode_defaults.lesson = u.mode->defaults;
+    sub.add(lesson_option(u.use->opt), parsed, mode_defaults, u.use->help);
   }
   return sub;
 }

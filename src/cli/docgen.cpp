@@ -169,21 +169,19 @@ std::string man_page() {
   for (const Lesson& lesson : lessons()) {
     m += ".SS \"attn " + roff(lesson.info.name) + "\"\n";
     m += roff(lesson.info.title + " (book section " + lesson.info.section + "). " + lesson.info.summary + ".") + "\n";
-    std::vector<Opt> shown;
-    for (const LessonMode& mode : lesson.modes) {
+    const auto uses = lesson.option_uses();
+    for (const Lesson::Use& u : uses) {
       CommandLine defaults;
-      defaults.lesson = mode.defaults;
-      for (const OptionUse& use : mode.options) {
-        if (std::find(shown.begin(), shown.end(), use.opt) != shown.end()) continue;
-        shown.push_back(use.opt);
-        const OptionSpec& spec = lesson_option(use.opt);
-        std::string text = use.help.empty() ? spec.help : use.help;
-        const std::string d = spec.shown_default(defaults);  // (--seed and --query say theirs in their help)
-        if (!d.empty()) text += ". Default: " + d + (mode.selector ? " (with " + mode_command(lesson, mode).substr(5 + lesson.info.name.size() + 1) + ")" : "");
-        m += man_item(spec, text + "." + spec_facts(spec));
-      }
+      defaults.lesson = u.mode->defaults;
+      const OptionSpec& spec = lesson_option(u.use->opt);
+      std::string text = u.use->help.empty() ? spec.help : u.use->help;
+      const std::string d = spec.shown_default(defaults);  // (--seed and --query say theirs in their help)
+      if (!d.empty())
+        text += ". Default: " + d +
+                (u.mode->selector ? " (with " + lesson_option(*u.mode->selector).spellings().front() + ")" : "");
+      m += man_item(spec, text + "." + spec_facts(spec));
     }
-    if (shown.empty()) m += roff("No options of its own; it takes the options of every lesson.") + "\n";
+    if (uses.empty()) m += roff("No options of its own; it takes the options of every lesson.") + "\n";
   }
 
   m += ".SH OPTIONS OF EVERY LESSON\n" + roff("Every lesson and attn tour take these (--step: the lessons only).") + "\n";
@@ -302,13 +300,8 @@ std::string bash_completion() {
   for (const Lesson& lesson : lessons()) {
     std::vector<std::string> opts = names_of(common);
     for (const auto& n : names_of(options_in(Scope::Step))) opts.push_back(n);
-    std::vector<Opt> seen;
-    for (const LessonMode& mode : lesson.modes)
-      for (const OptionUse& use : mode.options)
-        if (std::find(seen.begin(), seen.end(), use.opt) == seen.end()) {
-          seen.push_back(use.opt);
-          for (const auto& n : lesson_option(use.opt).spellings()) opts.push_back(n);
-        }
+    for (const Lesson::Use& u : lesson.option_uses())
+      for (const auto& n : lesson_option(u.use->opt).spellings()) opts.push_back(n);
     b += "    " + lesson.info.name + ") opts=\"" + words(opts) + "\" ;;\n";
   }
   b += "    tour) opts=\"" + words(names_of(common)) + "\" ;;\n";

@@ -42,6 +42,19 @@ bool LessonMode::takes(Opt o) const {
   return std::any_of(options.begin(), options.end(), [o](const OptionUse& u) { return u.opt == o; });
 }
 
+std::vector<Lesson::Use> Lesson::option_uses() const {
+  std::vector<Use> out;
+  for (const LessonMode& mode : modes)
+    for (const OptionUse& use : mode.options)
+      if (std::none_of(out.begin(), out.end(), [&](const Use& u) { return u.use->opt == use.opt; }))
+        out.push_back({&mode, &use});
+  return out;
+}
+
+bool Lesson::takes(Opt o) const {
+  return std::any_of(modes.begin(), modes.end(), [o](const LessonMode& m) { return m.takes(o); });
+}
+
 std::size_t bytes_per_element(CacheDType t) { return t == CacheDType::FP32 ? 4 : 2; }
 
 std::string to_string(CacheDType t) {

@@ -39,6 +39,14 @@ struct LessonMode {
 struct Lesson {
   LessonInfo info;
   std::vector<LessonMode> modes;  // modes[0]: the lesson as the book runs it
+
+  // Each option any mode takes, once, with the first mode that lists it (whose help and default it shows).
+  struct Use {
+    const LessonMode* mode;
+    const OptionUse* use;
+  };
+  std::vector<Use> option_uses() const;
+  bool takes(Opt o) const;  // in any mode
 };
 
 // Every lesson, in book order (lessons/registry.cpp: one line each).
