@@ -184,7 +184,10 @@ TEST_CASE("the --format option picks a renderer, and --json is --format json", "
   CHECK(run({"tour", "--format", "json"}).out == run({"tour", "--json"}).out);
   const auto bad = run({"simple", "--format", "xml"});
   CHECK(bad.status == 2);
-  CHECK(bad.err == "attn: --format: expected text or json, got 'xml' (see 'attn simple --help')\n");
+  std::string names;  // "text or json", as many as are registered
+  for (std::size_t i = 0; i < attn::formats().size(); ++i)
+    names += (i == 0 ? "" : i + 1 == attn::formats().size() ? " or " : ", ") + attn::formats()[i].name;
+  CHECK(bad.err == "attn: --format: expected " + names + ", got 'xml' (see 'attn simple --help')\n");
 }
 
 TEST_CASE("the --step option shows only the steps asked for, with their place in the lesson", "[architecture][cli]") {
