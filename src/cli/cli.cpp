@@ -160,7 +160,7 @@ const LessonMode& chosen_mode(const Sub& sub) {
 // A given option the chosen lesson and mode do not use: a UsageError that says so.
 void check_used(const Sub& sub, const LessonMode* mode, const OptionSpec& spec) {
   const std::string name = spec.spellings().front();
-  if (sub.lesson == nullptr) {  // the tour
+  if (sub.lesson == nullptr) {  // the tour (which has the lesson options only hidden), or bench
     if (spec.scope == Scope::Lesson)
       throw UsageError("attn tour runs every lesson with the book's values and does not take " + name);
     return;
@@ -367,7 +367,8 @@ int run_list(const CommandLine& parsed, std::ostream& out, const Terminal& term)
 int run_bench(const Sub& sub, const CommandLine& parsed, const std::vector<std::string>& args, std::ostream& out,
               std::ostream& err, const Terminal& term) {
   check_bench(effective(sub, nullptr, parsed).bench);
-  std::vector<std::string> bench_args(args.begin() + 1, args.end());  // what followed "bench"
+  const auto at = std::find(args.begin(), args.end(), "bench");
+  std::vector<std::string> bench_args(at + 1, args.end());  // what followed "bench", as CLI11 accepted it
   if (term.stderr_tty) bench_args.push_back("--progress");
   return run_bench_process(bench_args, out, err);
 }
