@@ -28,3 +28,19 @@ TEST_CASE("the book's printed tensors appear verbatim in the text output", "[boo
   // 3 dropout (one with --dropout-rng mkl), 1 mha-wrapper, 1 mha, 1 gqa.
   CHECK(checked == 29);
 }
+
+TEST_CASE("exercise 3.1 as its solution prints it: sa_v1 with sa_v2's weights, both seeded with 123", "[book]") {
+  // ch03/01_main-chapter-code/exercise-solutions.ipynb prints this for sa_v1(inputs) and for sa_v2(inputs).
+  const std::string printed =
+      "tensor([[-0.5337, -0.1051],\n"
+      "        [-0.5323, -0.1080],\n"
+      "        [-0.5323, -0.1079],\n"
+      "        [-0.5297, -0.1076],\n"
+      "        [-0.5311, -0.1066],\n"
+      "        [-0.5299, -0.1081]])";
+  const attn_test::Run r = attn_test::run({"trainable", "--seed", "123", "--quiet"});
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("sa_v2_output\n" + printed) != std::string::npos);
+  CHECK(r.out.find("sa_v1_output_v2_weights\n" + printed) != std::string::npos);
+  CHECK(r.out.find("v1_v2_max_diff\ntensor(0.)") != std::string::npos);
+}

@@ -96,3 +96,26 @@ TEST_CASE("trainable: seeds, d_out and qkv_bias reach the modules", "[lessons]")
   opt.d_out = 0;
   CHECK_THROWS_AS(run_trainable(book(), opt), UsageError);
 }
+
+TEST_CASE("exercise 3.1: sa_v1 given sa_v2's transposed weights prints sa_v2's output, bit for bit", "[lessons]") {
+  for (std::uint64_t seed : {123u, 789u, 7u}) {
+    for (std::size_t d_out : {1u, 2u, 5u}) {
+      LessonConfig opt;
+      opt.seed = seed;
+      opt.d_out = d_out;
+      INFO("seed " << seed << ", d_out " << d_out);
+      const Trace t = run_trainable(book(), opt);
+      CHECK(max_diff(t.step("sa_v1_output_v2_weights").tensor, t.step("sa_v2_output").tensor) == 0.0f);
+      CHECK(t.step("v1_v2_max_diff").tensor() == 0.0f);
+      // The transfer is a transpose of nn.Linear's (d_out, d_in) weight.
+      CHECK(t.step("sa_v1_W_query").tensor.shape() == std::vector<std::size_t>{3, d_out});
+    }
+  }
+  // With a bias, only the weights carry over, and the outputs differ.
+  LessonConfig bias;
+  bias.qkv_bias = true;
+  const Trace t = run_trainable(book(), bias);
+  CHECK(t.step("v1_v2_max_diff").tensor() > 0.01f);
+  CHECK(t.step("v1_v2_max_diff").tensor() == Approx(max_diff(t.step("sa_v1_output_v2_weights").tensor,
+                                                             t.step("sa_v2_output").tensor)));
+}

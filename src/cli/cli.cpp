@@ -40,7 +40,7 @@ const char* const kFooter =
     "  attn list                      the lessons in book order\n"
     "  attn simple                    one query, step by step (start here)\n"
     "  attn tour --pause              every lesson, one step per Enter (for class)\n"
-    "  attn trainable --seed 123      exercise 3.1's weights\n"
+    "  attn trainable --seed 123      exercise 3.1: sa_v1 with sa_v2's weights\n"
     "  attn gqa --kv-cache            how much KV-cache memory grouped-query attention saves\n"
     "  attn all-tokens --json | jq '.steps[] | select(.id == \"attn_weights\") | .data'\n"
     "\n"

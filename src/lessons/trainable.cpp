@@ -1,7 +1,11 @@
 // attn trainable — 3.4.1 Computing the attention weights step by step, and 3.4.2 Implementing a
 // compact self-attention Python class. Queries, keys and values come from three weight matrices;
-// scores are scaled by sqrt(d_k); then the same computation packed into SelfAttention_v1 and _v2.
+// scores are scaled by sqrt(d_k); then the same computation packed into SelfAttention_v1 and _v2, and
+// exercise 3.1: v2's weights transferred into v1 give the same output.
 #include <cmath>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xmanipulation.hpp>
 
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
@@ -117,13 +121,39 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
         "torch.manual_seed(" + std::to_string(seed_v2) + ")\nsa_v2 = SelfAttention_v2(d_in, d_out" + bias_arg +
             ")\nprint(sa_v2(inputs))",
         sa_v2_output);
+
+  // Exercise 3.1: give sa_v1 the weights of sa_v2. nn.Linear stores its weight as (d_out, d_in), the
+  // transpose of v1's (d_in, d_out) parameter, so the transfer transposes it.
+  SelfAttention_v1 sa_v1_from_v2 = sa_v1;
+  const std::string transfer = "Exercise 3.1: sa_v1 takes sa_v2's weights. nn.Linear keeps its weight as (d_out, d_in), "
+                               "so v1's (d_in, d_out) parameter is its transpose.";
+  sa_v1_from_v2.W_query = xt::transpose(sa_v2.W_query.weight);  // (d_in, d_out)
+  sa_v1_from_v2.W_key = xt::transpose(sa_v2.W_key.weight);      // (d_in, d_out)
+  sa_v1_from_v2.W_value = xt::transpose(sa_v2.W_value.weight);  // (d_in, d_out)
+  t.add("sa_v1_W_query", "Exercise 3.1: sa_v2's query weight, transposed, into sa_v1", transfer,
+        "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)", sa_v1_from_v2.W_query);
+  t.add("sa_v1_W_key", "Exercise 3.1: the key weight", "The same for W_key.",
+        "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)", sa_v1_from_v2.W_key);
+  t.add("sa_v1_W_value", "Exercise 3.1: the value weight", "The same for W_value.",
+        "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)", sa_v1_from_v2.W_value);
+  Matrix sa_v1_output_v2_weights = sa_v1_from_v2.forward(inputs);  // (num_tokens, d_out)
+  t.add("sa_v1_output_v2_weights", "Exercise 3.1: SelfAttention_v1 with sa_v2's weights",
+        cfg.qkv_bias ? "sa_v1 has no bias, so with --qkv-bias only the weights carry over and its output is not "
+                       "sa_v2's: compare with sa_v2_output."
+                     : "The same computation on the same weights: sa_v1 now prints exactly sa_v2_output.",
+        "sa_v1(inputs)", sa_v1_output_v2_weights);
+  const Matrix difference = xt::abs(sa_v1_output_v2_weights - sa_v2_output);  // (num_tokens, d_out)
+  t.add("v1_v2_max_diff", "Exercise 3.1, checked: the largest difference from sa_v2's output",
+        cfg.qkv_bias ? "Not 0: the bias of sa_v2's layers has no place in sa_v1."
+                     : "0: the two classes compute the same function once they hold the same weights.",
+        "(sa_v1(inputs) - sa_v2(inputs)).abs().max()", Scalar(xt::amax(difference)()));
   return t;
 }
 
 Lesson trainable_lesson() {
   return {trainable_info(),
           {{{{Opt::DOut, "Output dimension of the query, key and value projections"},
-             {Opt::Seed, seed_help("123, 123 and 789; --seed 123 reproduces exercise 3.1")},
+             {Opt::Seed, seed_help("123, 123 and 789; --seed 123 prints exercise 3.1's numbers")},
              {Opt::QkvBias, ""},
              {Opt::Query, ""}},
             LessonConfig{},

@@ -325,6 +325,13 @@ def lesson_trainable(inputs, d_out=2, seed=None, qkv_bias=False, query=None):
     torch.manual_seed(seed_v2)
     sa_v2 = SelfAttention_v2(d_in, d_out, qkv_bias=qkv_bias)
     steps["sa_v2_output"] = sa_v2(inputs)
+    # Exercise 3.1 (exercise-solutions.ipynb): sa_v1 takes sa_v2's weights; nn.Linear stores them transposed.
+    sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)
+    sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)
+    sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)
+    steps["sa_v1_W_query"], steps["sa_v1_W_key"], steps["sa_v1_W_value"] = sa_v1.W_query, sa_v1.W_key, sa_v1.W_value
+    steps["sa_v1_output_v2_weights"] = sa_v1(inputs)
+    steps["v1_v2_max_diff"] = (sa_v1(inputs) - sa_v2(inputs)).abs().max()
     return steps
 
 
