@@ -6,6 +6,7 @@
 
 #include "lessons/lessons.hpp"
 #include "render/json.hpp"
+#include "render/text.hpp"
 
 using namespace attn;
 using ojson = nlohmann::ordered_json;
@@ -66,4 +67,20 @@ TEST_CASE("a lesson's document has the documented keys in order, and parses back
   // 0-d tensors are plain numbers with shape [].
   CHECK(doc["steps"][4]["shape"] == ojson::array());
   CHECK(doc["steps"][4]["data"].is_number());
+}
+
+TEST_CASE("a step of an integer dtype is written as JSON integers and printed as PyTorch prints int64", "[json]") {
+  LessonConfig cfg = book_config("gqa");
+  cfg.heads = 12;
+  cfg.kv_groups = 4;
+  cfg.d_out = 12;
+  const Trace t = run_gqa(load_embeddings(default_embeddings_path()), cfg);
+  const auto doc = ojson::parse(render_json(t));
+  for (const auto& s : doc["steps"]) {
+    if (s["id"] != "kv_group_of_head") continue;
+    CHECK(s["data"].dump() == "[0,0,0,1,1,1,2,2,2,3,3,3]");
+    for (const auto& v : s["data"]) CHECK(v.is_number_integer());
+  }
+  CHECK(t.step("kv_group_of_head").integer);
+  CHECK_FALSE(t.step("keys").integer);
 }

@@ -1,5 +1,5 @@
-// torch_str against PyTorch's own print(): tests/golden/print_cases.json holds str(tensor) for 180
-// tensors (every rank 0-4, all number modes, non-finite values, wrapping, summarisation), written by
+// torch_str against PyTorch's own print(): tests/golden/print_cases.json holds str(tensor) for 194
+// tensors (every rank 0-4, all number modes, non-finite values, wrapping, summarisation, int64), written by
 // tests/golden/gen_print_cases.py.
 #include <catch2/catch.hpp>
 
@@ -34,7 +34,8 @@ TEST_CASE("torch_str prints exactly as PyTorch does", "[print][golden]") {
     const auto shape = c.at("shape").get<std::vector<std::size_t>>();
     INFO("case " << i << ", shape " << c.at("shape").dump());
     const AnyTensor t = from_bits(shape, c.at("data").get<std::vector<std::uint32_t>>());
-    CHECK(torch_str(t) == c.at("printed").get<std::string>());
+    const bool integer = c.value("dtype", "float32") == "int64";  // torch.int64: no decimal point
+    CHECK(torch_str(t, integer) == c.at("printed").get<std::string>());
   }
 }
 

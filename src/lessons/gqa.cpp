@@ -60,7 +60,7 @@ Trace run_gqa(const Inputs& in, const LessonConfig& cfg) {
   for (std::size_t i = 0; i < h; ++i) group_of_head(i) = static_cast<float>(i / group_size);
   t.add("kv_group_of_head", "Which key/value group each query head reads",
         "Entry i is the group query head i shares: " + sharing + ".",
-        "torch.arange(self.num_heads) // self.group_size", group_of_head);
+        "torch.arange(self.num_heads) // self.group_size", group_of_head).as_integer();
   t.add("attn_scores", "Attention scores of every query head", "(b, num_heads, num_tokens, num_tokens).",
         "attn_scores = queries @ keys.transpose(2, 3)", p.attn_scores);
   t.add("masked", "Scores with the future masked", "The causal mask, the same for every head.",

@@ -14,16 +14,20 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 // Row-major data of `t` from element `offset`, as nested arrays following `t`'s shape from `dim` on.
-ojson nest(const AnyTensor& t, std::size_t dim, std::size_t& offset) {
-  if (dim == t.dimension()) return ojson(static_cast<double>(t.data()[offset++]));
+// With `integer`, the values are written as JSON integers (a tensor of the book's integer dtype).
+ojson nest(const AnyTensor& t, std::size_t dim, std::size_t& offset, bool integer) {
+  if (dim == t.dimension()) {
+    const float v = t.data()[offset++];
+    return integer ? ojson(static_cast<long long>(v)) : ojson(static_cast<double>(v));
+  }
   ojson arr = ojson::array();
-  for (std::size_t i = 0; i < t.shape()[dim]; ++i) arr.push_back(nest(t, dim + 1, offset));
+  for (std::size_t i = 0; i < t.shape()[dim]; ++i) arr.push_back(nest(t, dim + 1, offset, integer));
   return arr;
 }
 
-ojson tensor_data(const AnyTensor& t) {
+ojson tensor_data(const AnyTensor& t, bool integer = false) {
   std::size_t offset = 0;
-  return nest(t, 0, offset);
+  return nest(t, 0, offset, integer);
 }
 
 void write_float(std::string& out, double value) {
@@ -112,7 +116,7 @@ ojson trace_to_json(const Trace& trace, const Document& shown) {
     step["explanation"] = s.explanation;
     step["code"] = s.code;
     step["shape"] = ojson(std::vector<std::size_t>(s.tensor.shape().begin(), s.tensor.shape().end()));
-    step["data"] = tensor_data(s.tensor);
+    step["data"] = tensor_data(s.tensor, s.integer);
     steps.push_back(std::move(step));
   }
   doc["steps"] = std::move(steps);

@@ -93,7 +93,7 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
       }
       out += "  shape: " + torch_size(s.tensor) + "\n";
     }
-    out += torch_str(s.tensor) + "\n";
+    out += torch_str(s.tensor, s.integer) + "\n";
     if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, style);
     chunks.push_back({out, true});
     ++shown;

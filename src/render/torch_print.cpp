@@ -33,7 +33,11 @@ std::string whole(double v) {
 // _Formatter: one number format for the whole tensor, chosen from the finite non-zero values shown.
 class Formatter {
  public:
-  explicit Formatter(const std::vector<float>& shown) {
+  Formatter(const std::vector<float>& shown, bool integer_dtype) : integer_dtype_(integer_dtype) {
+    if (integer_dtype_) {  // not a floating dtype: str(value), right-aligned to the widest
+      for (float v : shown) width_ = std::max(width_, whole(v).size());
+      return;
+    }
     std::vector<double> vals;
     for (float v : shown)
       if (std::isfinite(v) && v != 0.0f) vals.push_back(static_cast<double>(v));
@@ -58,7 +62,9 @@ class Formatter {
   std::string format(float value) const {
     const double v = static_cast<double>(value);
     std::string s;
-    if (sci_mode_) {
+    if (integer_dtype_) {
+      s = whole(v);
+    } else if (sci_mode_) {
       s = scientific(v);
     } else if (int_mode_) {
       s = whole(v);
@@ -70,6 +76,7 @@ class Formatter {
   }
 
  private:
+  bool integer_dtype_ = false;
   bool int_mode_ = true;
   bool sci_mode_ = false;
   std::size_t width_ = 1;
@@ -143,7 +150,7 @@ std::string tensor_str(const Sub& t, std::size_t indent, bool summarize, const F
 
 }  // namespace
 
-std::string torch_str(const AnyTensor& tensor) {
+std::string torch_str(const AnyTensor& tensor, bool integer) {
   const AnyTensor t = tensor;  // a contiguous row-major copy
   const std::vector<std::size_t> shape(t.shape().begin(), t.shape().end());
   std::vector<std::size_t> strides(shape.size(), 1);
@@ -164,7 +171,7 @@ std::string torch_str(const AnyTensor& tensor) {
   const bool summarize = t.size() > kThreshold;
   std::vector<float> shown;
   collect_shown(whole_tensor, summarize, shown);
-  const Formatter fmt(shown);
+  const Formatter fmt(shown, integer);
   return kPrefix + tensor_str(whole_tensor, kPrefix.size(), summarize, fmt) + ")";
 }
 

@@ -9,6 +9,7 @@
 namespace attn {
 
 // "tensor([0.9544, 1.4950])", "tensor(1.8524)", multi-line for rank >= 2, "..." past 1000 elements.
-std::string torch_str(const AnyTensor& t);
+// With `integer`, as PyTorch prints an integer dtype: "tensor([0, 0, 1, 1])" (the values must be whole).
+std::string torch_str(const AnyTensor& t, bool integer = false);
 
 }  // namespace attn

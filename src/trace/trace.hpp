@@ -31,10 +31,17 @@ struct Step {
   // the diagonal as masked.
   bool heatmap = false;
   bool causal = false;
+  // The book's tensor has an integer dtype (torch.int64): printed and written as integers. The values are
+  // whole numbers held as floats.
+  bool integer = false;
 
   Step& show_heatmap(bool is_causal) {
     heatmap = true;
     causal = is_causal;
+    return *this;
+  }
+  Step& as_integer() {
+    integer = true;
     return *this;
   }
 };

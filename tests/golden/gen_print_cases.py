@@ -76,11 +76,27 @@ def cases():
     return out
 
 
+def integer_cases():
+    """Integer tensors (torch.int64, as torch.arange gives), printed without a decimal point. Their values
+    fit float32 exactly, so `data` holds them as float32 bits like the other cases."""
+    g = torch.Generator().manual_seed(2718)
+    out = [torch.tensor(0), torch.tensor(-42), torch.arange(4) // 2, torch.arange(12) // 1, torch.arange(8) // 4,
+           torch.tensor([[-3, 120], [7, 0]]), torch.arange(1500), torch.arange(40).reshape(5, 8) - 20,
+           torch.arange(2000).reshape(2, 1000)]
+    for shape in [(3,), (30,), (4, 5), (2, 3, 4), (2, 2, 2, 3)]:
+        out.append(torch.randint(-100000, 100000, shape, generator=g))
+    return out
+
+
 def main():
     result = []
     for t in cases():
         t = t.to(torch.float32).contiguous()
         result.append({"shape": list(t.shape), "data": bits(t), "printed": str(t)})
+    for t in integer_cases():
+        assert t.dtype == torch.int64
+        result.append({"shape": list(t.shape), "data": bits(t.to(torch.float32).contiguous()), "printed": str(t),
+                       "dtype": "int64"})
     for r in result:
         assert "grad_fn" not in r["printed"] and "dtype" not in r["printed"], r["printed"]
     with open(os.path.join(HERE, "print_cases.json"), "w") as f:
