@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "support.hpp"
 
@@ -125,4 +126,65 @@ TEST_CASE("the bundled data is found from any directory and from an installed la
   CHECK(r.status == 0);
   CHECK(r.out.find("installed copy") != std::string::npos);
   shell("rm -rf " + quote(prefix));
+}
+
+TEST_CASE("every --help fits 80 columns and names negatable flags plainly", "[cli]") {
+  std::vector<std::string> commands{""};
+  for (const auto& lesson : kLessons) commands.push_back(lesson);
+  for (const char* other : {"list", "tour", "bench"}) commands.emplace_back(other);
+  for (const auto& command : commands) {
+    INFO("attn " << command << " --help");
+    const auto h = command.empty() ? run({"--help"}) : run({command, "--help"});
+    REQUIRE(h.status == 0);
+    std::istringstream lines(h.out);
+    std::string line, longest;
+    while (std::getline(lines, line))
+      if (line.size() > longest.size()) longest = line;
+    CHECK(longest.size() <= 80);
+    CHECK(h.out.find("{false}") == std::string::npos);
+  }
+  CHECK(run({"simple", "--help"}).out.find("--explain, --no-explain") != std::string::npos);
+  CHECK(run({"gqa", "--help"}).out.find("(bonus\nmaterial ch04/04_gqa in the book's repository)") != std::string::npos);
+  CHECK(run({"list", "--help"}).out.find("--json") != std::string::npos);
+}
+
+TEST_CASE("an unknown command suggests the nearest one", "[cli]") {
+  const auto r = run({"mha_wrapper"});
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "attn: unknown command 'mha_wrapper'; did you mean 'mha-wrapper'? (see 'attn list' for the lessons, "
+                 "'attn --help' for everything)\n");
+  CHECK(run({"tuor"}).err.find("did you mean 'tour'?") != std::string::npos);
+  CHECK(run({"Simple"}).err.find("did you mean 'simple'?") != std::string::npos);
+  CHECK(run({"nonsense"}).err.find("did you mean") == std::string::npos);
+}
+
+TEST_CASE("a --query out of range names the input's real range, negative or past the end", "[cli]") {
+  const auto negative = run({"simple", "--query", "-1"});
+  CHECK(negative.status == 2);
+  CHECK(negative.err == "attn: --query -1 is not a token index (the input has 6 tokens, numbered 0 to 5) "
+                        "(see 'attn simple --help')\n");
+  CHECK(run({"trainable", "--query", "6"}).err.find("(the input has 6 tokens, numbered 0 to 5)") != std::string::npos);
+  CHECK(run({"simple", "--query", "two"}).err.find("expected a token index") != std::string::npos);
+}
+
+TEST_CASE("counts are said in the singular for one: 1 token, 1 dim", "[cli]") {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/one.json") << "[[0.5]]";
+  const auto r = run({"trainable", "--input", dir + "/one.json"});
+  CHECK(r.out.find("inputs: 1 token x 1 dim from") != std::string::npos);
+  CHECK(r.out.find("at once: 1 token, each now") != std::string::npos);
+  CHECK(run({"simple", "--input", dir + "/one.json", "--query", "1"}).err.find("(the input has 1 token, numbered 0 to 0)") !=
+        std::string::npos);
+  shell("rm -rf " + quote(dir));
+}
+
+TEST_CASE("dropout on a matrix of ones is drawn with positions, not as queries and keys", "[cli][terminal]") {
+  const auto r = run({"dropout", "--heatmap", "always", "--step", "dropout_ones,dropout_attn_weights"});
+  const auto ones = r.out.find("heatmap: rows and columns are positions (not queries and keys)");
+  const auto weights = r.out.find("heatmap: rows are queries, columns are keys");
+  CHECK(ones != std::string::npos);
+  CHECK(weights != std::string::npos);
+  CHECK(ones < weights);
+  CHECK(r.out.find("               0     1     2     3     4     5\n") != std::string::npos);
 }

@@ -46,7 +46,7 @@ TEST_CASE("malformed embeddings are refused with the place named", "[io]") {
   CHECK_THROWS_WITH(parse_embeddings_json("{\"embeddings\": []}", "f.json"), Contains("at least one token"));
   CHECK_THROWS_WITH(parse_embeddings_json("{\"embeddings\": [[]]}", "f.json"), Contains("at least one dimension"));
   CHECK_THROWS_WITH(parse_embeddings_json("{\"tokens\": [\"a\"], \"embeddings\": [[1], [2]]}", "f.json"),
-                    Contains("1 tokens but 2 embedding rows"));
+                    Contains("1 token but 2 embedding rows"));
   CHECK_THROWS_WITH(parse_embeddings_json("{\"embeddings\": [[1e39]]}", "f.json"), Contains("not a finite"));
   // The fuzzer's first find: a number past any double made nlohmann-json throw out_of_range, uncaught.
   CHECK_THROWS_WITH(parse_embeddings_json("[[1], [-3e7777777000000000000159]]", "f.json"), Contains("too large"));

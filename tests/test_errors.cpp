@@ -100,7 +100,7 @@ std::vector<Bad> bad_files() {
       {"null in JSON", in("null.json", "[[null]]"), 1, "not a number"},
       {"zero tokens", in("zero.json", "{\"embeddings\": []}"), 1, "at least one token"},
       {"zero dims", in("zerod.json", "[[]]"), 1, "at least one dimension"},
-      {"token count", in("count.json", "{\"tokens\": [\"a\"], \"embeddings\": [[1], [2]]}"), 1, "1 tokens but 2"},
+      {"token count", in("count.json", "{\"tokens\": [\"a\"], \"embeddings\": [[1], [2]]}"), 1, "1 token but 2 embedding rows"},
       {"token not a string", in("tok.json", "{\"tokens\": [1], \"embeddings\": [[1]]}"), 1, "tokens[0]"},
       {"float32 overflow", in("big.json", "[[1e39]]"), 1, "not a finite"},
       {"double overflow", in("huge.json", "[[1e999999]]"), 1, "too large"},

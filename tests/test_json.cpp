@@ -6,7 +6,6 @@
 
 #include "lessons/lessons.hpp"
 #include "render/json.hpp"
-#include "render/text.hpp"
 
 using namespace attn;
 using ojson = nlohmann::ordered_json;

@@ -4,6 +4,7 @@
 #include "cli/cli.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "cli/bench_process.hpp"
 #include "cli/options.hpp"
 #include "core/errors.hpp"
+#include "core/strings.hpp"
 #include "core/torch_random.hpp"
 #include "lessons/registry.hpp"
 #include "render/json.hpp"
@@ -41,22 +43,74 @@ const char* const kFooter =
     "  attn simple                    one query, step by step (start here)\n"
     "  attn tour --pause              every lesson, one step per Enter (for class)\n"
     "  attn trainable --seed 123      exercise 3.1: sa_v1 with sa_v2's weights\n"
-    "  attn gqa --kv-cache            how much KV-cache memory grouped-query attention saves\n"
-    "  attn all-tokens --json | jq '.steps[] | select(.id == \"attn_weights\") | .data'\n"
+    "  attn gqa --kv-cache            KV-cache memory: multi-head vs grouped-query\n"
+    "  attn all-tokens --json | jq -c '.steps[] | select(.id == \"attn_weights\").data'\n"
     "\n"
     "Run 'attn LESSON --help' for a lesson's options. JSON schema: docs/json.md.";
 
 const char* const kBenchFooter =
-    "All four compute the same function on the same weights (max|diff| is each one's distance from mha):\n"
+    "All four compute the same function on the same weights (max|diff| is each one's\n"
+    "distance from mha):\n"
     "  wrapper  section 3.6.1: a CausalAttention per head, their outputs concatenated\n"
-    "  mha      section 3.6.2: one projection per Q/K/V, heads as views, the full (b, h, T, T) scores\n"
-    "  fused    mha's weights on a tiled kernel with an online softmax: no (T, T) matrix, no work above\n"
-    "           the diagonal, both cores\n"
-    "  gqa      grouped-query attention: --kv-groups key/value heads shared by the query heads, fused\n"
-    "Timing: a warm-up, then the median of --repeats runs. GFLOP/s counts useful work only (the projections\n"
-    "and the causal half of the scores, not the masked half); %SGEMM compares it with this machine's own\n"
-    "matrix-product rate. The default shape is GPT-2 small's and takes about 20 s on two cores.\n"
+    "  mha      section 3.6.2: one projection per Q/K/V, heads as views, the full\n"
+    "           (b, h, T, T) scores\n"
+    "  fused    mha's weights on a tiled kernel with an online softmax: no (T, T)\n"
+    "           matrix, no work above the diagonal, both cores\n"
+    "  gqa      grouped-query attention: --kv-groups key/value heads shared by the\n"
+    "           query heads, fused\n"
+    "Timing: a warm-up, then the median of --repeats runs. GFLOP/s counts useful work\n"
+    "only (the projections and the causal half of the scores, not the masked half);\n"
+    "%SGEMM compares it with this machine's own matrix-product rate. The default\n"
+    "shape is GPT-2 small's and takes about 20 s on two cores.\n"
     "Example: attn bench --tokens 256 --repeats 3. Figures: docs/performance.md.";
+
+// CLI11's help, wrapped to 80 columns, and a negatable flag named as "--explain, --no-explain" rather than
+// CLI11's "--explain,--no-explain{false}".
+class HelpFormatter : public CLI::Formatter {
+ public:
+  static constexpr std::size_t kWidth = 80;
+
+  std::string make_option_name(const CLI::Option* opt, bool positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, positional), out;
+    bool in_braces = false;
+    for (char c : name) {
+      if (c == '{') in_braces = true;
+      if (!in_braces) out += c == ',' ? std::string(", ") : std::string(1, c);
+      if (c == '}') in_braces = false;
+    }
+    return out;
+  }
+  std::string make_option(const CLI::Option* opt, bool positional) const override {
+    return entry(make_option_name(opt, positional) + make_option_opts(opt), make_option_desc(opt));
+  }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    return entry(sub->get_display_name(true), sub->get_description());
+  }
+  // Each paragraph of the description wrapped on its own.
+  std::string make_description(const CLI::App* app) const override {
+    const std::string text = CLI::Formatter::make_description(app);
+    std::string out;
+    std::size_t at = 0;
+    while (at < text.size()) {
+      const std::size_t end = std::min(text.find("\n\n", at), text.size());
+      for (const auto& line : wrap_words(text.substr(at, end - at), kWidth)) out += line + "\n";
+      if (end < text.size()) out += "\n";
+      at = end + 2;
+    }
+    return out;
+  }
+
+ private:
+  // The name in the left column, the description wrapped in the right one (CLI11 indents the lines).
+  std::string entry(const std::string& name, const std::string& description) const {
+    std::string wrapped;
+    for (const auto& line : wrap_words(description, kWidth - column_width_))
+      wrapped += (wrapped.empty() ? "" : "\n") + line;
+    std::ostringstream out;
+    CLI::detail::format_help(out, name, wrapped, column_width_);
+    return out.str();
+  }
+};
 
 // A subcommand and the options it was given, each with the table entry it came from.
 struct Sub {
@@ -106,7 +160,7 @@ void add_hidden(Sub& sub, const std::vector<const OptionSpec*>& hidden, CommandL
 Sub setup_lesson(CLI::App& app, const Lesson& lesson, CommandLine& parsed) {
   Sub sub;
   sub.lesson = &lesson;
-  sub.app = app.add_subcommand(lesson.info.name, lesson.info.summary + " (book section " + lesson.info.section + ")");
+  sub.app = app.add_subcommand(lesson.info.name, lesson.info.summary + " (" + where_in_book(lesson.info) + ")");
   CommandLine defaults;
   defaults.lesson = lesson.modes.front().defaults;
   std::vector<const OptionSpec*> hidden;
@@ -124,6 +178,7 @@ Sub setup_lesson(CLI::App& app, const Lesson& lesson, CommandLine& parsed) {
 
 void setup(Cli& cli, CommandLine& parsed) {
   CLI::App& app = cli.app;
+  app.formatter(std::make_shared<HelpFormatter>());  // before the subcommands, which copy it
   app.set_version_flag("--version", "attn " ATTN_VERSION, "Print the version and exit");
   app.require_subcommand(0, 1);
   app.footer(kFooter);
@@ -142,6 +197,36 @@ void setup(Cli& cli, CommandLine& parsed) {
       "bench", "Time the chapter's multi-head attention implementations (wrapper, mha, fused, gqa) at GPT-2 size");
   add_each(cli.bench, Scope::Bench, parsed, defaults);
   cli.bench.app->footer(kBenchFooter);
+}
+
+// Levenshtein distance, for "did you mean": a dozen lines, where a library would be a dependency for one loop.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// `attn WORD` where WORD is no subcommand: the nearest one, if one is near (mha_wrapper -> mha-wrapper).
+std::string unknown_command(const CLI::App& app, const std::string& word) {
+  std::string normal = word;
+  for (char& c : normal) c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, normal.size() / 3) + 1;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    const std::size_t d = edit_distance(normal, sub->get_name());
+    if (d < best_distance) best_distance = d, best = sub->get_name();
+  }
+  return "attn: unknown command '" + word + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
+         " (see 'attn list' for the lessons, 'attn --help' for everything)\n";
 }
 
 // CLI11's messages are one line; name the way to help.
@@ -399,6 +484,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         return kExitOk;
       }
       if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return cli.app.exit(e, out, err);  // --help
+      const bool no_subcommand = cli.app.get_subcommands().empty();
+      if (no_subcommand && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !args.empty() &&
+          args.front().rfind("-", 0) != 0) {
+        err << unknown_command(cli.app, args.front());
+        return kExitUsage;
+      }
       err << "attn: " << e.what() << usage_hint(cli.app) << "\n";
       return kExitUsage;
     }

@@ -168,7 +168,7 @@ std::string man_page() {
   m += ".SH LESSONS\n";
   for (const Lesson& lesson : lessons()) {
     m += ".SS \"attn " + roff(lesson.info.name) + "\"\n";
-    m += roff(lesson.info.title + " (book section " + lesson.info.section + "). " + lesson.info.summary + ".") + "\n";
+    m += roff(lesson.info.title + " (" + where_in_book(lesson.info) + "). " + lesson.info.summary + ".") + "\n";
     const auto uses = lesson.option_uses();
     for (const Lesson::Use& u : uses) {
       CommandLine defaults;

@@ -221,6 +221,34 @@ OptionSpec format_option() {
   return s;
 }
 
+// --query I: a token index. Any whole number is read (a negative one too), so that one past the input is
+// refused once the input is known, with its real range (lessons/helpers.cpp, effective_query).
+OptionSpec token_index_option() {
+  OptionSpec s = entry(Scope::Lesson, Opt::Query, "--query", "I", "query",
+                       "Index of the query token, counted from 0 (default: 1, \"journey\", as in the book; 0 for a "
+                       "one-token input)");
+  s.range = "0 to the number of tokens - 1";
+  bind(s, &LessonConfig::query);
+  const std::int64_t limit = static_cast<std::int64_t>(kMaxTokens);
+  s.add = [limit](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+    return app
+        ->add_option_function<std::int64_t>(
+            "--query", [&target](const std::int64_t& q) { target.lesson.query = q; }, help)
+        ->check(CLI::Validator(
+            [limit](std::string& v) -> std::string {
+              const bool negative = !v.empty() && v[0] == '-';
+              const std::string digits = negative ? v.substr(1) : v;
+              if (!whole_number_error(digits, 0, static_cast<std::uint64_t>(limit)).empty())
+                return "expected a token index, a whole number from 0 to " + std::to_string(limit - 1) + ", got '" +
+                       v + "'";
+              return {};
+            },
+            ""))
+        ->type_name("I");
+  };
+  return s;
+}
+
 OptionSpec dropout_option() {
   OptionSpec s = entry(Scope::Lesson, Opt::Dropout, "--dropout", "P", "dropout", "Dropout probability");
   s.range = "0 to 1";
@@ -339,9 +367,7 @@ std::vector<OptionSpec> make_table() {
                      std::vector<std::pair<std::string, CacheDType>>{
                          {"fp32", CacheDType::FP32}, {"bf16", CacheDType::BF16}, {"fp16", CacheDType::FP16}},
                      "dtype", "With --kv-cache: element type of the cache, fp32, bf16 or fp16"));
-  t.push_back(maybe_whole(Le, Opt::Query, "--query", "I", &L::query, 0, kMaxTokens - 1, "query",
-                          "Index of the query token, counted from 0 (default: 1, \"journey\", as in the book; 0 for a "
-                          "one-token input)"));
+  t.push_back(token_index_option());
   t.back().default_note = "1 (0 for a one-token input)";
 
   // attn bench

@@ -1,6 +1,7 @@
 #include "core/strings.hpp"
 
 #include <charconv>
+#include <sstream>
 
 namespace attn {
 
@@ -19,6 +20,25 @@ std::string with_commas(std::size_t n) {
     out += digits[i];
   }
   return out;
+}
+
+std::string count_of(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+  std::istringstream words(text);
+  std::vector<std::string> lines;
+  std::string word, line;
+  while (words >> word) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 }  // namespace attn

@@ -2,6 +2,7 @@
 // Numbers as people read them, shared by lessons, renderers and the benchmark.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -10,5 +11,12 @@ std::string py_float(double v);
 
 // 2360064 -> "2,360,064"
 std::string with_commas(std::size_t n);
+
+// "1 token", "6 tokens"
+std::string count_of(std::size_t n, const std::string& noun);
+
+// Greedy word wrap: the words of `text` in lines of at most `width` characters (a longer word stands
+// alone on its line). Whitespace, line breaks included, only separates words.
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width);
 
 }  // namespace attn

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/limits.hpp"
+#include "core/strings.hpp"
 #include "io/paths.hpp"
 
 namespace attn {
@@ -118,8 +119,8 @@ Inputs make_inputs(const std::vector<std::vector<double>>& rows, std::vector<std
   if (tokens.empty()) {
     for (std::size_t r = 0; r < rows.size(); ++r) tokens.push_back("x" + std::to_string(r + 1));
   } else if (tokens.size() != rows.size()) {
-    throw InputError(name + ": " + std::to_string(tokens.size()) + " tokens but " + std::to_string(rows.size()) +
-                     " embedding rows");
+    throw InputError(name + ": " + count_of(tokens.size(), "token") + " but " +
+                     count_of(rows.size(), "embedding row"));
   }
   in.tokens = std::move(tokens);
   return in;

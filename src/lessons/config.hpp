@@ -18,7 +18,9 @@ std::size_t bytes_per_element(CacheDType t);  // 4, 2, 2
 std::string to_string(CacheDType t);          // "fp32", "bf16", "fp16"
 
 struct LessonConfig {
-  std::optional<std::size_t> query;   // --query; default: token 1, "journey" (0 for a one-token input)
+  // --query; default: token 1, "journey" (0 for a one-token input). Signed, so that a negative index is
+  // refused with the input's real range once the input is known.
+  std::optional<std::int64_t> query;
   std::size_t d_out = 2;              // --d-out
   std::size_t heads = 2;              // --heads (num_heads)
   std::size_t kv_groups = 2;          // --kv-groups (num_kv_groups: key/value heads)

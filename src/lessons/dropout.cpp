@@ -37,7 +37,7 @@ Trace run_dropout(const Inputs& in, const LessonConfig& cfg) {
             ", so the expected value of every entry stays 1; the others become 0.",
         "torch.manual_seed(" + std::to_string(seed_drop) + ")\ndropout = torch.nn.Dropout(" + p +
             ")\nexample = torch.ones(" + std::to_string(n) + ", " + std::to_string(n) + ")\nprint(dropout(example))",
-        dropout_ones).show_heatmap(false);
+        dropout_ones).show_heatmap(false, /*tokens_on_axes=*/false);
 
   gen.manual_seed(seed_drop);
   const AnyTensor dropped = dropout(AnyTensor(w.causal_attn_weights), cfg.dropout, gen, cfg.dropout_rng);

@@ -2,13 +2,14 @@
 
 namespace attn {
 
-std::size_t effective_query(const std::optional<std::size_t>& query, const Inputs& in) {
-  const std::size_t q = query.value_or(in.num_tokens() > kBookQuery ? kBookQuery : 0);
-  if (q >= in.num_tokens())
-    throw UsageError("--query " + std::to_string(q) + " is past the last token (the input has " +
-                     std::to_string(in.num_tokens()) + " tokens, numbered 0 to " +
-                     std::to_string(in.num_tokens() - 1) + ")");
-  return q;
+std::size_t effective_query(const std::optional<std::int64_t>& query, const Inputs& in) {
+  const std::int64_t n = static_cast<std::int64_t>(in.num_tokens());
+  const std::int64_t q = query.value_or(n > static_cast<std::int64_t>(kBookQuery) ? kBookQuery : 0);
+  if (q < 0 || q >= n)
+    throw UsageError("--query " + std::to_string(q) + (q < 0 ? " is not a token index" : " is past the last token") +
+                     " (the input has " + count_of(in.num_tokens(), "token") + ", numbered 0 to " +
+                     std::to_string(n - 1) + ")");
+  return static_cast<std::size_t>(q);
 }
 
 void check_elements(const std::string& what, std::initializer_list<std::size_t> shape) {

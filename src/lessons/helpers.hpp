@@ -19,7 +19,7 @@ namespace attn {
 inline constexpr std::size_t kBookQuery = 1;  // inputs[1], "journey"
 
 // `--query I`: the book's query index 1, or 0 when the input has a single token; a UsageError past the end.
-std::size_t effective_query(const std::optional<std::size_t>& query, const Inputs& in);
+std::size_t effective_query(const std::optional<std::int64_t>& query, const Inputs& in);
 
 // Refuses a configuration whose tensor `what` would hold more than kMaxElements floats.
 void check_elements(const std::string& what, std::initializer_list<std::size_t> shape);

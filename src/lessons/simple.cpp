@@ -54,7 +54,7 @@ Trace run_simple(const Inputs& in, const LessonConfig& cfg) {
   Vector attn_weights_2_naive = softmax_naive(attn_scores_2);  // (num_tokens,)
   t.add("attn_weights_2_naive", "Naive softmax",
         "Softmax exponentiates each score and divides by the total, so every weight is positive and they sum "
-        "to 1. Written this directly it overflows for large scores.",
+        "to 1. Computed this directly, exp overflows for large scores.",
         "def softmax_naive(x):\n"
         "    return torch.exp(x) / torch.exp(x).sum(dim=0)\n"
         "\n"

@@ -72,7 +72,7 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
 
   Matrix keys = matmul(inputs, W_key);  // (num_tokens, d_out)
   t.add("keys", "Keys of all tokens",
-        "Every token projected by W_key at once: " + std::to_string(in.num_tokens()) + " tokens, each now " +
+        "Every token projected by W_key at once: " + count_of(in.num_tokens(), "token") + ", each now " +
             std::to_string(d_out) + "-dimensional.",
         "keys = inputs @ W_key", keys);
   Matrix values = matmul(inputs, W_value);  // (num_tokens, d_out)

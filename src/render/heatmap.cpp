@@ -150,7 +150,8 @@ std::string one_map(const float* m, std::size_t n, const std::vector<std::string
 
 }  // namespace
 
-std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, const TextStyle& style) {
+std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
+                     const TextStyle& style) {
   const std::size_t rank = t.dimension();
   if (rank < 2 || rank > 4) return {};
   const std::size_t n = t.shape()[rank - 1];
@@ -158,12 +159,16 @@ std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens,
   if (n > kHeatmapMaxTokens)
     return "  (heatmap left out: more than " + std::to_string(kHeatmapMaxTokens) + " tokens)\n";
   const std::size_t heads = rank == 4 ? t.shape()[1] : 1;
+  std::vector<std::string> labels = tokens;
+  if (!of_tokens)
+    for (std::size_t i = 0; i < n; ++i) labels[i] = std::to_string(i);
   std::string out;
   for (std::size_t h = 0; h < heads; ++h) {
-    std::string caption = "heatmap: rows are queries, columns are keys";
+    std::string caption = of_tokens ? "heatmap: rows are queries, columns are keys"
+                                    : "heatmap: rows and columns are positions (not queries and keys)";
     if (rank >= 3) caption += "; batch 0 of " + std::to_string(t.shape()[0]);
     if (rank == 4) caption += ", head " + std::to_string(h);
-    out += (h ? "\n" : "") + one_map(t.data() + h * n * n, n, tokens, causal, caption, style);
+    out += (h ? "\n" : "") + one_map(t.data() + h * n * n, n, labels, causal, caption, style);
   }
   return out;
 }

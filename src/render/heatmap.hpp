@@ -12,8 +12,10 @@ namespace attn {
 
 inline constexpr std::size_t kHeatmapMaxTokens = 16;
 
-// Heatmaps of a (n, n), (b, n, n) or (b, h, n, n) tensor: every head of the first batch element.
-// Returns "" for other shapes and a one-line note past kHeatmapMaxTokens.
-std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, const TextStyle& style);
+// Heatmaps of a (n, n), (b, n, n) or (b, h, n, n) tensor: every head of the first batch element. With
+// `of_tokens`, rows are queries and columns keys, labelled by `tokens`; otherwise rows and columns are
+// labelled by position. Returns "" for other shapes and a one-line note past kHeatmapMaxTokens.
+std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
+                     const TextStyle& style);
 
 }  // namespace attn

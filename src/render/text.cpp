@@ -12,18 +12,10 @@ namespace {
 
 constexpr std::size_t kWidth = 80;
 
-// Greedy word wrap of `text` into lines of at most kWidth columns, each starting with `indent`.
+// `text` wrapped to kWidth columns, each line starting with `indent`.
 std::string wrap(const std::string& text, const std::string& indent) {
-  std::istringstream words(text);
-  std::string word, line, out;
-  while (words >> word) {
-    if (!line.empty() && indent.size() + line.size() + 1 + word.size() > kWidth) {
-      out += indent + line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  if (!line.empty()) out += indent + line + "\n";
+  std::string out;
+  for (const auto& line : wrap_words(text, kWidth - indent.size())) out += indent + line + "\n";
   return out;
 }
 
@@ -65,8 +57,8 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
   if (!style.quiet) {
     head += paint.bold("attn " + trace.info.name) + " -- " + trace.info.section + " " + trace.info.title + "\n";
     if (trace.show_inputs) {
-      head += "inputs: " + std::to_string(trace.inputs.num_tokens()) + " tokens x " +
-              std::to_string(trace.inputs.d_in()) + " dims from " + trace.inputs.source + "\n";
+      head += "inputs: " + count_of(trace.inputs.num_tokens(), "token") + " x " + count_of(trace.inputs.d_in(), "dim") +
+              " from " + trace.inputs.source + "\n";
       head += "tokens: " + token_list(trace.inputs.tokens) + "\n";
     }
     for (const auto& note : trace.notes) head += note + "\n";
@@ -94,7 +86,7 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
       out += "  shape: " + torch_size(s.tensor) + "\n";
     }
     out += torch_str(s.tensor, s.integer) + "\n";
-    if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, style);
+    if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, style);
     chunks.push_back({out, true});
     ++shown;
   }

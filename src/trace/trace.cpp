@@ -7,6 +7,11 @@ namespace attn {
 
 Trace::Trace(LessonInfo lesson_info, const Inputs& in) : info(std::move(lesson_info)), inputs(in) {}
 
+std::string where_in_book(const LessonInfo& info) {
+  if (info.section.rfind("ch", 0) == 0) return "bonus material " + info.section + " in the book's repository";
+  return "book section " + info.section;
+}
+
 const Step& Trace::step(const std::string& id) const {
   for (const auto& s : steps)
     if (s.id == id) return s;

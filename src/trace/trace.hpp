@@ -28,16 +28,19 @@ struct Step {
   std::string code;         // the book's PyTorch line(s) that compute it
   AnyTensor tensor;         // float32, rank 0-4
   // A weight matrix (..., n, n) the text view may also draw as a heatmap; `causal` marks the cells above
-  // the diagonal as masked.
+  // the diagonal as masked. `of_tokens`: rows are queries and columns keys, labelled by the tokens; false
+  // for a matrix that is not attention between tokens (dropout on torch.ones), labelled by position.
   bool heatmap = false;
   bool causal = false;
+  bool of_tokens = true;
   // The book's tensor has an integer dtype (torch.int64): printed and written as integers. The values are
   // whole numbers held as floats.
   bool integer = false;
 
-  Step& show_heatmap(bool is_causal) {
+  Step& show_heatmap(bool is_causal, bool tokens_on_axes = true) {
     heatmap = true;
     causal = is_causal;
+    of_tokens = tokens_on_axes;
     return *this;
   }
   Step& as_integer() {
@@ -45,6 +48,10 @@ struct Step {
     return *this;
   }
 };
+
+// Where a lesson is found: "book section 3.5.1, 3.5.3", or for a section of the book's repository
+// ("ch04/04_gqa") "bonus material ch04/04_gqa in the book's repository".
+std::string where_in_book(const LessonInfo& info);
 
 // A module a lesson builds, as the book constructs it, with its parameter count.
 struct ModuleInfo {
