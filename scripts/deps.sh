@@ -8,7 +8,8 @@ packages=(
   libxtensor-dev libxtensor-blas-dev libopenblas-dev   # tensors and BLAS
   libsleef-dev                                         # PyTorch's exp, to the bit
   libcli11-dev nlohmann-json3-dev                      # command line, JSON
-  catch2 python3 jq tmux                               # tests: pipes into python3 and jq, a real terminal (tmux)
+  catch2 python3 python3-numpy jq tmux                 # tests: pipes into python3 (NumPy, as the docs use it),
+                                                       # jq, a real terminal (tmux)
   man-db binutils                                      # tests: the man page through man -l, nm on the executables
 )
 

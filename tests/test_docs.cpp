@@ -1,0 +1,161 @@
+// Every example in README.md and docs/ runs, and prints what the page says it prints.
+//
+// What counts as an example, in a fenced block:
+// - ```sh: each line that runs attn (after an optional "$ "; a trailing "  # comment" is dropped) is run with
+//   the built attn first on PATH and must exit 0. A comment line right after a command ("# 2360064") is
+//   the output that command must print. Lines that run other programs (bash scripts/..., apt-get) are
+//   recipes for a person and are not run here.
+// - ```text whose first line is "$ attn ...": the command is run, and every line shown below it must
+//   appear in its output in the same order ("..." lines stand for what the page leaves out; "~/attn/" is
+//   the checkout). A ```text block with no prompt needs a comment on the line above it: either
+//   "<!-- output of: attn ... -->", checked the same way, or "<!-- not run: why -->".
+// - ```python: run with Debian's python3 (which has NumPy) and the built attn first on PATH; must exit 0,
+//   and a "# value" comment after a print(...) on the same line must appear in what it printed.
+// - ```json (the schema, abridged) and unlabelled blocks (diagrams) are illustrations, not examples.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "support.hpp"
+
+using attn_test::quote;
+using attn_test::shell;
+
+namespace {
+
+struct Block {
+  std::string file;
+  std::size_t line = 0;  // of the opening fence
+  std::string kind;      // "sh", "text", "python", ...
+  std::string comment;   // the HTML comment on the line above the fence, if any
+  std::vector<std::string> body;
+};
+
+std::vector<Block> blocks_of(const std::string& file) {
+  std::ifstream in(std::string(ATTN_SOURCE_DIR) + "/" + file);
+  REQUIRE(in.good());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::vector<Block> out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("```", 0) != 0) continue;
+    Block b{file, i + 1, lines[i].substr(3), "", {}};
+    if (i > 0 && lines[i - 1].rfind("<!--", 0) == 0) b.comment = lines[i - 1];
+    for (++i; i < lines.size() && lines[i].rfind("```", 0) != 0; ++i) b.body.push_back(lines[i]);
+    out.push_back(b);
+  }
+  return out;
+}
+
+std::vector<std::string> doc_files() {
+  std::vector<std::string> files{"README.md"};
+  const auto listed = shell("cd " + quote(ATTN_SOURCE_DIR) + " && ls docs/*.md docs/lessons/*.md");
+  std::istringstream names(listed.out);
+  for (std::string f; std::getline(names, f);) files.push_back(f);
+  return files;
+}
+
+// Runs a shell command in the checkout with the built attn first on PATH.
+attn_test::Run run_here(const std::string& command) {
+  const std::string env = "cd " + quote(ATTN_SOURCE_DIR) + " && PATH=" + quote(std::string(ATTN_BUILD_DIR) + ":") +
+                          "\"$PATH\" ";
+  return shell(env + "bash -o pipefail -c " + quote(command) + " 2>&1");
+}
+
+std::string drop_comment(const std::string& line) {
+  const auto at = line.find("  # ");
+  std::string command = at == std::string::npos ? line : line.substr(0, at);
+  while (!command.empty() && command.back() == ' ') command.pop_back();
+  return command;
+}
+
+bool is_bench(const std::string& command) { return command.rfind("attn bench", 0) == 0; }
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAsan = true;
+#else
+constexpr bool kUnderAsan = false;
+#endif
+
+// Every line of `shown` (but "..." lines) appears in `output`, in order.
+void check_shown(const std::vector<std::string>& shown, const std::string& output) {
+  std::size_t at = 0;
+  for (std::string line : shown) {
+    if (line == "..." || line.empty()) continue;
+    const auto home = line.find("~/attn/");
+    if (home != std::string::npos) line.replace(home, 7, std::string(ATTN_SOURCE_DIR) + "/");
+    INFO("the page shows: " << line);
+    const auto found = output.find(line, at);
+    CHECK(found != std::string::npos);
+    if (found != std::string::npos) at = found + line.size();
+  }
+}
+
+std::string collapse(const std::string& s) {
+  return std::regex_replace(s, std::regex("\\s+"), " ");
+}
+
+}  // namespace
+
+TEST_CASE("every example in README.md and docs/ runs and prints what the page shows", "[docs]") {
+  std::size_t commands = 0, outputs = 0, programs = 0;
+  for (const auto& file : doc_files()) {
+    for (const auto& b : blocks_of(file)) {
+      INFO(b.file << ":" << b.line);
+      if (b.kind == "sh") {
+        for (std::size_t i = 0; i < b.body.size(); ++i) {
+          std::string line = b.body[i];
+          if (line.rfind("$ ", 0) == 0) line = line.substr(2);
+          const std::string command = drop_comment(line);
+          if (command.rfind("attn ", 0) != 0) continue;
+          if (is_bench(command) && kUnderAsan) continue;  // minutes under AddressSanitizer; run in the normal build
+          INFO(command);
+          const auto r = run_here(command);
+          CHECK(r.status == 0);
+          ++commands;
+          if (i + 1 < b.body.size() && b.body[i + 1].rfind("# ", 0) == 0) {
+            CHECK(r.out == b.body[i + 1].substr(2) + "\n");
+            ++outputs;
+          }
+        }
+      } else if (b.kind == "text") {
+        std::string command;
+        std::vector<std::string> shown = b.body;
+        if (!b.body.empty() && b.body[0].rfind("$ attn ", 0) == 0) {
+          command = b.body[0].substr(2);
+          shown.erase(shown.begin());
+        } else if (b.comment.rfind("<!-- output of: ", 0) == 0) {
+          command = b.comment.substr(16, b.comment.find(" -->") - 16);
+        } else {
+          CHECK(b.comment.rfind("<!-- not run: ", 0) == 0);  // say why, or it is an example
+          continue;
+        }
+        INFO(command);
+        const auto r = run_here(command);
+        CHECK(r.status == 0);
+        check_shown(shown, r.out);
+        ++commands;
+        ++outputs;
+      } else if (b.kind == "python") {
+        std::string script;
+        for (const auto& line : b.body) script += line + "\n";
+        const auto r = run_here("/usr/bin/python3 -c " + quote(script));
+        INFO(r.out);
+        CHECK(r.status == 0);
+        ++programs;
+        for (const auto& line : b.body) {
+          const auto comment = line.find("# ");
+          if (line.rfind("print(", 0) != 0 || comment == std::string::npos) continue;
+          CHECK(collapse(r.out).find(collapse(line.substr(comment + 2))) != std::string::npos);
+          ++outputs;
+        }
+      }
+    }
+  }
+  // The pages hold this many examples today; fewer found means the parsing, not the pages, changed.
+  CHECK(commands >= (kUnderAsan ? 25u : 28u));
+  CHECK(outputs >= 6u);
+  CHECK(programs >= 2u);
+}
