@@ -198,10 +198,10 @@ TEST_CASE("the --format option picks a renderer, and --json is --format json", "
 TEST_CASE("the --step option shows only the steps asked for, with their place in the lesson", "[architecture][cli]") {
   const auto text = run({"simple", "--step", "attn_weights_2,context_vec_2"});
   REQUIRE(text.status == 0);
-  CHECK(text.out.find("[8/10] attn_weights_2 -- ") != std::string::npos);
+  CHECK(text.out.find("[10/12] attn_weights_2 -- ") != std::string::npos);
   CHECK(text.out.find("tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])") != std::string::npos);
-  CHECK(text.out.find("[10/10] context_vec_2 -- ") != std::string::npos);
-  CHECK(text.out.find("[3/10]") == std::string::npos);
+  CHECK(text.out.find("[12/12] context_vec_2 -- ") != std::string::npos);
+  CHECK(text.out.find("[3/12]") == std::string::npos);
   const auto doc = nlohmann::json::parse(run({"simple", "--json", "--step", "context_vec_2"}).out);
   REQUIRE(doc["steps"].size() == 1);
   CHECK(doc["steps"][0]["id"] == "context_vec_2");

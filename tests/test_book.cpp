@@ -44,3 +44,39 @@ TEST_CASE("exercise 3.1 as its solution prints it: sa_v1 with sa_v2's weights, b
   CHECK(r.out.find("sa_v1_output_v2_weights\n" + printed) != std::string::npos);
   CHECK(r.out.find("v1_v2_max_diff\ntensor(0.)") != std::string::npos);
 }
+
+TEST_CASE("the chapter's other printed outputs: a dot product by hand, row 2's sum, the batched product", "[book]") {
+  // What ch03.ipynb prints for them; print labels ("Row 2 sum:", "First head:") are the book's, the values ours.
+  struct Printed {
+    std::string lesson, id, printed;
+  };
+  const std::vector<Printed> book{
+      {"simple", "res", "tensor(0.9544)"},
+      {"simple", "res_torch_dot", "tensor(0.9544)"},
+      {"all-tokens", "row_2_sum", "1.0"},
+      {"all-tokens", "all_row_sums", "tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])"},
+      {"all-tokens", "context_vec_2", "tensor([0.4419, 0.6515, 0.5683])"},
+      {"mha", "a_matmul",
+       "tensor([[[[1.3208, 1.1631, 1.2879],\n"
+       "          [1.1631, 2.2150, 1.8424],\n"
+       "          [1.2879, 1.8424, 2.0402]],\n"
+       "\n"
+       "         [[0.4391, 0.7003, 0.5903],\n"
+       "          [0.7003, 1.3737, 1.0620],\n"
+       "          [0.5903, 1.0620, 0.9912]]]])"},
+      {"mha", "first_res",
+       "tensor([[1.3208, 1.1631, 1.2879],\n        [1.1631, 2.2150, 1.8424],\n        [1.2879, 1.8424, 2.0402]])"},
+      {"mha", "second_res",
+       "tensor([[0.4391, 0.7003, 0.5903],\n        [0.7003, 1.3737, 1.0620],\n        [0.5903, 1.0620, 0.9912]])"},
+  };
+  for (const auto& p : book) {
+    INFO("attn " << p.lesson << ", step " << p.id);
+    const attn_test::Run r = attn_test::run({p.lesson, "--quiet", "--step", p.id});
+    REQUIRE(r.status == 0);
+    CHECK(r.out == p.id + "\n" + p.printed + "\n");
+  }
+  // In the chapter's order: the batched product comes before the module's own scores.
+  const std::string mha = attn_test::run({"mha", "--quiet"}).out;
+  CHECK(mha.find("\nsecond_res\n") < mha.find("\nattn_scores\n"));
+  CHECK(mha.find("\nqueries_heads\n") < mha.find("\na\n"));
+}

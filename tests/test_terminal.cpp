@@ -127,12 +127,12 @@ TEST_CASE("attn tour runs every lesson, in text and as one JSON document", "[ter
 TEST_CASE("pause mode waits for Enter after each step and stops on q", "[terminal]") {
   const auto r = run_as({"simple", "--pause", "--color", "never"}, tty(), "\n\nq\n");
   CHECK(r.status == 0);
-  CHECK(r.out.find("[3/10] attn_scores_2") != std::string::npos);
-  CHECK(r.out.find("[4/10]") == std::string::npos);
+  CHECK(r.out.find("[3/12] attn_scores_2") != std::string::npos);
+  CHECK(r.out.find("[4/12]") == std::string::npos);
   CHECK(r.out.find("-- Enter: next step, q: quit --") != std::string::npos);
   // Not a terminal: --pause is ignored, everything is printed, nothing waits.
   const auto piped = attn_test::run({"simple", "--pause"});
-  CHECK(piped.out.find("[10/10]") != std::string::npos);
+  CHECK(piped.out.find("[12/12]") != std::string::npos);
   CHECK(piped.out.find("Enter") == std::string::npos);
   const auto devnull = shell(quote(ATTN_EXE) + " tour --pause </dev/null | grep -c 'Lesson [0-9]* of " + kCount + ":'");
   CHECK(devnull.out == kCount + "\n");
@@ -153,13 +153,13 @@ TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter
                 quote(quote(ATTN_EXE) + " tour --pause; echo attn-exited-$?; sleep 30"))
               .status == 0);
   CHECK(wait_for("-- Enter: next step, q: quit --"));
-  CHECK(screen().find("[1/10] inputs") != std::string::npos);
-  CHECK(screen().find("[2/10]") == std::string::npos);
+  CHECK(screen().find("[1/12] inputs") != std::string::npos);
+  CHECK(screen().find("[2/12]") == std::string::npos);
   shell(tmux + "send-keys -t attn Enter");
-  CHECK(wait_for("[2/10] query"));
+  CHECK(wait_for("[2/12] query"));
   shell(tmux + "send-keys -t attn q Enter");
   CHECK(wait_for("attn-exited-0"));
-  CHECK(screen().find("[3/10]") == std::string::npos);
+  CHECK(screen().find("[3/12]") == std::string::npos);
   shell(tmux + "kill-server");
 }
 

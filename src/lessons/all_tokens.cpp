@@ -1,6 +1,9 @@
 // attn all-tokens — 3.3.2 Computing attention weights for all input tokens.
 // The single-query computation of 3.3.1 done for every token at once, first with loops and then as
 // two matrix products.
+#include <cstdio>
+#include <cstdlib>
+
 #include "core/nn.hpp"
 #include "lessons/lessons.hpp"
 
@@ -55,6 +58,29 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&) {
         "Row i is the weighted sum of the inputs with token i's weights: one matrix product replaces the "
         "loop of 3.3.1 for every token at once.",
         "all_context_vecs = attn_weights @ inputs", all_context_vecs);
+
+  // The book's checks: row 2 of the weights, as printed, sums to 1; and row 2 of the context vectors is
+  // 3.3.1's context_vec_2, computed here again the way 3.3.1 computes it.
+  const std::size_t q = n > kBookQuery ? kBookQuery : 0;
+  double row_2_sum = 0;  // Python's sum() of the printed (4-decimal) weights, in double
+  std::string printed_row;
+  for (std::size_t j = 0; j < n; ++j) {
+    char four[64];
+    std::snprintf(four, sizeof four, "%.4f", static_cast<double>(attn_weights(q, j)));
+    row_2_sum += std::strtod(four, nullptr);
+    printed_row += (j ? ", " : "") + std::string(four);
+  }
+  t.add("row_2_sum", "Row " + std::to_string(q + 1) + " of the weights, as printed, sums to 1",
+        "Adding up the row of " + token_label(in, q) + " as the book prints it, to four decimals: 1, give or take "
+        "the rounding.",
+        "row_2_sum = sum([" + printed_row + "])\nprint(\"Row 2 sum:\", row_2_sum)", Scalar(static_cast<float>(row_2_sum)))
+      .python_float = row_2_sum;
+  LessonConfig simple_config;
+  simple_config.query = static_cast<std::int64_t>(q);
+  t.add("context_vec_2", "The context vector of 3.3.1, for comparison",
+        "Computed again with 3.3.1's loops: it is row " + std::to_string(q) + " of all_context_vecs.",
+        "print(\"Previous 2nd context vector:\", context_vec_2)",
+        run_simple(in, simple_config).step("context_vec_2").tensor);
   return t;
 }
 

@@ -58,6 +58,37 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
   t.add("keys_heads", "Keys, one matrix per head", tr, "keys = keys.transpose(1, 2)", p.keys);
   t.add("values_heads", "Values, one matrix per head", tr, "values = values.transpose(1, 2)", p.values);
 
+  // The chapter's example of a batched product over heads, on its own tensor a: (1, 2, 3, 4).
+  const Tensor4 a{{{{0.2745f, 0.6584f, 0.2775f, 0.8573f}, {0.8993f, 0.0390f, 0.9268f, 0.7388f},
+                    {0.7179f, 0.7058f, 0.9156f, 0.4340f}},
+                   {{0.0772f, 0.3565f, 0.1479f, 0.5331f}, {0.4066f, 0.2318f, 0.4545f, 0.9737f},
+                    {0.4606f, 0.5159f, 0.4220f, 0.5786f}}}};  // (b, num_heads, num_tokens, head_dim)
+  t.add("a", "The book's example: a tensor shaped like the queries",
+        "(b, num_heads, num_tokens, head_dim) = (1, 2, 3, 4): the chapter's own numbers, to show what @ does on "
+        "four dimensions.",
+        "a = torch.tensor([[[[0.2745, 0.6584, 0.2775, 0.8573],\n"
+        "                    [0.8993, 0.0390, 0.9268, 0.7388],\n"
+        "                    [0.7179, 0.7058, 0.9156, 0.4340]],\n"
+        "                   [[0.0772, 0.3565, 0.1479, 0.5331],\n"
+        "                    [0.4066, 0.2318, 0.4545, 0.9737],\n"
+        "                    [0.4606, 0.5159, 0.4220, 0.5786]]]])",
+        a);
+  const Tensor3 heads_of_a = xt::reshape_view(a, {std::size_t{2}, std::size_t{3}, std::size_t{4}});  // (heads, 3, 4)
+  const Tensor3 products = bmm(heads_of_a, heads_of_a, /*transpose_b=*/true);                        // (heads, 3, 3)
+  const Tensor4 a_matmul = xt::reshape_view(products, {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{3}});
+  t.add("a_matmul", "A batched matrix product over the last two dimensions",
+        "@ on four dimensions multiplies the last two, (num_tokens, head_dim) by (head_dim, num_tokens), once for "
+        "every batch element and head: (1, 2, 3, 3).",
+        "print(a @ a.transpose(2, 3))", a_matmul);
+  const Matrix first_head = xt::view(a, 0, 0, xt::all(), xt::all());   // (num_tokens, head_dim)
+  const Matrix second_head = xt::view(a, 0, 1, xt::all(), xt::all());  // (num_tokens, head_dim)
+  t.add("first_res", "The same for the first head alone", "Head 0's product on its own equals a_matmul[0, 0].",
+        "first_head = a[0, 0, :, :]\nfirst_res = first_head @ first_head.T\nprint(\"First head:\\n\", first_res)",
+        matmul(first_head, first_head, /*transpose_b=*/true));
+  t.add("second_res", "And the second head", "Head 1's product equals a_matmul[0, 1]: the batched @ does both at once.",
+        "second_head = a[0, 1, :, :]\nsecond_res = second_head @ second_head.T\nprint(\"\\nSecond head:\\n\", second_res)",
+        matmul(second_head, second_head, /*transpose_b=*/true));
+
   t.add("attn_scores", "Attention scores of every head",
         "A batched matrix product scores every head at once: (b, num_heads, num_tokens, num_tokens).",
         "attn_scores = queries @ keys.transpose(2, 3)", p.attn_scores);

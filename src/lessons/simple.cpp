@@ -43,6 +43,20 @@ Trace run_simple(const Inputs& in, const LessonConfig& cfg) {
         "    attn_scores_2[i] = torch.dot(x_i, query)",
         attn_scores_2);
 
+  // The book's check of one dot product by hand: token 0 against the query, element by element.
+  Scalar res = Scalar(0.0f);  // ()
+  for (std::size_t idx = 0; idx < d_in; ++idx) res() += inputs(0, idx) * query(idx);
+  t.add("res", "One dot product by hand: token 0 against the query",
+        "Multiplying two vectors element by element and adding the products is all a dot product is; this is "
+        "attn_scores_2[0].",
+        "res = 0.\n"
+        "for idx, element in enumerate(inputs[0]):\n"
+        "    res += inputs[0][idx] * query[idx]\n"
+        "print(res)",
+        res);
+  t.add("res_torch_dot", "The same with torch.dot", "torch.dot computes the same number in one call.",
+        "print(torch.dot(inputs[0], query))", Scalar(dot(d_in, &inputs(0, 0), 1, query.data(), 1)));
+
   Vector attn_weights_2_tmp = attn_scores_2 / sum_of(attn_scores_2);  // (num_tokens,)
   t.add("attn_weights_2_tmp", "Scores divided by their sum",
         "A first way to turn scores into weights that sum to 1. It works here, but breaks for negative or "

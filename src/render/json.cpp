@@ -116,7 +116,7 @@ ojson trace_to_json(const Trace& trace, const Document& shown) {
     step["explanation"] = s.explanation;
     step["code"] = s.code;
     step["shape"] = ojson(std::vector<std::size_t>(s.tensor.shape().begin(), s.tensor.shape().end()));
-    step["data"] = tensor_data(s.tensor, s.integer);
+    step["data"] = s.python_float ? ojson(*s.python_float) : tensor_data(s.tensor, s.integer);
     steps.push_back(std::move(step));
   }
   doc["steps"] = std::move(steps);

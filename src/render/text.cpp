@@ -83,9 +83,10 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
         out += wrap(s.explanation, "  ");
         out += paint.dim(prompt(s.code));
       }
-      out += "  shape: " + torch_size(s.tensor) + "\n";
+      out += s.python_float ? std::string("  a Python float, not a tensor\n")
+                            : "  shape: " + torch_size(s.tensor) + "\n";
     }
-    out += torch_str(s.tensor, s.integer) + "\n";
+    out += (s.python_float ? py_float(*s.python_float) : torch_str(s.tensor, s.integer)) + "\n";
     if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, style);
     chunks.push_back({out, true});
     ++shown;

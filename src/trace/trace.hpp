@@ -3,6 +3,7 @@
 // Document, the traces of one run (one lesson, or every lesson for `attn tour`). Nothing here knows the
 // command line; lessons fill traces and renderers (src/render) read them.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct Step {
   // The book's tensor has an integer dtype (torch.int64): printed and written as integers. The values are
   // whole numbers held as floats.
   bool integer = false;
+  // The book's value is a Python float, not a tensor (row_2_sum): printed as Python prints it ("1.0") and
+  // written to JSON as a double. `tensor` then holds it rounded to float32, shape ().
+  std::optional<double> python_float;
 
   Step& show_heatmap(bool is_causal, bool tokens_on_axes = true) {
     heatmap = true;
@@ -66,7 +70,13 @@ struct Trace {
   // Appends a step; the tensor is copied into the step's dynamic-rank storage.
   template <class E>
   Step& add(std::string id, std::string title, std::string explanation, std::string code, const E& tensor) {
-    steps.push_back(Step{std::move(id), std::move(title), std::move(explanation), std::move(code), AnyTensor(tensor)});
+    Step s;
+    s.id = std::move(id);
+    s.title = std::move(title);
+    s.explanation = std::move(explanation);
+    s.code = std::move(code);
+    s.tensor = AnyTensor(tensor);
+    steps.push_back(std::move(s));
     return steps.back();
   }
   // The step with this id; throws std::out_of_range if there is none.

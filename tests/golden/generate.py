@@ -256,6 +256,11 @@ def lesson_simple(inputs, query=None):
     for i, x_i in enumerate(inputs):
         attn_scores_2[i] = torch.dot(x_i, query_vec)
     steps["attn_scores_2"] = attn_scores_2
+    res = 0.
+    for idx, element in enumerate(inputs[0]):
+        res += inputs[0][idx] * query_vec[idx]
+    steps["res"] = res
+    steps["res_torch_dot"] = torch.dot(inputs[0], query_vec)
     attn_weights_2_tmp = attn_scores_2 / attn_scores_2.sum()
     steps["attn_weights_2_tmp"] = attn_weights_2_tmp
     steps["attn_weights_2_tmp_sum"] = attn_weights_2_tmp.sum()
@@ -289,6 +294,10 @@ def lesson_all_tokens(inputs):
     steps["attn_weights"] = attn_weights
     steps["all_row_sums"] = attn_weights.sum(dim=-1)
     steps["all_context_vecs"] = attn_weights @ inputs
+    # The book's checks: the printed row 2 summed as Python floats, and 3.3.1's context_vec_2.
+    q = default_query(inputs, None)
+    steps["row_2_sum"] = sum([float(f"{v:.4f}") for v in attn_weights[q].tolist()])
+    steps["context_vec_2"] = lesson_simple(inputs)["context_vec_2"]
     return steps
 
 
@@ -418,7 +427,23 @@ def lesson_mha(inputs, d_out=2, heads=2, seed=None, qkv_bias=False, dropout=0.0,
     mha = MultiHeadAttention(inputs.shape[1], d_out, x.shape[1], dropout, heads, qkv_bias)
     use_dropout(mha, rng, seed_mha, numel(mha))
     mha(x, steps)
-    return steps
+    # 3.6.2's batched product on the chapter's example tensor, where the lesson explains attn_scores.
+    a = torch.tensor([[[[0.2745, 0.6584, 0.2775, 0.8573],
+                        [0.8993, 0.0390, 0.9268, 0.7388],
+                        [0.7179, 0.7058, 0.9156, 0.4340]],
+                       [[0.0772, 0.3565, 0.1479, 0.5331],
+                        [0.4066, 0.2318, 0.4545, 0.9737],
+                        [0.4606, 0.5159, 0.4220, 0.5786]]]])
+    first_head = a[0, 0, :, :]
+    second_head = a[0, 1, :, :]
+    demo = {"a": a, "a_matmul": a @ a.transpose(2, 3), "first_res": first_head @ first_head.T,
+            "second_res": second_head @ second_head.T}
+    out = {}
+    for k, v in steps.items():
+        if k == "attn_scores":
+            out.update(demo)
+        out[k] = v
+    return out
 
 
 def lesson_gqa(inputs, d_out=4, heads=4, kv_groups=2, seed=None, qkv_bias=False, dropout=0.0, batch=2,
@@ -572,6 +597,8 @@ LESSONS = {"simple": lesson_simple, "all-tokens": lesson_all_tokens, "trainable"
 
 
 def encode(t):
+    if isinstance(t, float):  # a Python number the book prints (row_2_sum)
+        return {"shape": [], "data": t}
     t = t.detach().to(torch.float32).contiguous()
     out = []
     for v in t.reshape(-1).tolist():
