@@ -159,3 +159,18 @@ TEST_CASE("every example in README.md and docs/ runs and prints what the page sh
   CHECK(outputs >= 6u);
   CHECK(programs >= 2u);
 }
+
+TEST_CASE("a module lesson's JSON alone rebuilds its context_vecs in NumPy: inputs, config, parameters", "[docs][json]") {
+  const std::vector<std::string> configurations{
+      "mha",         "mha --heads 1",          "mha --qkv-bias --heads 3 --d-out 6 --random 7x5 --batch 1",
+      "mha-wrapper", "mha-wrapper --heads 3 --qkv-bias --d-out 1",
+      "gqa",         "gqa --kv-groups 1 --qkv-bias --seed 9",
+      "causal",      "causal --qkv-bias --d-out 3 --random 4x6"};
+  for (const auto& args : configurations) {
+    INFO("attn " << args);
+    const auto r = run_here("attn " + args + " --json | /usr/bin/python3 tests/rebuild_context_vecs.py");
+    REQUIRE(r.status == 0);
+    const double diff = std::stod(r.out);
+    CHECK(diff <= 1e-6);
+  }
+}

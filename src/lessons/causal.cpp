@@ -85,6 +85,9 @@ Trace run_causal(const Inputs& in, const LessonConfig& cfg) {
   const std::string ctor = "CausalAttention(d_in, d_out, context_length, " + py_float(cfg.dropout) +
                            bias_arg + ")";
   t.modules.push_back({"ca", ctor, ca.num_parameters()});
+  add_linear_steps(t, "ca.W_query", ca.W_query, "projects each token to its query");
+  add_linear_steps(t, "ca.W_key", ca.W_key, "projects each token to its key");
+  add_linear_steps(t, "ca.W_value", ca.W_value, "projects each token to its value");
   const CausalAttention::Pass pass = ca.attend(batch, gen, cfg.dropout_rng);
   t.add("ca_attn_weights", "CausalAttention's weights, after dropout",
         "Inside the module: the masked softmax of every sequence in the batch, then dropout (none at p = 0).",

@@ -39,6 +39,10 @@ Trace run_gqa(const Inputs& in, const LessonConfig& cfg) {
   }
   t.notes.push_back("num_heads = " + std::to_string(h) + ", num_kv_groups = " + std::to_string(kv) +
                     ", group_size = " + std::to_string(group_size) + ": " + sharing);
+  add_linear_steps(t, "gqa.W_key", gqa.W_key, "projects each token to the keys of the key/value heads only");
+  add_linear_steps(t, "gqa.W_value", gqa.W_value, "projects each token to the values of the key/value heads");
+  add_linear_steps(t, "gqa.W_query", gqa.W_query, "projects each token to the queries of all query heads");
+  add_linear_steps(t, "gqa.out_proj", gqa.out_proj, "mixes the heads' concatenated outputs (no bias in this class)");
   const MultiHeadPass p = gqa.attend(batch, gen, cfg.dropout_rng);
 
   t.add("queries", "Queries: one per query head",

@@ -46,6 +46,17 @@ std::string seed_help(const std::string& book_seeds) {
   return "Replace every torch.manual_seed value of the lesson (default: the book's " + book_seeds + ")";
 }
 
+void add_linear_steps(Trace& t, const std::string& path, const Linear& layer, const std::string& role) {
+  const std::string out = std::to_string(layer.weight.shape(0)), in = std::to_string(layer.weight.shape(1));
+  t.add(path + ".weight", "Parameter " + path + ".weight",
+        "nn.Linear " + role + ". It keeps its weight as (out_features, in_features) = (" + out + ", " + in +
+            ") and computes x @ weight.T" + (layer.bias.size() ? " + bias" : "") + ".",
+        "print(" + path + ".weight)", layer.weight);  // (out_features, in_features)
+  if (layer.bias.size() == 0) return;
+  t.add(path + ".bias", "Parameter " + path + ".bias", "Added to every output of " + path + ".",
+        "print(" + path + ".bias)", layer.bias);  // (out_features,)
+}
+
 std::string token_label(const Inputs& in, std::size_t i) {
   return std::to_string(i) + " \"" + in.tokens.at(i) + "\"";
 }

@@ -9,6 +9,7 @@
 
 #include "core/errors.hpp"
 #include "core/limits.hpp"
+#include "core/nn.hpp"
 #include "core/strings.hpp"
 #include "core/tensor.hpp"
 #include "lessons/config.hpp"
@@ -31,6 +32,11 @@ void check_heads(const LessonConfig& cfg, bool with_kv_groups);
 Tensor3 make_batch(const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
 // make_batch, recorded as the lesson's "batch" step.
 Tensor3 add_batch_step(Trace& t, const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
+
+// The parameters of one nn.Linear as steps named by their PyTorch path ("mha.W_query.weight", as
+// module.named_parameters() names them): the weight (out_features, in_features), then the bias when the
+// layer has one. `role` says what the layer does ("projects each token to its queries").
+void add_linear_steps(Trace& t, const std::string& path, const Linear& layer, const std::string& role);
 
 // --seed's help on a lesson whose book seeds are `book_seeds` ("789 for sa_v2, 123 for CausalAttention").
 std::string seed_help(const std::string& book_seeds);

@@ -33,6 +33,16 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
   const MultiHeadAttention mha(in.d_in(), cfg.d_out, cfg.dropout, h, cfg.qkv_bias, gen);
   t.modules.push_back({"mha", ctor, mha.num_parameters()});
   t.notes.push_back("num_heads = " + std::to_string(h) + ", head_dim = d_out / num_heads = " + std::to_string(hd));
+  add_linear_steps(t, "mha.W_query", mha.W_query, "projects each token to the queries of all heads at once");
+  add_linear_steps(t, "mha.W_key", mha.W_key, "projects each token to the keys of all heads");
+  add_linear_steps(t, "mha.W_value", mha.W_value, "projects each token to the values of all heads");
+  add_linear_steps(t, "mha.out_proj", mha.out_proj, "mixes the heads' concatenated outputs");
+  // Figure 3.26: the one large W_query is the heads' own query weights stacked; each head uses its rows.
+  const Tensor3 W_query_heads = xt::reshape_view(mha.W_query.weight, {h, hd, in.d_in()});  // (num_heads, head_dim, d_in)
+  t.add("W_query_heads", "W_query is every head's query weight, stacked",
+        "Rows h * head_dim to (h + 1) * head_dim of W_query.weight are head h's own Wq (figure 3.26's Wq1, Wq2): "
+        "one product with the large matrix computes every head's queries.",
+        "mha.W_query.weight.view(num_heads, head_dim, d_in)  # [0] is Wq1, [1] is Wq2, ...", W_query_heads);
   const MultiHeadPass p = mha.attend(batch, gen, cfg.dropout_rng);
 
   const std::string proj = "One matrix product projects all heads at once: (b, num_tokens, d_out).";

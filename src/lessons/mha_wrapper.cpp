@@ -28,6 +28,12 @@ Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg) {
   t.modules.push_back({"mha", ctor, mha.num_parameters()});
   t.notes.push_back("each head is a CausalAttention with its own W_query, W_key, W_value (d_out = " +
                     std::to_string(cfg.d_out) + " per head), drawn head by head");
+  for (std::size_t h = 0; h < mha.heads.size(); ++h) {
+    const std::string head = "mha.heads." + std::to_string(h), which = "head " + std::to_string(h) + "'s ";
+    add_linear_steps(t, head + ".W_query", mha.heads[h].W_query, "projects each token to " + which + "query");
+    add_linear_steps(t, head + ".W_key", mha.heads[h].W_key, "projects each token to " + which + "key");
+    add_linear_steps(t, head + ".W_value", mha.heads[h].W_value, "projects each token to " + which + "value");
+  }
   const auto passes = mha.attend(batch, gen, cfg.dropout_rng);
   for (std::size_t h = 0; h < passes.size(); ++h) {
     const std::string hs = std::to_string(h);

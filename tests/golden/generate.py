@@ -380,11 +380,13 @@ def lesson_causal(inputs, d_out=2, seed=None, qkv_bias=False, dropout=0.0, batch
     torch.manual_seed(seed_ca)
     ca = CausalAttention(inputs.shape[1], d_out, x.shape[1], dropout, qkv_bias)
     use_dropout(ca, rng, seed_ca, numel(ca))
+    params = parameters("ca", ca)
+    steps.update(params)
     steps["context_vecs"] = ca(x)
     steps["ca_attn_weights"] = ca.last_attn_weights
     return reorder(steps, ["queries", "keys", "attn_scores", "attn_weights", "mask_simple", "masked_simple",
                            "row_sums", "masked_simple_norm", "mask", "masked", "causal_attn_weights", "batch",
-                           "ca_attn_weights", "context_vecs"])
+                           *params, "ca_attn_weights", "context_vecs"])
 
 
 def lesson_dropout(inputs, dropout=0.5, seed=None, d_out=2, qkv_bias=False, rng="default"):
@@ -410,6 +412,7 @@ def lesson_mha_wrapper(inputs, d_out=2, heads=2, seed=None, qkv_bias=False, drop
     torch.manual_seed(seed_mha)
     mha = MultiHeadAttentionWrapper(inputs.shape[1], d_out, x.shape[1], dropout, heads, qkv_bias)
     use_dropout(mha, rng, seed_mha, numel(mha))
+    steps.update(parameters("mha", mha))
     outs = []
     for h, head in enumerate(mha.heads):
         outs.append(head(x))
@@ -426,6 +429,8 @@ def lesson_mha(inputs, d_out=2, heads=2, seed=None, qkv_bias=False, dropout=0.0,
     torch.manual_seed(seed_mha)
     mha = MultiHeadAttention(inputs.shape[1], d_out, x.shape[1], dropout, heads, qkv_bias)
     use_dropout(mha, rng, seed_mha, numel(mha))
+    steps.update(parameters("mha", mha))
+    steps["W_query_heads"] = mha.W_query.weight.view(heads, d_out // heads, inputs.shape[1])  # figure 3.26
     mha(x, steps)
     # 3.6.2's batched product on the chapter's example tensor, where the lesson explains attn_scores.
     a = torch.tensor([[[[0.2745, 0.6584, 0.2775, 0.8573],
@@ -454,8 +459,14 @@ def lesson_gqa(inputs, d_out=4, heads=4, kv_groups=2, seed=None, qkv_bias=False,
     torch.manual_seed(seed_gqa)
     gqa = GroupedQueryAttention(inputs.shape[1], d_out, dropout, heads, kv_groups, qkv_bias)
     use_dropout(gqa, rng, seed_gqa, numel(gqa))
+    steps.update(parameters("gqa", gqa))
     gqa(x, steps)
     return steps
+
+
+def parameters(name, module):
+    """A module's parameters as steps, named as named_parameters() names them: "mha.W_query.weight"."""
+    return {f"{name}.{path}": p for path, p in module.named_parameters()}
 
 
 def reorder(steps, order):
