@@ -58,7 +58,14 @@ void add_linear_steps(Trace& t, const std::string& path, const Linear& layer, co
 }
 
 std::string token_label(const Inputs& in, std::size_t i) {
-  return std::to_string(i) + " \"" + in.tokens.at(i) + "\"";
+  return std::to_string(i) + " \"" + in.tokens.at(i) + "\", x^(" + std::to_string(i + 1) + ")";
+}
+
+std::string query_note(const Inputs& in, std::size_t q) {
+  if (q == kBookQuery) return "";
+  return "The book's query is x^(2), inputs[1]; the steps keep its names (x_2, query_2, attn_scores_2, "
+         "context_vec_2, ...), and here they hold x^(" + std::to_string(q + 1) + "), inputs[" + std::to_string(q) +
+         "], \"" + in.tokens.at(q) + "\".";
 }
 
 }  // namespace attn

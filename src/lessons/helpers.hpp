@@ -41,7 +41,11 @@ void add_linear_steps(Trace& t, const std::string& path, const Linear& layer, co
 // --seed's help on a lesson whose book seeds are `book_seeds` ("789 for sa_v2, 123 for CausalAttention").
 std::string seed_help(const std::string& book_seeds);
 
-// Token i's label for titles: 1 "journey".
+// Token i's label for titles, with the book's 1-based name for it: 1 "journey", x^(2).
 std::string token_label(const Inputs& in, std::size_t i);
+
+// With --query q other than the book's 1: a sentence saying that the step ids keep the book's names for
+// x^(2) and what they hold here. "" for the book's query.
+std::string query_note(const Inputs& in, std::size_t q);
 
 }  // namespace attn

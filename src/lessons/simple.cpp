@@ -18,6 +18,7 @@ Trace run_simple(const Inputs& in, const LessonConfig& cfg) {
   Trace t(simple_info(), in);
   t.config["query"] = q;
   t.notes.push_back("query: token " + token_label(in, q) + " (--query)");
+  for (const auto& line : wrap_words(query_note(in, q), 80)) t.notes.push_back(line);
 
   const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
   const std::size_t n = in.num_tokens();

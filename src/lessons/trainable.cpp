@@ -34,6 +34,7 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
   t.config["query"] = q;
   t.config["manual_seeds"] = {seed_w, seed_v1, seed_v2};
   t.notes.push_back("query: token " + token_label(in, q) + " (--query)");
+  for (const auto& line : wrap_words(query_note(in, q), 80)) t.notes.push_back(line);
   t.notes.push_back("d_in = " + std::to_string(d_in) + ", d_out = " + std::to_string(d_out) +
                     "; torch.manual_seed values: " + std::to_string(seed_w) + ", " + std::to_string(seed_v1) +
                     ", " + std::to_string(seed_v2) + (cfg.seed ? " (--seed)" : " (the book's)"));
@@ -41,7 +42,10 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
   const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
   Vector x_2 = xt::row(inputs, q);       // (d_in,)
   t.add("x_2", "The query token " + token_label(in, q),
-        "This time the query is not used directly: it is first projected by trainable weights.",
+        "This time the query is not used directly: it is first projected by trainable weights." +
+            (q == kBookQuery ? std::string()
+                             : " x_2 is the book's name for its query x^(2); here it holds x^(" + std::to_string(q + 1) +
+                                   "), the token picked by --query."),
         "x_2 = inputs[" + qs + "]", x_2);
 
   TorchGenerator gen(seed_w);
