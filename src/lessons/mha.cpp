@@ -1,6 +1,9 @@
 // attn mha — 3.6.2 Implementing multi-head attention with weight splits. One projection each for
 // queries, keys and values; view and transpose split them into heads that attend in parallel; an
 // output projection mixes the heads' results.
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xmath.hpp>
+
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
 
@@ -102,6 +105,34 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
   t.add("attn_scores", "Attention scores of every head",
         "A batched matrix product scores every head at once: (b, num_heads, num_tokens, num_tokens).",
         "attn_scores = queries @ keys.transpose(2, 3)", p.attn_scores);
+
+  // The same scores as labml.ai's annotated multi-head attention computes them: tensors laid out
+  // sequence first, (num_tokens, b, num_heads, head_dim), and one einsum over head_dim.
+  const Tensor4 query = xt::transpose(xt::reshape_view(p.queries_proj, {b, n, h, hd}), {1, 0, 2, 3});  // (n, b, h, hd)
+  const Tensor4 key = xt::transpose(xt::reshape_view(p.keys_proj, {b, n, h, hd}), {1, 0, 2, 3});       // (n, b, h, hd)
+  // einsum('ibhd,jbhd->ijbh') puts the batch letters b, h first and contracts d with one bmm, as here.
+  const Tensor3 query_bh = xt::reshape_view(Tensor4(xt::transpose(query, {1, 2, 0, 3})), {b * h, n, hd});  // (b*h, n, hd)
+  const Tensor3 key_bh = xt::reshape_view(Tensor4(xt::transpose(key, {1, 2, 0, 3})), {b * h, n, hd});      // (b*h, n, hd)
+  const Tensor3 contracted = bmm(query_bh, key_bh, /*transpose_b=*/true);                                 // (b*h, n, n)
+  const Tensor4 scores = xt::transpose(xt::reshape_view(contracted, {b, h, n, n}), {2, 3, 0, 1});  // (n, n, b, h): ijbh
+  const std::string labml = "Another formulation of the same scores (labml.ai's annotated transformer): ";
+  t.add("einsum_query", "Queries laid out sequence first",
+        labml + "the view above with the token first, (num_tokens, b, num_heads, head_dim).",
+        "query = queries.view(b, num_tokens, num_heads, head_dim).permute(1, 0, 2, 3)  # ibhd", query);
+  t.add("einsum_key", "Keys laid out sequence first", "The same for the keys: (num_tokens, b, num_heads, head_dim).",
+        "key = keys.view(b, num_tokens, num_heads, head_dim).permute(1, 0, 2, 3)  # jbhd", key);
+  t.add("einsum_scores", "Every query against every key, by einsum",
+        "einsum multiplies query i and key j along d (head_dim) for every batch element and head: "
+        "(num_tokens, num_tokens, b, num_heads).",
+        "scores = torch.einsum('ibhd,jbhd->ijbh', query, key)", scores);
+  const Tensor4 scores_bhij = xt::transpose(scores, {2, 3, 0, 1});  // (b, h, n, n)
+  t.add("einsum_scores_permuted", "Permuted into the chapter's layout",
+        "permute(2, 3, 0, 1) moves b and num_heads to the front: this is attn_scores, number for number.",
+        "scores.permute(2, 3, 0, 1)  # == queries @ keys.transpose(2, 3)", scores_bhij);
+  const Tensor4 difference = xt::abs(scores_bhij - p.attn_scores);  // (b, h, n, n)
+  t.add("einsum_max_diff", "The two formulations, checked",
+        "0: einsum and the batched @ compute the same products.",
+        "(scores.permute(2, 3, 0, 1) - attn_scores).abs().max()", Scalar(xt::amax(difference)()));
   t.add("masked", "Scores with the future masked", "The same causal mask for every head.",
         "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]\nattn_scores.masked_fill_(mask_bool, -torch.inf)",
         p.masked).show_heatmap(true);

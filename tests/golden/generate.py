@@ -443,11 +443,20 @@ def lesson_mha(inputs, d_out=2, heads=2, seed=None, qkv_bias=False, dropout=0.0,
     second_head = a[0, 1, :, :]
     demo = {"a": a, "a_matmul": a @ a.transpose(2, 3), "first_res": first_head @ first_head.T,
             "second_res": second_head @ second_head.T}
+    # labml.ai's formulation of the scores: sequence first, one einsum, then the chapter's layout.
+    query = steps["queries_view"].permute(1, 0, 2, 3)
+    key = steps["keys_view"].permute(1, 0, 2, 3)
+    scores = torch.einsum('ibhd,jbhd->ijbh', query, key)
+    labml = {"einsum_query": query, "einsum_key": key, "einsum_scores": scores,
+             "einsum_scores_permuted": scores.permute(2, 3, 0, 1),
+             "einsum_max_diff": (scores.permute(2, 3, 0, 1) - steps["attn_scores"]).abs().max()}
     out = {}
     for k, v in steps.items():
         if k == "attn_scores":
             out.update(demo)
         out[k] = v
+        if k == "attn_scores":
+            out.update(labml)
     return out
 
 
