@@ -15,9 +15,9 @@ namespace attn {
 
 namespace {
 
-// "attn gqa" or "attn gqa --kv-cache": how a mode is run.
+// "gqa" or "gqa --kv-cache": the subcommand and flag that run a mode.
 std::string mode_command(const Lesson& lesson, const LessonMode& mode) {
-  std::string c = "attn " + lesson.info.name;
+  std::string c = lesson.info.name;
   if (mode.selector) c += " " + lesson_option(*mode.selector).spellings().front();
   return c;
 }
@@ -113,7 +113,7 @@ std::string md_defaults(const OptionSpec& spec, const std::vector<Use>& uses) {
   for (const auto& u : uses) {
     const std::string d = default_text(spec, u.default_value);
     if (d == common) continue;
-    std::string who = mode_command(*u.lesson, *u.mode).substr(5);
+    const std::string who = mode_command(*u.lesson, *u.mode);
     others += (others.empty() ? "" : "; ") + who + ": " + d;
   }
   return others.empty() ? common : common + " (" + others + ")";
@@ -122,7 +122,7 @@ std::string md_defaults(const OptionSpec& spec, const std::vector<Use>& uses) {
 std::string md_lessons(const std::vector<Use>& uses) {
   std::vector<std::string> who;
   for (const auto& u : uses) {
-    const std::string w = mode_command(*u.lesson, *u.mode).substr(5);
+    const std::string w = mode_command(*u.lesson, *u.mode);
     if (std::find(who.begin(), who.end(), w) == who.end()) who.push_back(w);
   }
   std::string out;

@@ -146,7 +146,7 @@ OptionSpec choice(Scope scope, std::optional<Opt> opt, std::string name, std::st
                   std::vector<std::pair<std::string, E>> words, std::string key, std::string help) {
   OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
   for (const auto& w : words) s.values.push_back(w.first);
-  s.take = [field](CommandLine& to, const CommandLine& from) { part<S>(to).*field = part<S>(from).*field; };
+  bind(s, field);  // the config is the word, not the enum's number
   if (!s.key.empty()) s.config = [field, words](const CommandLine& c) { return ojson(word_for(words, part<S>(c).*field)); };
   s.shown_default = [field, words](const CommandLine& c) { return word_for(words, part<S>(c).*field); };
   s.add = [name = s.name, type = s.type_name, field, words](CLI::App* app, CommandLine& target,
@@ -169,7 +169,7 @@ OptionSpec random_option() {
                        "Random inputs instead: N tokens of D dims from torch.rand(N, D) after torch.manual_seed(0), "
                        "e.g. 1024x768");
   s.range = "N from 1 to " + std::to_string(kMaxTokens) + ", D from 1 to " + std::to_string(kMaxDims);
-  s.take = [](CommandLine& to, const CommandLine& from) { to.input.random = from.input.random; };
+  bind(s, &InputOptions::random);
   s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
     return app
         ->add_option_function<std::string>(
@@ -207,7 +207,7 @@ OptionSpec format_option() {
   OptionSpec s = entry(Scope::Output, std::nullopt, "--format", "FORMAT", "", help);
   s.values = names;
   s.shown_default = [](const CommandLine& c) { return c.output.format; };
-  s.take = [](CommandLine& to, const CommandLine& from) { to.output.format = from.output.format; };
+  bind(s, &OutputOptions::format);
   s.add = [names](CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help) {
     const CLI::Validator member = CLI::IsMember(names);
     const std::string expected = "expected " + one_of(names);
@@ -275,7 +275,7 @@ OptionSpec step_option() {
   OptionSpec s = entry(Scope::Step, std::nullopt, "--step", "ID[,ID...]", "",
                        "Show only these steps, by the book's variable names (e.g. attn_weights_2); attn LESSON "
                        "--json | jq '.steps[].id' lists them");
-  s.take = [](CommandLine& to, const CommandLine& from) { to.output.steps = from.output.steps; };
+  bind(s, &OutputOptions::steps);
   s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
     return app->add_option("--step", target.output.steps, help)->delimiter(',')->type_name("ID[,ID...]");
   };
@@ -285,7 +285,7 @@ OptionSpec step_option() {
 OptionSpec impl_option() {
   OptionSpec s = entry(Scope::Bench, std::nullopt, "--impl", "NAME,...", "", "Implementations to run (default: all)");
   s.values = bench_impls();
-  s.take = [](CommandLine& to, const CommandLine& from) { to.bench.impls = from.bench.impls; };
+  bind(s, &BenchOptions::impls);
   s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
     return app->add_option("--impl", target.bench.impls, help)
         ->delimiter(',')

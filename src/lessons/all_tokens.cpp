@@ -19,6 +19,7 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&) {
   const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
   const std::size_t n = in.num_tokens();
   const std::size_t d_in = in.d_in();
+  const std::size_t q = effective_query(std::nullopt, in);  // the book's query, row 2 ("journey")
 
   t.add("inputs", "The input embeddings", "Each row is one token's embedding vector.",
         "inputs = torch.tensor([...])  # (num_tokens, d_in)", inputs);
@@ -28,8 +29,8 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&) {
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) attn_scores_loop(i, j) = dot(d_in, &inputs(i, 0), 1, &inputs(j, 0), 1);
   t.add("attn_scores_loop", "All attention scores, with two for-loops",
-        "Row i holds the dot products of token i with every token, so row " +
-            std::to_string(n > kBookQuery ? kBookQuery : 0) + " repeats the single query's scores.",
+        "Row i holds the dot products of token i with every token, so row " + std::to_string(q) +
+            " repeats the single query's scores.",
         "attn_scores = torch.empty(" + std::to_string(n) + ", " + std::to_string(n) +
             ")\n"
             "for i, x_i in enumerate(inputs):\n"
@@ -61,7 +62,6 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&) {
 
   // The book's checks: row 2 of the weights, as printed, sums to 1; and row 2 of the context vectors is
   // 3.3.1's context_vec_2, computed here again the way 3.3.1 computes it.
-  const std::size_t q = n > kBookQuery ? kBookQuery : 0;
   double row_2_sum = 0;  // Python's sum() of the printed (4-decimal) weights, in double
   std::string printed_row;
   for (std::size_t j = 0; j < n; ++j) {
@@ -75,12 +75,10 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&) {
         "the rounding.",
         "row_2_sum = sum([" + printed_row + "])\nprint(\"Row 2 sum:\", row_2_sum)", Scalar(static_cast<float>(row_2_sum)))
       .python_float = row_2_sum;
-  LessonConfig simple_config;
-  simple_config.query = static_cast<std::int64_t>(q);
   t.add("context_vec_2", "The context vector of 3.3.1, for comparison",
         "Computed again with 3.3.1's loops: it is row " + std::to_string(q) + " of all_context_vecs.",
         "print(\"Previous 2nd context vector:\", context_vec_2)",
-        run_simple(in, simple_config).step("context_vec_2").tensor);
+        run_simple(in, LessonConfig{}).step("context_vec_2").tensor);  // simple's query is the same q
   return t;
 }
 

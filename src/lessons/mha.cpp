@@ -108,8 +108,8 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
 
   // The same scores as labml.ai's annotated multi-head attention computes them: tensors laid out
   // sequence first, (num_tokens, b, num_heads, head_dim), and one einsum over head_dim.
-  const Tensor4 query = xt::transpose(xt::reshape_view(p.queries_proj, {b, n, h, hd}), {1, 0, 2, 3});  // (n, b, h, hd)
-  const Tensor4 key = xt::transpose(xt::reshape_view(p.keys_proj, {b, n, h, hd}), {1, 0, 2, 3});       // (n, b, h, hd)
+  const Tensor4 query = xt::transpose(split(p.queries_proj), {1, 0, 2, 3});  // (n, b, h, hd)
+  const Tensor4 key = xt::transpose(split(p.keys_proj), {1, 0, 2, 3});       // (n, b, h, hd)
   // einsum('ibhd,jbhd->ijbh') puts the batch letters b, h first and contracts d with one bmm, as here.
   const Tensor3 query_bh = xt::reshape_view(Tensor4(xt::transpose(query, {1, 2, 0, 3})), {b * h, n, hd});  // (b*h, n, hd)
   const Tensor3 key_bh = xt::reshape_view(Tensor4(xt::transpose(key, {1, 2, 0, 3})), {b * h, n, hd});      // (b*h, n, hd)
