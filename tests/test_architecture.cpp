@@ -12,6 +12,9 @@
 
 #include "cli/options.hpp"
 #include "core/strings.hpp"
+#include "core/torch_random.hpp"
+#include "io/embeddings.hpp"
+#include "lessons/lessons.hpp"
 #include "render/renderer.hpp"
 #include "support.hpp"
 
@@ -212,7 +215,92 @@ TEST_CASE("the --step option shows only the steps asked for, with their place in
   CHECK(bad.out.empty());
   CHECK(bad.err.rfind("attn: --step attn_weights: attn simple has no such step; its steps are inputs, query, "
                       "attn_scores_2,", 0) == 0);
-  CHECK(run({"tour", "--step", "inputs"}).status == 2);
+  const auto tour = run({"tour", "--step", "inputs"});
+  CHECK(tour.status == 2);
+  CHECK(tour.err.rfind("attn: attn tour shows every step of every lesson and does not take --step; give it to "
+                       "one lesson: attn LESSON --step ID", 0) == 0);
+}
+
+namespace {
+
+// --random N x D, as the command line makes it: torch.rand(N, D) after torch.manual_seed(0).
+attn::Inputs random_inputs(std::size_t n, std::size_t d) {
+  attn::Inputs in;
+  attn::TorchGenerator gen(0);
+  in.embeddings = gen.rand(n, d);
+  for (std::size_t i = 0; i < n; ++i) in.tokens.push_back("x" + std::to_string(i + 1));
+  in.source = "test";
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("with --step, a lesson computes only what the steps asked for need", "[architecture][step]") {
+  using attn::Selection;
+  // Exercise 3.3: GPT-2's sizes. The parameter count needs the module, not one forward pass.
+  const attn::Inputs gpt2_sized = random_inputs(1024, 768);
+  attn::LessonConfig cfg = attn::book_config("mha");
+  cfg.d_out = 768;
+  cfg.heads = 12;
+  const attn::Trace count = attn::run_mha(gpt2_sized, cfg, Selection{{"num_params"}, {}});
+  CHECK(count.values_computed == 0);
+  REQUIRE(count.step("num_params").python_int.has_value());
+  CHECK(*count.step("num_params").python_int == 2360064);
+  CHECK_FALSE(count.step("context_vecs").computed);
+  CHECK(count.step("context_vecs").shape == std::vector<std::size_t>{2, 1024, 768});
+
+  // The scores need the batch, the query and key projections, their split into heads, the (identity)
+  // repeat of the keys, and the product: 7 values and the step. Not the values, the softmax or out_proj.
+  const attn::Inputs book = attn::load_embeddings(attn::default_embeddings_path());
+  const attn::LessonConfig mha = attn::book_config("mha");
+  const attn::Trace scores = attn::run_mha(book, mha, Selection{{"attn_scores"}, {}});
+  CHECK(scores.values_computed == 8);
+  const attn::Trace full = attn::run_mha(book, mha);
+  CHECK(full.values_computed > 30);
+  CHECK(scores.step("attn_scores").tensor == full.step("attn_scores").tensor);
+  CHECK_FALSE(scores.step("attn_weights").computed);
+  CHECK(full.step("attn_weights").computed);
+
+  // A step of the lesson's first part computes nothing of the module's.
+  const attn::Trace early = attn::run_causal(book, attn::book_config("causal"), Selection{{"mask"}, {}});
+  CHECK(early.values_computed == 2);
+  CHECK(early.step("mask").tensor == attn::run_causal(book, attn::book_config("causal")).step("mask").tensor);
+
+  // --help and the completion list the steps without computing any.
+  Selection plan;
+  plan.plan_only = true;
+  const attn::Trace listed = attn::run_gqa(book, attn::book_config("gqa"), plan);
+  CHECK(listed.values_computed == 0);
+  CHECK(listed.steps.size() == 18);
+  CHECK(std::none_of(listed.steps.begin(), listed.steps.end(), [](const attn::Step& s) { return s.computed; }));
+}
+
+TEST_CASE("the JSON size limit is checked on the plan, before any step is computed", "[architecture][step][json]") {
+  // 2,048 tokens, one head: four (2, 1, 2048, 2048) weight tensors are over 33,554,432 numbers together.
+  bool checked = false;
+  std::size_t computed_when_checked = 99;
+  attn::Selection watch{{}, [&](const attn::Trace& plan) {
+                          checked = true;
+                          computed_when_checked = plan.values_computed;
+                        }};
+  attn::LessonConfig cfg = attn::book_config("mha");
+  cfg.d_out = 4;
+  cfg.heads = 1;
+  (void)attn::run_mha(random_inputs(8, 4), cfg, watch);
+  CHECK(checked);
+  CHECK(computed_when_checked == 0);
+
+  const auto refused = run({"mha", "--random", "2048x4", "--d-out", "4", "--heads", "1", "--json"});
+  CHECK(refused.status == 2);
+  CHECK(refused.out.empty());
+  CHECK(refused.err.rfind("attn: the JSON would hold ", 0) == 0);
+  CHECK(refused.err.find(" numbers, more than the limit of 33,554,432; pick steps with --step") != std::string::npos);
+  const auto one = run({"mha", "--random", "2048x4", "--d-out", "4", "--heads", "1", "--json", "--step", "num_params"});
+  REQUIRE(one.status == 0);
+  const auto doc = nlohmann::json::parse(one.out);
+  CHECK(doc["steps"][0]["data"] == 68);  // 3 * (4 x 4) weights, out_proj's 4 x 4 and its bias of 4
+  CHECK(doc["inputs"].contains("tokens"));
+  CHECK_FALSE(doc["inputs"].contains("embeddings"));
 }
 
 TEST_CASE("attn does not replace operator new, but the attn-bench program, which counts memory, does", "[architecture]") {

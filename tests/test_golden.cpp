@@ -85,3 +85,46 @@ TEST_CASE("every step of every golden configuration matches PyTorch within 1e-5,
     }
   }
 }
+
+// --step computes only what the steps asked for need (docs/architecture.md, "Steps computed on demand"):
+// each step asked for alone must still be PyTorch's, dropout masks included, which holds only if every
+// step's dependencies, and the order of the random draws, are right.
+TEST_CASE("each step asked for alone with --step is the same tensor as in the full run", "[golden][step]") {
+  std::ifstream in(ATTN_TESTS_DIR "/golden/lessons.json");
+  REQUIRE(in.good());
+  const json golden = json::parse(in);
+  std::size_t checked = 0;
+  for (const auto& c : golden.at("cases")) {
+    std::vector<std::string> args{c.at("lesson").get<std::string>(), "--json"};
+    for (const auto& a : c.at("args")) {
+      std::string arg = a;
+      if (arg.rfind("inputs/", 0) == 0) arg = ATTN_TESTS_DIR "/golden/" + arg;
+      args.push_back(arg);
+    }
+    const std::size_t tokens = json::parse(attn_test::run(args).out).at("inputs").at("tokens").size();
+    for (const auto& expected : c.at("steps")) {
+      const std::string id = expected.at("id");
+      std::vector<std::string> one = args;
+      one.push_back("--step");
+      one.push_back(id);
+      INFO("attn " << c.at("lesson").get<std::string>() << " " << c.at("args").dump() << " --step " << id);
+      const attn_test::Run r = attn_test::run(one);
+      REQUIRE(r.status == 0);
+      const json doc = json::parse(r.out);
+      REQUIRE(doc.at("steps").size() == 1);
+      const json& step = doc.at("steps")[0];
+      CHECK(step.at("id") == id);
+      CHECK(step.at("shape") == expected.at("shape"));
+      std::vector<double> got, want;
+      flatten(step.at("data"), got);
+      flatten(expected.at("data"), want);
+      REQUIRE(got.size() == want.size());
+      std::size_t bad = 0;
+      for (std::size_t k = 0; k < got.size(); ++k)
+        bad += (tokens < 8 ? same_float(got[k], want[k]) : close(got[k], want[k])) ? 0 : 1;
+      CHECK(bad == 0);
+      ++checked;
+    }
+  }
+  CHECK(checked > 1000);  // every step of 81 configurations
+}

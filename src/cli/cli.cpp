@@ -189,7 +189,9 @@ void setup(Cli& cli, CommandLine& parsed) {
   add_each(cli.list, Scope::List, parsed, defaults);
 
   cli.tour.app = app.add_subcommand("tour", "Every lesson in book order, each with its book defaults");
-  add_hidden(cli.tour, options_in(Scope::Lesson), parsed, defaults);
+  std::vector<const OptionSpec*> not_for_tour = options_in(Scope::Lesson);
+  for (const OptionSpec* spec : options_in(Scope::Step)) not_for_tour.push_back(spec);
+  add_hidden(cli.tour, not_for_tour, parsed, defaults);
   add_each(cli.tour, Scope::Input, parsed, defaults);
   add_each(cli.tour, Scope::Output, parsed, defaults);
 
@@ -248,6 +250,9 @@ void check_used(const Sub& sub, const LessonMode* mode, const OptionSpec& spec) 
   if (sub.lesson == nullptr) {  // the tour (which has the lesson options only hidden), or bench
     if (spec.scope == Scope::Lesson)
       throw UsageError("attn tour runs every lesson with the book's values and does not take " + name);
+    if (spec.scope == Scope::Step)
+      throw UsageError("attn tour shows every step of every lesson and does not take " + name +
+                       "; give it to one lesson: attn LESSON " + name + " ID");
     return;
   }
   const std::string& lesson = sub.lesson->info.name;
@@ -295,8 +300,9 @@ Inputs load_inputs(const InputOptions& opt) {
 // Runs one mode of a lesson and completes its config: "input" (when the mode reads inputs), every option
 // of the mode in option-table order, then what the lesson recorded itself (a resolved value replaces its
 // option's entry in place).
-Trace run_mode(const LessonMode& mode, const Inputs& in, const CommandLine& options) {
-  Trace t = mode.run(in, options.lesson);
+Trace run_mode(const LessonMode& mode, const Inputs& in, const CommandLine& options, const Selection& selection) {
+  Trace t = mode.run(in, options.lesson, selection);
+  if (!t.resolved()) throw std::logic_error("lesson " + t.info.name + " returned without Trace::resolve()");
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
   if (mode.uses_inputs) config["input"] = in.source;
   for (const OptionSpec* spec : options_in(Scope::Lesson))
@@ -304,16 +310,6 @@ Trace run_mode(const LessonMode& mode, const Inputs& in, const CommandLine& opti
   for (const auto& [key, value] : t.config.items()) config[key] = value;
   t.config = std::move(config);
   return t;
-}
-
-// Each --step id must be a step of the lesson.
-void check_steps(const Trace& t, const std::vector<std::string>& ids) {
-  for (const auto& id : ids) {
-    if (t.has_step(id)) continue;
-    std::string known;
-    for (const auto& s : t.steps) known += (known.empty() ? "" : ", ") + s.id;
-    throw UsageError("--step " + id + ": attn " + t.info.name + " has no such step; its steps are " + known);
-  }
 }
 
 // "computing mha... 2.4 s" on `err` while a lesson takes longer than a second, erased when it ends. Only
@@ -390,23 +386,27 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
 
   Document doc;
   doc.command = sub.lesson != nullptr ? sub.lesson->info.name : "tour";
+  doc.only = o.steps;
+  const auto renderer = format.make(RenderOptions{style});
+  // Each lesson plans its steps first; the renderer's limits are checked on the plan (with the traces
+  // run before it), before any step is computed.
+  Selection selection{o.steps, [&](const Trace& plan) {
+                        Document planned = doc;
+                        planned.traces.push_back(plan);
+                        renderer->check(planned);
+                      }};
   {
     const Progress progress(term.stderr_tty, doc.command, err);
     if (mode != nullptr) {
-      doc.traces.push_back(run_mode(*mode, inputs, options));
+      doc.traces.push_back(run_mode(*mode, inputs, options, selection));
     } else {
       for (const Lesson& lesson : lessons()) {
         CommandLine book = options;
         book.lesson = lesson.modes.front().defaults;
-        doc.traces.push_back(run_mode(lesson.modes.front(), inputs, book));
+        doc.traces.push_back(run_mode(lesson.modes.front(), inputs, book, selection));
       }
     }
   }
-  for (const Trace& t : doc.traces) check_steps(t, o.steps);
-  doc.only = o.steps;
-
-  const auto renderer = format.make(RenderOptions{style});
-  renderer->check(doc);
   const std::vector<Chunk> chunks = renderer->render(doc);
   const bool pause = o.pause && format.pausable && term.stdin_tty && term.stdout_tty;
   emit(chunks, pause, out, in, Paint{style.color});

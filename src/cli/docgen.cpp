@@ -142,7 +142,9 @@ std::string words(const std::vector<std::string>& list) {
 std::vector<std::string> step_ids(const Lesson& lesson, const Inputs& in) {
   std::vector<std::string> ids;
   const LessonMode& mode = lesson.modes.front();
-  for (const Step& s : mode.run(in, mode.defaults).steps) ids.push_back(s.id);
+  Selection plan;
+  plan.plan_only = true;
+  for (const Step& s : mode.run(in, mode.defaults, plan).steps) ids.push_back(s.id);
   return ids;
 }
 

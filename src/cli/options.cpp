@@ -273,7 +273,7 @@ OptionSpec dropout_option() {
 
 OptionSpec step_option() {
   OptionSpec s = entry(Scope::Step, std::nullopt, "--step", "ID[,ID...]", "",
-                       "Show only these steps, by the book's variable names (e.g. attn_weights_2); attn LESSON "
+                       "Show (and compute) only these steps, by the book's variable names (e.g. attn_weights_2); attn LESSON "
                        "--json | jq '.steps[].id' lists them");
   bind(s, &OutputOptions::steps);
   s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {

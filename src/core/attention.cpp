@@ -57,6 +57,8 @@ AnyTensor divide(const AnyTensor& x, float divisor) {
   return out;
 }
 
+}  // namespace
+
 // (b, n, heads * hd) -> view (b, n, heads, hd) -> transpose(1, 2) -> (b, heads, n, hd), materialised.
 Tensor4 split_heads(const Tensor3& x, std::size_t heads, std::size_t head_dim) {
   const std::size_t b = x.shape(0), n = x.shape(1);
@@ -64,6 +66,8 @@ Tensor4 split_heads(const Tensor3& x, std::size_t heads, std::size_t head_dim) {
   Tensor4 out = xt::transpose(view, {0, 2, 1, 3});                  // (b, heads, n, hd)
   return out;
 }
+
+namespace {
 
 // (B, h, r, c) -> (B*h, r, c) and back: how matmul hands 4-d operands to bmm.
 Tensor3 fold(const Tensor4& x) {
@@ -138,29 +142,48 @@ std::size_t MultiHeadAttentionWrapper::num_parameters() const {
   return total;
 }
 
+Tensor4 repeat_kv_heads(const Tensor4& x, std::size_t num_heads) {
+  // repeat_interleave(group_size, dim=1): query head i reads key/value head i / group_size.
+  const std::size_t b = x.shape(0), kv_heads = x.shape(1), n = x.shape(2), head_dim = x.shape(3);
+  const std::size_t group_size = num_heads / kv_heads;
+  Tensor4 out = xt::empty<float>({b, num_heads, n, head_dim});  // (b, h, n, hd)
+  for (std::size_t h = 0; h < num_heads; ++h) xt::view(out, xt::all(), h) = xt::view(x, xt::all(), h / group_size);
+  return out;
+}
+
+AnyTensor head_scores(const Tensor4& queries, const Tensor4& keys) {
+  const Tensor3 scores = bmm(fold(queries), fold(keys), /*transpose_b=*/true);  // (b*h, n, n)
+  return unfold(scores, queries.shape(0));                                       // (b, h, n, n)
+}
+
+AnyTensor head_weights(const AnyTensor& masked, std::size_t head_dim) {
+  return softmax_last(divide(masked, inv_scale_divisor(head_dim)));  // (b, h, n, n)
+}
+
+Tensor4 head_context(const AnyTensor& weights, const Tensor4& values) {
+  const Tensor4 w = weights;                                             // (b, h, n, n)
+  const Tensor3 context = bmm(fold(w), fold(values));                    // (b*h, n, hd)
+  return xt::transpose(unfold(context, values.shape(0)), {0, 2, 1, 3});  // (b, n, h, hd)
+}
+
+Tensor3 combine_heads(const Tensor4& context_heads) {
+  const std::size_t b = context_heads.shape(0), n = context_heads.shape(1);
+  return xt::reshape_view(context_heads, {b, n, context_heads.shape(2) * context_heads.shape(3)});  // (b, n, d_out)
+}
+
 void multi_head_attend(MultiHeadPass& p, std::size_t num_heads, std::size_t kv_heads, std::size_t head_dim,
                        double dropout_p, TorchGenerator& gen, DropoutRng rng) {
-  const std::size_t b = p.queries_proj.shape(0), n = p.queries_proj.shape(1);
   p.queries = split_heads(p.queries_proj, num_heads, head_dim);  // (b, h, n, hd)
   p.keys = split_heads(p.keys_proj, kv_heads, head_dim);         // (b, kv, n, hd)
   p.values = split_heads(p.values_proj, kv_heads, head_dim);     // (b, kv, n, hd)
-  // repeat_interleave(group_size, dim=1): query head i reads key/value head i / group_size.
-  const std::size_t group_size = num_heads / kv_heads;
-  p.keys_repeated = xt::empty<float>({b, num_heads, n, head_dim});    // (b, h, n, hd)
-  p.values_repeated = xt::empty<float>({b, num_heads, n, head_dim});  // (b, h, n, hd)
-  for (std::size_t h = 0; h < num_heads; ++h) {
-    xt::view(p.keys_repeated, xt::all(), h) = xt::view(p.keys, xt::all(), h / group_size);
-    xt::view(p.values_repeated, xt::all(), h) = xt::view(p.values, xt::all(), h / group_size);
-  }
-  const Tensor3 scores = bmm(fold(p.queries), fold(p.keys_repeated), /*transpose_b=*/true);  // (b*h, n, n)
-  p.attn_scores = unfold(scores, b);                                                          // (b, h, n, n)
-  p.masked = mask_future(p.attn_scores);                                                      // (b, h, n, n)
-  p.attn_weights = softmax_last(divide(p.masked, inv_scale_divisor(head_dim)));               // (b, h, n, n)
-  p.attn_weights_dropout = dropout(p.attn_weights, dropout_p, gen, rng);                      // (b, h, n, n)
-  const Tensor4 w = p.attn_weights_dropout;
-  const Tensor3 context = bmm(fold(w), fold(p.values_repeated));          // (b*h, n, hd)
-  p.context_heads = xt::transpose(unfold(context, b), {0, 2, 1, 3});      // (b, n, h, hd)
-  p.context_combined = xt::reshape_view(p.context_heads, {b, n, num_heads * head_dim});  // (b, n, d_out)
+  p.keys_repeated = repeat_kv_heads(p.keys, num_heads);          // (b, h, n, hd)
+  p.values_repeated = repeat_kv_heads(p.values, num_heads);      // (b, h, n, hd)
+  p.attn_scores = head_scores(p.queries, p.keys_repeated);       // (b, h, n, n)
+  p.masked = mask_future(p.attn_scores);                         // (b, h, n, n)
+  p.attn_weights = head_weights(p.masked, head_dim);             // (b, h, n, n)
+  p.attn_weights_dropout = dropout(p.attn_weights, dropout_p, gen, rng);  // (b, h, n, n)
+  p.context_heads = head_context(p.attn_weights_dropout, p.values_repeated);  // (b, n, h, hd)
+  p.context_combined = combine_heads(p.context_heads);                       // (b, n, d_out)
 }
 
 MultiHeadAttention::MultiHeadAttention(std::size_t d_in, std::size_t d_out, double dropout_p, std::size_t heads,

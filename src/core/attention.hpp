@@ -141,6 +141,20 @@ struct GroupedQueryAttention {
   double dropout;
 };
 
+// The stages of multi_head_attend, one function each, for the lessons that show every stage:
+// (b, n, heads * head_dim) -> view and transpose(1, 2) -> (b, heads, n, head_dim), materialised.
+Tensor4 split_heads(const Tensor3& x, std::size_t heads, std::size_t head_dim);
+// repeat_interleave(num_heads / kv_heads, dim=1): (b, kv_heads, n, hd) -> (b, num_heads, n, hd).
+Tensor4 repeat_kv_heads(const Tensor4& x, std::size_t num_heads);
+// queries @ keys.transpose(2, 3): (b, h, n, hd) x (b, h, n, hd) -> (b, h, n, n), PyTorch's bmm arithmetic.
+AnyTensor head_scores(const Tensor4& queries, const Tensor4& keys);
+// torch.softmax(masked / head_dim**0.5, dim=-1): (b, h, n, n).
+AnyTensor head_weights(const AnyTensor& masked, std::size_t head_dim);
+// (weights @ values).transpose(1, 2): (b, h, n, n) x (b, h, n, hd) -> (b, n, h, hd).
+Tensor4 head_context(const AnyTensor& weights, const Tensor4& values);
+// .contiguous().view(b, n, h * hd): the heads of each token side by side.
+Tensor3 combine_heads(const Tensor4& context_heads);
+
 // The shared multi-head computation: queries (b, h, n, hd) against keys/values (b, kv, n, hd), each
 // key/value head serving h / kv query heads (kv == h is MHA). Fills every field of `pass` from
 // queries_proj/keys_proj/values_proj on, except context_vecs.

@@ -14,8 +14,8 @@ static LessonInfo all_tokens_info() {
   return {"all-tokens", "3.3.2", "Computing attention weights for all input tokens", "Every token attends to every token: the score matrix, row-wise softmax, all context vectors"};
 }
 
-Trace run_all_tokens(const Inputs& in, const LessonConfig&) {
-  Trace t(all_tokens_info(), in);
+Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel) {
+  Trace t(all_tokens_info(), in, sel);
   const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
   const std::size_t n = in.num_tokens();
   const std::size_t d_in = in.d_in();
@@ -25,9 +25,12 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&) {
         "inputs = torch.tensor([...])  # (num_tokens, d_in)", inputs);
 
   // The book's double loop: one dot product per pair of tokens.
-  Matrix attn_scores_loop = xt::empty<float>({n, n});  // (num_tokens, num_tokens)
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) attn_scores_loop(i, j) = dot(d_in, &inputs(i, 0), 1, &inputs(j, 0), 1);
+  const auto attn_scores_loop = [&] {
+    Matrix scores = xt::empty<float>({n, n});  // (num_tokens, num_tokens)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) scores(i, j) = dot(d_in, &inputs(i, 0), 1, &inputs(j, 0), 1);
+    return scores;
+  };
   t.add("attn_scores_loop", "All attention scores, with two for-loops",
         "Row i holds the dot products of token i with every token, so row " + std::to_string(q) +
             " repeats the single query's scores.",
@@ -36,49 +39,59 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&) {
             "for i, x_i in enumerate(inputs):\n"
             "    for j, x_j in enumerate(inputs):\n"
             "        attn_scores[i, j] = torch.dot(x_i, x_j)",
-        attn_scores_loop);
+        {n, n}, attn_scores_loop);
 
-  Matrix attn_scores = matmul(inputs, inputs, /*transpose_b=*/true);  // (num_tokens, num_tokens)
+  const auto attn_scores = t.lazy<Matrix>([&] { return matmul(inputs, inputs, /*transpose_b=*/true); });  // (num_tokens, num_tokens)
   t.add("attn_scores", "All attention scores, as one matrix product",
         "The same matrix in one step: multiplying the inputs by their own transpose computes every dot product "
         "at once, and much faster than the loops.",
-        "attn_scores = inputs @ inputs.T", attn_scores);
+        "attn_scores = inputs @ inputs.T", {n, n}, attn_scores);
 
-  Matrix attn_weights = softmax(attn_scores);  // (num_tokens, num_tokens)
+  const auto attn_weights = t.lazy<Matrix>([&] { return softmax(attn_scores()); });  // (num_tokens, num_tokens)
   t.add("attn_weights", "Attention weights, softmax of each row",
         "dim=-1 normalises along the last dimension, so each row (one query token) becomes weights that sum "
         "to 1.",
-        "attn_weights = torch.softmax(attn_scores, dim=-1)", attn_weights).show_heatmap(false);
+        "attn_weights = torch.softmax(attn_scores, dim=-1)", {n, n}, attn_weights)
+      .show_heatmap(false);
 
-  Vector all_row_sums = row_sums(attn_weights);  // (num_tokens,)
   t.add("all_row_sums", "Every row sums to 1", "A check that the softmax normalised each row.",
-        "attn_weights.sum(dim=-1)", all_row_sums);
+        "attn_weights.sum(dim=-1)", {n}, [&] { return row_sums(attn_weights()); });  // (num_tokens,)
 
-  Matrix all_context_vecs = matmul(attn_weights, inputs);  // (num_tokens, d_in)
   t.add("all_context_vecs", "All context vectors",
         "Row i is the weighted sum of the inputs with token i's weights: one matrix product replaces the "
         "loop of 3.3.1 for every token at once.",
-        "all_context_vecs = attn_weights @ inputs", all_context_vecs);
+        "all_context_vecs = attn_weights @ inputs", {n, d_in},
+        [&] { return matmul(attn_weights(), inputs); });  // (num_tokens, d_in)
 
   // The book's checks: row 2 of the weights, as printed, sums to 1; and row 2 of the context vectors is
   // 3.3.1's context_vec_2, computed here again the way 3.3.1 computes it.
-  double row_2_sum = 0;  // Python's sum() of the printed (4-decimal) weights, in double
-  std::string printed_row;
-  for (std::size_t j = 0; j < n; ++j) {
+  // The book types the row in by hand, so the step's code shows the row's values: that needs the
+  // weights, which for a step nobody asked for are not computed; the code then names the row instead.
+  const bool row_shown = t.selection.shows("row_2_sum") && !t.selection.plan_only;
+  const auto printed_row = [&](std::size_t j) {
     char four[64];
-    std::snprintf(four, sizeof four, "%.4f", static_cast<double>(attn_weights(q, j)));
-    row_2_sum += std::strtod(four, nullptr);
-    printed_row += (j ? ", " : "") + std::string(four);
-  }
+    std::snprintf(four, sizeof four, "%.4f", static_cast<double>(attn_weights()(q, j)));
+    return std::string(four);
+  };
+  std::string row_literal;
+  for (std::size_t j = 0; row_shown && j < n; ++j) row_literal += (j ? ", " : "") + printed_row(j);
   t.add("row_2_sum", "Row " + std::to_string(q + 1) + " of the weights, as printed, sums to 1",
         "Adding up the row of " + token_label(in, q) + " as the book prints it, to four decimals: 1, give or take "
         "the rounding.",
-        "row_2_sum = sum([" + printed_row + "])\nprint(\"Row 2 sum:\", row_2_sum)", Scalar(static_cast<float>(row_2_sum)))
-      .python_float = row_2_sum;
+        "row_2_sum = sum([" + (row_shown ? row_literal : "attn_weights[" + std::to_string(q) + "]") +
+            "])\nprint(\"Row 2 sum:\", row_2_sum)",
+        {}, [&] {
+          double sum = 0;  // Python's sum() of the printed (4-decimal) weights, in double
+          for (std::size_t j = 0; j < n; ++j) sum += std::strtod(printed_row(j).c_str(), nullptr);
+          return PyFloat{sum};
+        });
   t.add("context_vec_2", "The context vector of 3.3.1, for comparison",
         "Computed again with 3.3.1's loops: it is row " + std::to_string(q) + " of all_context_vecs.",
-        "print(\"Previous 2nd context vector:\", context_vec_2)",
-        run_simple(in, LessonConfig{}).step("context_vec_2").tensor);  // simple's query is the same q
+        "print(\"Previous 2nd context vector:\", context_vec_2)", {d_in}, [&] {
+          // simple's query is the same q; only its context_vec_2 and what that needs are computed.
+          return run_simple(in, LessonConfig{}, Selection{{"context_vec_2"}, {}}).step("context_vec_2").tensor;
+        });
+  t.resolve();
   return t;
 }
 

@@ -10,41 +10,50 @@ static LessonInfo dropout_info() {
   return {"dropout", "3.5.2", "Masking additional attention weights with dropout", "Dropout on a matrix of ones and on the causal attention weights"};
 }
 
-Trace run_dropout(const Inputs& in, const LessonConfig& cfg) {
+Trace run_dropout(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   const std::uint64_t seed_v2 = cfg.seed.value_or(789);
   const std::uint64_t seed_drop = cfg.seed.value_or(123);
   const std::size_t n = in.num_tokens();
   const std::string p = py_float(cfg.dropout);
-  Trace t(dropout_info(), in);
+  Trace t(dropout_info(), in, sel);
   t.config["manual_seeds"] = {seed_v2, seed_drop, seed_drop};
   t.notes.push_back("dropout: p = " + p + ", masks drawn as PyTorch builds " +
                     (cfg.dropout_rng == DropoutRng::Mkl ? "with MKL do (--dropout-rng mkl)"
                                                         : "without MKL do (--dropout-rng default, the book's)"));
 
-  const CausalWeights w = causal_weights(in, cfg.d_out, seed_v2, cfg.qkv_bias);
+  const CausalWeights w(t, in, cfg.d_out, seed_v2, cfg.qkv_bias);
   t.add("causal_attn_weights", "The causal attention weights of 3.5.1",
         "What dropout will be applied to: each row sums to 1 over the visible tokens.",
         "torch.manual_seed(" + std::to_string(seed_v2) +
             ")\nsa_v2 = SelfAttention_v2(d_in, d_out)\n# ... masked as in `attn causal`\n"
             "attn_weights = torch.softmax(masked / keys.shape[-1]**0.5, dim=-1)",
-        w.causal_attn_weights).show_heatmap(true);
+        {n, n}, w.causal_attn_weights)
+      .show_heatmap(true);
 
-  TorchGenerator gen(seed_drop);
-  const Matrix ones = xt::ones<float>({n, n});  // (n, n)
-  const AnyTensor dropout_ones = dropout(AnyTensor(ones), cfg.dropout, gen, cfg.dropout_rng);
+  // Each dropout call is reseeded, so neither depends on the other's draws.
   t.add("dropout_ones", "Dropout on a matrix of ones",
         "Each entry is kept with probability 1 - p and then scaled by 1 / (1 - p) = " + py_float(1.0 / (1.0 - cfg.dropout)) +
             ", so the expected value of every entry stays 1; the others become 0.",
         "torch.manual_seed(" + std::to_string(seed_drop) + ")\ndropout = torch.nn.Dropout(" + p +
             ")\nexample = torch.ones(" + std::to_string(n) + ", " + std::to_string(n) + ")\nprint(dropout(example))",
-        dropout_ones).show_heatmap(false, /*tokens_on_axes=*/false);
+        {n, n},
+        [&] {
+          TorchGenerator gen(seed_drop);
+          const Matrix ones = xt::ones<float>({n, n});  // (n, n)
+          return dropout(AnyTensor(ones), cfg.dropout, gen, cfg.dropout_rng);
+        })
+      .show_heatmap(false, /*tokens_on_axes=*/false);
 
-  gen.manual_seed(seed_drop);
-  const AnyTensor dropped = dropout(AnyTensor(w.causal_attn_weights), cfg.dropout, gen, cfg.dropout_rng);
   t.add("dropout_attn_weights", "Dropout on the attention weights",
         "Reseeded, the same positions are dropped; the kept weights are scaled up, so rows no longer sum to 1 "
         "but their expected sums do. Dropout is only used in training.",
-        "torch.manual_seed(" + std::to_string(seed_drop) + ")\nprint(dropout(attn_weights))", dropped).show_heatmap(true);
+        "torch.manual_seed(" + std::to_string(seed_drop) + ")\nprint(dropout(attn_weights))", {n, n},
+        [&] {
+          TorchGenerator gen(seed_drop);
+          return dropout(AnyTensor(w.causal_attn_weights()), cfg.dropout, gen, cfg.dropout_rng);
+        })
+      .show_heatmap(true);
+  t.resolve();
   return t;
 }
 

@@ -34,12 +34,20 @@ Tensor3 make_batch(const Matrix& inputs, std::size_t b) {
   return out;
 }
 
-Tensor3 add_batch_step(Trace& t, const Matrix& inputs, std::size_t b) {
-  Tensor3 batch = make_batch(inputs, b);  // (b, num_tokens, d_in)
+BatchStep::BatchStep(Trace& t, const Matrix& inputs, std::size_t b)
+    : value(t.lazy<Tensor3>([x = &inputs, b] { return make_batch(*x, b); })) {
   t.add("batch", "A batch of inputs",
         "Modules take a batch of sequences: here the same inputs stacked " + std::to_string(b) + " times.",
-        "batch = torch.stack((inputs,) * " + std::to_string(b) + ", dim=0)", batch);
-  return batch;
+        "batch = torch.stack((inputs,) * " + std::to_string(b) + ", dim=0)", {b, inputs.shape(0), inputs.shape(1)},
+        value);
+}
+
+void add_num_params_step(Trace& t, const std::string& module, std::size_t count) {
+  t.add("num_params", "Parameters of " + module + ": " + with_commas(count),
+        "Every weight and bias of the module counted; exercise 3.3 asks this of GPT-2's size, "
+        "attn mha --random 1024x768 --d-out 768 --heads 12 --step num_params.",
+        "sum(p.numel() for p in " + module + ".parameters())", Scalar(static_cast<float>(count)))
+      .python_int = static_cast<std::int64_t>(count);
 }
 
 std::string seed_help(const std::string& book_seeds) {

@@ -30,13 +30,23 @@ void check_heads(const LessonConfig& cfg, bool with_kv_groups);
 
 // torch.stack([inputs] * b): the batch of the module lessons.
 Tensor3 make_batch(const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
-// make_batch, recorded as the lesson's "batch" step.
-Tensor3 add_batch_step(Trace& t, const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
+// The lesson's "batch" step, computed when a shown step needs it: `const auto batch = add_batch_step(...)`
+// (the Lazy is returned as a prvalue, so the step's reference to it stays valid).
+struct BatchStep {
+  BatchStep(Trace& t, const Matrix& inputs, std::size_t b);
+  BatchStep(const BatchStep&) = delete;
+  const Tensor3& operator()() const { return value(); }  // (b, num_tokens, d_in)
+  Lazy<Tensor3> value;
+};
 
 // The parameters of one nn.Linear as steps named by their PyTorch path ("mha.W_query.weight", as
 // module.named_parameters() names them): the weight (out_features, in_features), then the bias when the
 // layer has one. `role` says what the layer does ("projects each token to its queries").
 void add_linear_steps(Trace& t, const std::string& path, const Linear& layer, const std::string& role);
+
+// The module's parameter count as the step "num_params": a Python int, as
+// sum(p.numel() for p in module.parameters()) gives it (exercise 3.3 asks for it).
+void add_num_params_step(Trace& t, const std::string& module, std::size_t count);
 
 // --seed's help on a lesson whose book seeds are `book_seeds` ("789 for sa_v2, 123 for CausalAttention").
 std::string seed_help(const std::string& book_seeds);

@@ -4,6 +4,7 @@
 // run_X reads only the LessonConfig fields its mode lists.
 #include <cstdint>
 
+#include "core/attention.hpp"
 #include "lessons/config.hpp"
 #include "lessons/helpers.hpp"
 #include "lessons/registry.hpp"
@@ -11,49 +12,55 @@
 namespace attn {
 
 // 3.3.1 A simple self-attention mechanism without trainable weights (reads: query)
-Trace run_simple(const Inputs& in, const LessonConfig& cfg);
+Trace run_simple(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.3.2 Computing attention weights for all input tokens (reads nothing)
-Trace run_all_tokens(const Inputs& in, const LessonConfig& cfg);
+Trace run_all_tokens(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.4.1 / 3.4.2 Self-attention with trainable weights, step by step and as SelfAttention_v1/v2
 // (reads: d_out, seed, qkv_bias, query)
-Trace run_trainable(const Inputs& in, const LessonConfig& cfg);
+Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.5.1 and 3.5.3: masking future tokens, then the CausalAttention class over a batch
 // (reads: d_out, dropout, dropout_rng, batch, seed, qkv_bias)
-Trace run_causal(const Inputs& in, const LessonConfig& cfg);
+Trace run_causal(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
-// The causal attention weights of 3.5.1 (SelfAttention_v2 after manual_seed(seed)), every step on the way.
+// The causal attention weights of 3.5.1 (SelfAttention_v2 after manual_seed(seed)), every step on the
+// way, each a Lazy value of the trace `t`: computed only if a shown step needs it.
 struct CausalWeights {
-  Matrix queries, keys;      // (num_tokens, d_out)
-  Matrix attn_scores;        // (num_tokens, num_tokens)
-  Matrix attn_weights;       // (num_tokens, num_tokens), unmasked
-  Matrix mask_simple;        // (num_tokens, num_tokens), tril of ones
-  Matrix masked_simple;      // attn_weights * mask_simple
-  Matrix row_sums;           // (num_tokens, 1)
-  Matrix masked_simple_norm;  // masked_simple / row_sums
-  Matrix mask;               // (num_tokens, num_tokens), triu of ones above the diagonal
-  Matrix masked;             // attn_scores with -inf where mask is 1
-  Matrix causal_attn_weights;  // softmax(masked / sqrt(d_k))
+  CausalWeights(Trace& t, const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias);
+  CausalWeights(const CausalWeights&) = delete;
+
+  const std::size_t n;               // num_tokens
+  const float scale;                 // sqrt(d_out), as keys.shape[-1]**0.5
+  const SelfAttention_v2 sa_v2;
+  Lazy<Matrix> queries, keys;        // (num_tokens, d_out)
+  Lazy<Matrix> attn_scores;          // (num_tokens, num_tokens)
+  Lazy<Matrix> attn_weights;         // (num_tokens, num_tokens), unmasked
+  Lazy<Matrix> mask_simple;          // (num_tokens, num_tokens), tril of ones
+  Lazy<Matrix> masked_simple;        // attn_weights * mask_simple
+  Lazy<Matrix> row_sums;             // (num_tokens, 1)
+  Lazy<Matrix> masked_simple_norm;   // masked_simple / row_sums
+  Lazy<Matrix> mask;                 // (num_tokens, num_tokens), triu of ones above the diagonal
+  Lazy<Matrix> masked;               // attn_scores with -inf where mask is 1
+  Lazy<Matrix> causal_attn_weights;  // softmax(masked / sqrt(d_k))
 };
-CausalWeights causal_weights(const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias);
 
 // 3.5.2: dropout on a matrix of ones and on the causal attention weights
 // (reads: dropout, dropout_rng, d_out, seed, qkv_bias)
-Trace run_dropout(const Inputs& in, const LessonConfig& cfg);
+Trace run_dropout(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.6.1: stacking CausalAttention heads (reads: heads, d_out, dropout, dropout_rng, batch, seed, qkv_bias)
-Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg);
+Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.6.2: multi-head attention with weight splits (reads: heads, d_out, dropout, dropout_rng, batch, seed, qkv_bias)
-Trace run_mha(const Inputs& in, const LessonConfig& cfg);
+Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // Grouped-query attention, rasbt/LLMs-from-scratch ch04/04_gqa (reads: the mha options and kv_groups)
-Trace run_gqa(const Inputs& in, const LessonConfig& cfg);
+Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // `attn gqa --kv-cache`: the KV-cache memory of MHA and GQA for a model configuration
 // (reads: emb_dim, heads, kv_groups, layers, context_length, batch, dtype)
-Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg);
+Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 }  // namespace attn

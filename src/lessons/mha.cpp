@@ -6,6 +6,7 @@
 
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
+#include "lessons/multi_head.hpp"
 
 namespace attn {
 
@@ -14,7 +15,7 @@ static LessonInfo mha_info() {
   return {"mha", "3.6.2", "Implementing multi-head attention with weight splits", "MultiHeadAttention: one projection split into heads by view and transpose"};
 }
 
-Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
+Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   check_heads(cfg, false);
   check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights",
                  {cfg.batch, cfg.heads, in.num_tokens(), in.num_tokens()});
@@ -25,12 +26,12 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
                                  std::to_string(n) + ", " + std::to_string(h) + ", " + std::to_string(hd) + ")";
   const std::string shape_bhnd = "(b, num_heads, num_tokens, head_dim) = (" + std::to_string(b) + ", " +
                                  std::to_string(h) + ", " + std::to_string(n) + ", " + std::to_string(hd) + ")";
-  Trace t(mha_info(), in);
+  Trace t(mha_info(), in, sel);
   t.config["manual_seeds"] = {seed};
   const std::string ctor = "MultiHeadAttention(d_in, d_out, context_length, " + py_float(cfg.dropout) +
                            ", num_heads=" + std::to_string(h) + (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
-  const Tensor3 batch = add_batch_step(t, in.embeddings, b);  // (b, num_tokens, d_in)
+  const BatchStep batch(t, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
   const MultiHeadAttention mha(in.d_in(), cfg.d_out, cfg.dropout, h, cfg.qkv_bias, gen);
@@ -40,18 +41,20 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
   add_linear_steps(t, "mha.W_key", mha.W_key, "projects each token to the keys of all heads");
   add_linear_steps(t, "mha.W_value", mha.W_value, "projects each token to the values of all heads");
   add_linear_steps(t, "mha.out_proj", mha.out_proj, "mixes the heads' concatenated outputs");
+  add_num_params_step(t, "mha", mha.num_parameters());
   // Figure 3.26: the one large W_query is the heads' own query weights stacked; each head uses its rows.
-  const Tensor3 W_query_heads = xt::reshape_view(mha.W_query.weight, {h, hd, in.d_in()});  // (num_heads, head_dim, d_in)
   t.add("W_query_heads", "W_query is every head's query weight, stacked",
         "Rows h * head_dim to (h + 1) * head_dim of W_query.weight are head h's own Wq (figure 3.26's Wq1, Wq2): "
         "one product with the large matrix computes every head's queries.",
-        "mha.W_query.weight.view(num_heads, head_dim, d_in)  # [0] is Wq1, [1] is Wq2, ...", W_query_heads);
-  const MultiHeadPass p = mha.attend(batch, gen, cfg.dropout_rng);
+        "mha.W_query.weight.view(num_heads, head_dim, d_in)  # [0] is Wq1, [1] is Wq2, ...", {h, hd, in.d_in()},
+        [&] { return Tensor3(xt::reshape_view(mha.W_query.weight, {h, hd, in.d_in()})); });  // (num_heads, head_dim, d_in)
+  const MultiHeadSteps p(t, batch.value, mha.W_query, mha.W_key, mha.W_value, mha.out_proj, h, h, cfg.dropout, gen,
+                         cfg.dropout_rng);
 
   const std::string proj = "One matrix product projects all heads at once: (b, num_tokens, d_out).";
-  t.add("queries", "Queries, all heads together", proj, "queries = self.W_query(x)", p.queries_proj);
-  t.add("keys", "Keys, all heads together", proj, "keys = self.W_key(x)", p.keys_proj);
-  t.add("values", "Values, all heads together", proj, "values = self.W_value(x)", p.values_proj);
+  t.add("queries", "Queries, all heads together", proj, "queries = self.W_query(x)", {b, n, cfg.d_out}, p.queries_proj);
+  t.add("keys", "Keys, all heads together", proj, "keys = self.W_key(x)", {b, n, cfg.d_out}, p.keys_proj);
+  t.add("values", "Values, all heads together", proj, "values = self.W_value(x)", {b, n, cfg.d_out}, p.values_proj);
 
   const std::string view = "view splits the last dimension into heads without moving any number: " + shape_bnhd + ".";
   const auto split = [&](const Tensor3& x) {
@@ -59,17 +62,19 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
     return v;
   };
   t.add("queries_view", "Queries split into heads", view,
-        "queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)", split(p.queries_proj));
+        "queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)", {b, n, h, hd},
+        [&] { return split(p.queries_proj()); });
   t.add("keys_view", "Keys split into heads", view, "keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)",
-        split(p.keys_proj));
+        {b, n, h, hd}, [&] { return split(p.keys_proj()); });
   t.add("values_view", "Values split into heads", view,
-        "values = values.view(b, num_tokens, self.num_heads, self.head_dim)", split(p.values_proj));
+        "values = values.view(b, num_tokens, self.num_heads, self.head_dim)", {b, n, h, hd},
+        [&] { return split(p.values_proj()); });
 
   const std::string tr = "transpose(1, 2) puts the head before the token, " + shape_bhnd +
                          ", so each head is a separate (num_tokens, head_dim) matrix.";
-  t.add("queries_heads", "Queries, one matrix per head", tr, "queries = queries.transpose(1, 2)", p.queries);
-  t.add("keys_heads", "Keys, one matrix per head", tr, "keys = keys.transpose(1, 2)", p.keys);
-  t.add("values_heads", "Values, one matrix per head", tr, "values = values.transpose(1, 2)", p.values);
+  t.add("queries_heads", "Queries, one matrix per head", tr, "queries = queries.transpose(1, 2)", {b, h, n, hd}, p.queries);
+  t.add("keys_heads", "Keys, one matrix per head", tr, "keys = keys.transpose(1, 2)", {b, h, n, hd}, p.keys);
+  t.add("values_heads", "Values, one matrix per head", tr, "values = values.transpose(1, 2)", {b, h, n, hd}, p.values);
 
   // The chapter's example of a batched product over heads, on its own tensor a: (1, 2, 3, 4).
   const Tensor4 a{{{{0.2745f, 0.6584f, 0.2775f, 0.8573f}, {0.8993f, 0.0390f, 0.9268f, 0.7388f},
@@ -86,73 +91,86 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg) {
         "                    [0.4066, 0.2318, 0.4545, 0.9737],\n"
         "                    [0.4606, 0.5159, 0.4220, 0.5786]]]])",
         a);
-  const Tensor3 heads_of_a = xt::reshape_view(a, {std::size_t{2}, std::size_t{3}, std::size_t{4}});  // (heads, 3, 4)
-  const Tensor3 products = bmm(heads_of_a, heads_of_a, /*transpose_b=*/true);                        // (heads, 3, 3)
-  const Tensor4 a_matmul = xt::reshape_view(products, {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{3}});
+  const auto a_matmul = [&] {
+    const Tensor3 heads_of_a = xt::reshape_view(a, {std::size_t{2}, std::size_t{3}, std::size_t{4}});  // (heads, 3, 4)
+    const Tensor3 products = bmm(heads_of_a, heads_of_a, /*transpose_b=*/true);                        // (heads, 3, 3)
+    Tensor4 out = xt::reshape_view(products, {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{3}});
+    return out;  // (1, 2, 3, 3)
+  };
   t.add("a_matmul", "A batched matrix product over the last two dimensions",
         "@ on four dimensions multiplies the last two, (num_tokens, head_dim) by (head_dim, num_tokens), once for "
         "every batch element and head: (1, 2, 3, 3).",
-        "print(a @ a.transpose(2, 3))", a_matmul);
+        "print(a @ a.transpose(2, 3))", {1, 2, 3, 3}, a_matmul);
   const Matrix first_head = xt::view(a, 0, 0, xt::all(), xt::all());   // (num_tokens, head_dim)
   const Matrix second_head = xt::view(a, 0, 1, xt::all(), xt::all());  // (num_tokens, head_dim)
   t.add("first_res", "The same for the first head alone", "Head 0's product on its own equals a_matmul[0, 0].",
         "first_head = a[0, 0, :, :]\nfirst_res = first_head @ first_head.T\nprint(\"First head:\\n\", first_res)",
-        matmul(first_head, first_head, /*transpose_b=*/true));
+        {3, 3}, [&] { return matmul(first_head, first_head, /*transpose_b=*/true); });
   t.add("second_res", "And the second head", "Head 1's product equals a_matmul[0, 1]: the batched @ does both at once.",
         "second_head = a[0, 1, :, :]\nsecond_res = second_head @ second_head.T\nprint(\"\\nSecond head:\\n\", second_res)",
-        matmul(second_head, second_head, /*transpose_b=*/true));
+        {3, 3}, [&] { return matmul(second_head, second_head, /*transpose_b=*/true); });
 
   t.add("attn_scores", "Attention scores of every head",
         "A batched matrix product scores every head at once: (b, num_heads, num_tokens, num_tokens).",
-        "attn_scores = queries @ keys.transpose(2, 3)", p.attn_scores);
+        "attn_scores = queries @ keys.transpose(2, 3)", {b, h, n, n}, p.attn_scores);
 
   // The same scores as labml.ai's annotated multi-head attention computes them: tensors laid out
   // sequence first, (num_tokens, b, num_heads, head_dim), and one einsum over head_dim.
-  const Tensor4 query = xt::transpose(split(p.queries_proj), {1, 0, 2, 3});  // (n, b, h, hd)
-  const Tensor4 key = xt::transpose(split(p.keys_proj), {1, 0, 2, 3});       // (n, b, h, hd)
+  const auto query = t.lazy<Tensor4>([&] { return Tensor4(xt::transpose(split(p.queries_proj()), {1, 0, 2, 3})); });  // (n, b, h, hd)
+  const auto key = t.lazy<Tensor4>([&] { return Tensor4(xt::transpose(split(p.keys_proj()), {1, 0, 2, 3})); });  // (n, b, h, hd)
   // einsum('ibhd,jbhd->ijbh') puts the batch letters b, h first and contracts d with one bmm, as here.
-  const Tensor3 query_bh = xt::reshape_view(Tensor4(xt::transpose(query, {1, 2, 0, 3})), {b * h, n, hd});  // (b*h, n, hd)
-  const Tensor3 key_bh = xt::reshape_view(Tensor4(xt::transpose(key, {1, 2, 0, 3})), {b * h, n, hd});      // (b*h, n, hd)
-  const Tensor3 contracted = bmm(query_bh, key_bh, /*transpose_b=*/true);                                 // (b*h, n, n)
-  const Tensor4 scores = xt::transpose(xt::reshape_view(contracted, {b, h, n, n}), {2, 3, 0, 1});  // (n, n, b, h): ijbh
+  const auto scores = t.lazy<Tensor4>([&] {
+    const Tensor3 query_bh = xt::reshape_view(Tensor4(xt::transpose(query(), {1, 2, 0, 3})), {b * h, n, hd});  // (b*h, n, hd)
+    const Tensor3 key_bh = xt::reshape_view(Tensor4(xt::transpose(key(), {1, 2, 0, 3})), {b * h, n, hd});      // (b*h, n, hd)
+    const Tensor3 contracted = bmm(query_bh, key_bh, /*transpose_b=*/true);                                    // (b*h, n, n)
+    return Tensor4(xt::transpose(xt::reshape_view(contracted, {b, h, n, n}), {2, 3, 0, 1}));  // (n, n, b, h): ijbh
+  });
   const std::string labml = "Another formulation of the same scores (labml.ai's annotated transformer): ";
   t.add("einsum_query", "Queries laid out sequence first",
         labml + "the view above with the token first, (num_tokens, b, num_heads, head_dim).",
-        "query = queries.view(b, num_tokens, num_heads, head_dim).permute(1, 0, 2, 3)  # ibhd", query);
+        "query = queries.view(b, num_tokens, num_heads, head_dim).permute(1, 0, 2, 3)  # ibhd", {n, b, h, hd}, query);
   t.add("einsum_key", "Keys laid out sequence first", "The same for the keys: (num_tokens, b, num_heads, head_dim).",
-        "key = keys.view(b, num_tokens, num_heads, head_dim).permute(1, 0, 2, 3)  # jbhd", key);
+        "key = keys.view(b, num_tokens, num_heads, head_dim).permute(1, 0, 2, 3)  # jbhd", {n, b, h, hd}, key);
   t.add("einsum_scores", "Every query against every key, by einsum",
         "einsum multiplies query i and key j along d (head_dim) for every batch element and head: "
         "(num_tokens, num_tokens, b, num_heads).",
-        "scores = torch.einsum('ibhd,jbhd->ijbh', query, key)", scores);
-  const Tensor4 scores_bhij = xt::transpose(scores, {2, 3, 0, 1});  // (b, h, n, n)
+        "scores = torch.einsum('ibhd,jbhd->ijbh', query, key)", {n, n, b, h}, scores);
+  const auto scores_bhij = t.lazy<Tensor4>([&] { return Tensor4(xt::transpose(scores(), {2, 3, 0, 1})); });  // (b, h, n, n)
   t.add("einsum_scores_permuted", "Permuted into the chapter's layout",
         "permute(2, 3, 0, 1) moves b and num_heads to the front: this is attn_scores, number for number.",
-        "scores.permute(2, 3, 0, 1)  # == queries @ keys.transpose(2, 3)", scores_bhij);
-  const Tensor4 difference = xt::abs(scores_bhij - p.attn_scores);  // (b, h, n, n)
+        "scores.permute(2, 3, 0, 1)  # == queries @ keys.transpose(2, 3)", {b, h, n, n}, scores_bhij);
   t.add("einsum_max_diff", "The two formulations, checked",
         "0: einsum and the batched @ compute the same products.",
-        "(scores.permute(2, 3, 0, 1) - attn_scores).abs().max()", Scalar(xt::amax(difference)()));
+        "(scores.permute(2, 3, 0, 1) - attn_scores).abs().max()", {}, [&] {
+          const Tensor4 difference = xt::abs(scores_bhij() - p.attn_scores());  // (b, h, n, n)
+          return Scalar(xt::amax(difference)());
+        });
   t.add("masked", "Scores with the future masked", "The same causal mask for every head.",
         "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]\nattn_scores.masked_fill_(mask_bool, -torch.inf)",
-        p.masked).show_heatmap(true);
+        {b, h, n, n}, p.masked)
+      .show_heatmap(true);
   t.add("attn_weights", "Attention weights of every head",
         "Softmax over each row, scaled by sqrt(head_dim); every head has its own weights.",
-        "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", p.attn_weights).show_heatmap(true);
+        "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", {b, h, n, n},
+        p.attn_weights)
+      .show_heatmap(true);
   t.add("attn_weights_dropout", "After dropout", "Dropout on the weights (the same weights when p = 0).",
-        "attn_weights = self.dropout(attn_weights)", p.attn_weights_dropout).show_heatmap(true);
+        "attn_weights = self.dropout(attn_weights)", {b, h, n, n}, p.attn_weights_dropout)
+      .show_heatmap(true);
   t.add("context_vec_heads", "Each head's context vectors, back in token order",
         "Weights times values per head, then transpose(1, 2) back to " + shape_bnhd + ".",
-        "context_vec = (attn_weights @ values).transpose(1, 2)", p.context_heads);
+        "context_vec = (attn_weights @ values).transpose(1, 2)", {b, n, h, hd}, p.context_heads);
   t.add("context_vec", "Heads combined",
         "contiguous().view concatenates the heads of each token into one d_out vector, as the wrapper's torch.cat "
         "did.",
-        "context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)", p.context_combined);
+        "context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)", {b, n, cfg.d_out},
+        p.context_combined);
   t.add("context_vecs", "Context vectors after out_proj",
         "A final linear layer mixes what the heads found: (b, num_tokens, d_out).",
         "torch.manual_seed(" + std::to_string(seed) + ")\nmha = " + ctor +
             "\ncontext_vecs = mha(batch)  # context_vec = self.out_proj(context_vec)",
-        p.context_vecs);
+        {b, n, cfg.d_out}, p.context_vecs);
+  t.resolve();
   return t;
 }
 

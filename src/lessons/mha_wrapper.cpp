@@ -10,18 +10,19 @@ static LessonInfo mha_wrapper_info() {
   return {"mha-wrapper", "3.6.1", "Stacking multiple single-head attention layers", "Multi-head attention as a list of CausalAttention heads, outputs concatenated"};
 }
 
-Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg) {
+Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   check_elements("the (b, num_tokens, num_tokens) attention weights of every head",
                  {cfg.heads, cfg.batch, in.num_tokens(), in.num_tokens()});
   check_elements("the heads' weights", {cfg.heads, 3, in.d_in(), cfg.d_out});
   check_elements("the (b, num_tokens, heads * d_out) context vectors", {cfg.batch, in.num_tokens(), cfg.heads, cfg.d_out});
   const std::uint64_t seed = cfg.seed.value_or(123);
-  Trace t(mha_wrapper_info(), in);
+  Trace t(mha_wrapper_info(), in, sel);
+  const std::size_t b = cfg.batch, n = in.num_tokens(), d_out = cfg.d_out;
   t.config["manual_seeds"] = {seed};
   const std::string ctor = "MultiHeadAttentionWrapper(d_in, d_out, context_length, " + py_float(cfg.dropout) +
                            ", num_heads=" + std::to_string(cfg.heads) + (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
-  const Tensor3 batch = add_batch_step(t, in.embeddings, cfg.batch);  // (b, num_tokens, d_in)
+  const BatchStep batch(t, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
   const MultiHeadAttentionWrapper mha(in.d_in(), cfg.d_out, cfg.dropout, cfg.heads, cfg.qkv_bias, gen);
@@ -34,16 +35,19 @@ Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg) {
     add_linear_steps(t, head + ".W_key", mha.heads[h].W_key, "projects each token to " + which + "key");
     add_linear_steps(t, head + ".W_value", mha.heads[h].W_value, "projects each token to " + which + "value");
   }
-  const auto passes = mha.attend(batch, gen, cfg.dropout_rng);
-  for (std::size_t h = 0; h < passes.size(); ++h) {
+  add_num_params_step(t, "mha", mha.num_parameters());
+  // The heads run one after another, each drawing its dropout mask after the one before: one Lazy value.
+  const auto passes = t.lazy<std::vector<CausalAttention::Pass>>([&] { return mha.attend(batch(), gen, cfg.dropout_rng); });
+  for (std::size_t h = 0; h < mha.heads.size(); ++h) {
     const std::string hs = std::to_string(h);
     t.add("head_" + hs + "_attn_weights", "Head " + hs + ": causal attention weights",
           "Head " + hs + " has its own weights, so it attends differently from the other heads.",
           "self.heads[" + hs + "]  # CausalAttention: softmax(masked scores / sqrt(d_k)), then dropout",
-          passes[h].attn_weights).show_heatmap(true);
+          {b, n, n}, [&passes, h] { return passes()[h].attn_weights; })
+        .show_heatmap(true);
     t.add("head_" + hs + "_context_vec", "Head " + hs + ": context vectors",
           "What head " + hs + " contributes: (batch, num_tokens, d_out).", "self.heads[" + hs + "](x)",
-          passes[h].context_vec);
+          {b, n, d_out}, [&passes, h] { return passes()[h].context_vec; });
   }
   t.add("context_vecs", "Concatenated context vectors",
         "The heads' outputs side by side along the last dimension: (batch, num_tokens, num_heads * d_out) = (" +
@@ -51,7 +55,8 @@ Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg) {
             std::to_string(cfg.heads * cfg.d_out) + ").",
         "torch.manual_seed(" + std::to_string(seed) + ")\nmha = " + ctor +
             "\ncontext_vecs = mha(batch)  # torch.cat([head(x) for head in self.heads], dim=-1)",
-        MultiHeadAttentionWrapper::concat(passes));
+        {b, n, cfg.heads * d_out}, [&] { return MultiHeadAttentionWrapper::concat(passes()); });
+  t.resolve();
   return t;
 }
 

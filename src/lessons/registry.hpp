@@ -21,7 +21,8 @@ struct OptionUse {
 // One way to run a lesson. The first mode of a lesson is the lesson itself; another mode is chosen by
 // its `selector` flag (gqa's --kv-cache). An option the chosen mode does not list is a usage error.
 struct LessonMode {
-  using Run = std::function<Trace(const Inputs&, const LessonConfig&)>;
+  // Computes the steps `selection` shows and what they need (every step with an empty selection).
+  using Run = std::function<Trace(const Inputs&, const LessonConfig&, const Selection&)>;
   LessonMode(std::vector<OptionUse> options_, LessonConfig defaults_, Run run_, bool uses_inputs_ = true,
              std::optional<Opt> selector_ = std::nullopt)
       : options(std::move(options_)), defaults(defaults_), run(std::move(run_)), uses_inputs(uses_inputs_),

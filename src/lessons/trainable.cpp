@@ -17,7 +17,7 @@ static LessonInfo trainable_info() {
   return {"trainable", "3.4.1-3.4.2", "Implementing self-attention with trainable weights", "Query, key and value weights, scaled dot-product attention, SelfAttention_v1 and _v2"};
 }
 
-Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
+Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   if (cfg.d_out == 0) throw UsageError("--d-out must be at least 1");
   const std::size_t q = effective_query(cfg.query, in);
   const std::string qs = std::to_string(q);
@@ -30,7 +30,8 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
   const std::size_t d_out = cfg.d_out;
   const std::string bias_arg = cfg.qkv_bias ? ", qkv_bias=True" : "";
 
-  Trace t(trainable_info(), in);
+  Trace t(trainable_info(), in, sel);
+  const std::size_t n = in.num_tokens();
   t.config["query"] = q;
   t.config["manual_seeds"] = {seed_w, seed_v1, seed_v2};
   t.notes.push_back("query: token " + token_label(in, q) + " (--query)");
@@ -40,7 +41,7 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
                     ", " + std::to_string(seed_v2) + (cfg.seed ? " (--seed)" : " (the book's)"));
 
   const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
-  Vector x_2 = xt::row(inputs, q);       // (d_in,)
+  const Vector x_2 = xt::row(inputs, q);  // (d_in,)
   t.add("x_2", "The query token " + token_label(in, q),
         "This time the query is not used directly: it is first projected by trainable weights." +
             (q == kBookQuery ? std::string()
@@ -50,9 +51,9 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
 
   TorchGenerator gen(seed_w);
   // Drawn in this order, as the book creates them.
-  Matrix W_query = gen.rand(d_in, d_out);  // (d_in, d_out)
-  Matrix W_key = gen.rand(d_in, d_out);    // (d_in, d_out)
-  Matrix W_value = gen.rand(d_in, d_out);  // (d_in, d_out)
+  const Matrix W_query = gen.rand(d_in, d_out);  // (d_in, d_out)
+  const Matrix W_key = gen.rand(d_in, d_out);    // (d_in, d_out)
+  const Matrix W_value = gen.rand(d_in, d_out);  // (d_in, d_out)
   const std::string rand_call = "torch.nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)";
   t.add("W_query", "Query weight matrix W_q",
         "Random numbers for now; training would tune them. It projects a " + std::to_string(d_in) +
@@ -62,69 +63,67 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
         "W_key = " + rand_call, W_key);
   t.add("W_value", "Value weight matrix W_v", "Drawn right after W_key.", "W_value = " + rand_call, W_value);
 
-  Vector query_2 = matvec(x_2, W_query);  // (d_out,)
+  const auto query_2 = t.lazy<Vector>([&] { return matvec(x_2, W_query); });  // (d_out,)
   t.add("query_2", "The query vector of " + who,
         "The query token projected by W_query: what this token is looking for.", "query_2 = x_2 @ W_query",
-        query_2);
-  Vector key_2 = matvec(x_2, W_key);  // (d_out,)
+        {d_out}, query_2);
   t.add("key_2", "The key vector of " + who, "The same token projected by W_key: what it offers to be found by.",
-        "key_2 = x_2 @ W_key", key_2);
-  Vector value_2 = matvec(x_2, W_value);  // (d_out,)
+        "key_2 = x_2 @ W_key", {d_out}, [&] { return matvec(x_2, W_key); });  // (d_out,)
   t.add("value_2", "The value vector of " + who,
         "The same token projected by W_value: what it contributes once attended to.", "value_2 = x_2 @ W_value",
-        value_2);
+        {d_out}, [&] { return matvec(x_2, W_value); });  // (d_out,)
 
-  Matrix keys = matmul(inputs, W_key);  // (num_tokens, d_out)
+  const auto keys = t.lazy<Matrix>([&] { return matmul(inputs, W_key); });  // (num_tokens, d_out)
   t.add("keys", "Keys of all tokens",
-        "Every token projected by W_key at once: " + count_of(in.num_tokens(), "token") + ", each now " +
+        "Every token projected by W_key at once: " + count_of(n, "token") + ", each now " +
             std::to_string(d_out) + "-dimensional.",
-        "keys = inputs @ W_key", keys);
-  Matrix values = matmul(inputs, W_value);  // (num_tokens, d_out)
+        "keys = inputs @ W_key", {n, d_out}, keys);
+  const auto values = t.lazy<Matrix>([&] { return matmul(inputs, W_value); });  // (num_tokens, d_out)
   t.add("values", "Values of all tokens", "Every token projected by W_value.", "values = inputs @ W_value",
-        values);
+        {n, d_out}, values);
 
-  const float score_22 = dot(d_out, query_2.data(), 1, &keys(q, 0), 1);
   t.add("attn_score_22", "One unnormalised score: query " + who + " against key " + who,
         "The attention score is now the dot product of a query with a key, not of two raw embeddings.",
-        "keys_2 = keys[" + qs + "]\nattn_score_22 = query_2.dot(keys_2)", Scalar(score_22));
+        "keys_2 = keys[" + qs + "]\nattn_score_22 = query_2.dot(keys_2)", {},
+        [&] { return Scalar(dot(d_out, query_2().data(), 1, &keys()(q, 0), 1)); });
 
-  Vector attn_scores_2 = matvec(query_2, keys, /*transpose_b=*/true);  // (num_tokens,)
+  const auto attn_scores_2 = t.lazy<Vector>([&] { return matvec(query_2(), keys(), /*transpose_b=*/true); });  // (num_tokens,)
   t.add("attn_scores_2", "All scores of the query " + who,
         "One matrix product scores the query against every key.", "attn_scores_2 = query_2 @ keys.T",
-        attn_scores_2);
+        {n}, attn_scores_2);
 
-  const double d_k = static_cast<double>(d_out);  // keys.shape[1]
-  const float scale = static_cast<float>(std::sqrt(d_k));
-  Vector scaled = attn_scores_2 / scale;  // (num_tokens,)
-  Vector attn_weights_2 = softmax(scaled);  // (num_tokens,)
+  const auto attn_weights_2 = t.lazy<Vector>([&] {
+    const double d_k = static_cast<double>(d_out);  // keys.shape[1]
+    const float scale = static_cast<float>(std::sqrt(d_k));
+    const Vector scaled = attn_scores_2() / scale;  // (num_tokens,)
+    return softmax(scaled);                         // (num_tokens,)
+  });
   t.add("attn_weights_2", "Attention weights, scaled by sqrt(d_k)",
         "Scores are divided by the square root of the key dimension before softmax; this keeps large "
         "dot products from making softmax too peaked, which would stall training.",
-        "d_k = keys.shape[1]\nattn_weights_2 = torch.softmax(attn_scores_2 / d_k**0.5, dim=-1)", attn_weights_2);
+        "d_k = keys.shape[1]\nattn_weights_2 = torch.softmax(attn_scores_2 / d_k**0.5, dim=-1)", {n}, attn_weights_2);
 
-  Vector context_vec_2 = matvec(attn_weights_2, values);  // (d_out,)
   t.add("context_vec_2", "Context vector of " + who,
         "The value vectors weighted by the attention weights and summed.", "context_vec_2 = attn_weights_2 @ values",
-        context_vec_2);
+        {d_out}, [&] { return matvec(attn_weights_2(), values()); });  // (d_out,)
 
   gen.manual_seed(seed_v1);
   const SelfAttention_v1 sa_v1(d_in, d_out, gen);
-  Matrix sa_v1_output = sa_v1.forward(inputs);  // (num_tokens, d_out)
   t.add("sa_v1_output", "SelfAttention_v1: every token's context vector",
         "The steps above packed into a module with three nn.Parameter matrices. Seeded the same way, its row " +
             qs + " equals context_vec_2.",
         "torch.manual_seed(" + std::to_string(seed_v1) + ")\nsa_v1 = SelfAttention_v1(d_in, d_out)\nprint(sa_v1(inputs))",
-        sa_v1_output);
+        {n, d_out}, [&] { return sa_v1.forward(inputs); });  // (num_tokens, d_out)
 
   gen.manual_seed(seed_v2);
   const SelfAttention_v2 sa_v2(d_in, d_out, cfg.qkv_bias, gen);
-  Matrix sa_v2_output = sa_v2.forward(inputs);  // (num_tokens, d_out)
+  const auto sa_v2_output = t.lazy<Matrix>([&] { return sa_v2.forward(inputs); });  // (num_tokens, d_out)
   t.add("sa_v2_output", "SelfAttention_v2: the same with nn.Linear layers",
         "nn.Linear stores the transposed weight and initialises it with a better scheme than torch.rand, so "
         "the numbers differ from v1 even though the computation is the same.",
         "torch.manual_seed(" + std::to_string(seed_v2) + ")\nsa_v2 = SelfAttention_v2(d_in, d_out" + bias_arg +
             ")\nprint(sa_v2(inputs))",
-        sa_v2_output);
+        {n, d_out}, sa_v2_output);
 
   // Exercise 3.1: give sa_v1 the weights of sa_v2. nn.Linear stores its weight as (d_out, d_in), the
   // transpose of v1's (d_in, d_out) parameter, so the transfer transposes it.
@@ -140,17 +139,20 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg) {
         "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)", sa_v1_from_v2.W_key);
   t.add("sa_v1_W_value", "Exercise 3.1: the value weight", "The same for W_value.",
         "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)", sa_v1_from_v2.W_value);
-  Matrix sa_v1_output_v2_weights = sa_v1_from_v2.forward(inputs);  // (num_tokens, d_out)
+  const auto sa_v1_output_v2_weights = t.lazy<Matrix>([&] { return sa_v1_from_v2.forward(inputs); });  // (num_tokens, d_out)
   t.add("sa_v1_output_v2_weights", "Exercise 3.1: SelfAttention_v1 with sa_v2's weights",
         cfg.qkv_bias ? "sa_v1 has no bias, so with --qkv-bias only the weights carry over and its output is not "
                        "sa_v2's: compare with sa_v2_output."
                      : "The same computation on the same weights: sa_v1 now prints exactly sa_v2_output.",
-        "sa_v1(inputs)", sa_v1_output_v2_weights);
-  const Matrix difference = xt::abs(sa_v1_output_v2_weights - sa_v2_output);  // (num_tokens, d_out)
+        "sa_v1(inputs)", {n, d_out}, sa_v1_output_v2_weights);
   t.add("v1_v2_max_diff", "Exercise 3.1, checked: the largest difference from sa_v2's output",
         cfg.qkv_bias ? "Not 0: the bias of sa_v2's layers has no place in sa_v1."
                      : "0: the two classes compute the same function once they hold the same weights.",
-        "(sa_v1(inputs) - sa_v2(inputs)).abs().max()", Scalar(xt::amax(difference)()));
+        "(sa_v1(inputs) - sa_v2(inputs)).abs().max()", {}, [&] {
+          const Matrix difference = xt::abs(sa_v1_output_v2_weights() - sa_v2_output());  // (num_tokens, d_out)
+          return Scalar(xt::amax(difference)());
+        });
+  t.resolve();
   return t;
 }
 

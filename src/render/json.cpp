@@ -1,5 +1,6 @@
 #include "render/json.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -92,6 +93,10 @@ void write(std::string& out, const ojson& j, int depth) {
   }
 }
 
+// The input embeddings are written unless --step picked steps: then the document holds those steps only
+// (and the tokens, to label them).
+bool writes_embeddings(const Document& doc) { return doc.only.empty(); }
+
 }  // namespace
 
 ojson trace_to_json(const Trace& trace) { return trace_to_json(trace, Document{trace.info.name, {}, {}}); }
@@ -102,7 +107,7 @@ ojson trace_to_json(const Trace& trace, const Document& shown) {
   doc["lesson"] = trace.info.name;
   doc["config"] = trace.config;
   doc["inputs"]["tokens"] = trace.inputs.tokens;
-  doc["inputs"]["embeddings"] = tensor_data(AnyTensor(trace.inputs.embeddings));
+  if (writes_embeddings(shown)) doc["inputs"]["embeddings"] = tensor_data(AnyTensor(trace.inputs.embeddings));
   doc["modules"] = ojson::array();
   for (const auto& m : trace.modules)
     doc["modules"].push_back(ojson{{"name", m.name}, {"code", m.code}, {"num_params", m.num_params}});
@@ -115,8 +120,10 @@ ojson trace_to_json(const Trace& trace, const Document& shown) {
     step["title"] = s.title;
     step["explanation"] = s.explanation;
     step["code"] = s.code;
-    step["shape"] = ojson(std::vector<std::size_t>(s.tensor.shape().begin(), s.tensor.shape().end()));
-    step["data"] = s.python_float ? ojson(*s.python_float) : tensor_data(s.tensor, s.integer);
+    step["shape"] = ojson(s.shape);
+    step["data"] = s.python_float ? ojson(*s.python_float)
+                   : s.python_int ? ojson(*s.python_int)
+                                  : tensor_data(s.tensor, s.integer);
     steps.push_back(std::move(step));
   }
   doc["steps"] = std::move(steps);
@@ -136,12 +143,14 @@ class JsonRenderer : public Renderer {
  public:
   void check(const Document& doc) const override {
     std::size_t numbers = 0;
-    for (const auto& t : doc.traces)
+    for (const auto& t : doc.traces) {
+      if (writes_embeddings(doc)) numbers += t.inputs.embeddings.size();
       for (const auto& s : t.steps)
-        if (doc.shows(s)) numbers += s.tensor.size();
+        if (doc.shows(s)) numbers += std::min(s.numel(), kMaxJsonNumbers + 1);  // numel saturates
+    }
     if (numbers > kMaxJsonNumbers)
-      throw UsageError("--json would write " + with_commas(numbers) + " numbers, more than the limit of " +
-                       with_commas(kMaxJsonNumbers) + "; the text view summarises large tensors");
+      throw UsageError("the JSON would hold " + with_commas(numbers) + " numbers, more than the limit of " +
+                       with_commas(kMaxJsonNumbers) + "; pick steps with --step, or use the text view, which summarises large tensors");
   }
 
   std::vector<Chunk> render(const Document& doc) const override {

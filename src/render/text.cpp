@@ -84,9 +84,13 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
         out += paint.dim(prompt(s.code));
       }
       out += s.python_float ? std::string("  a Python float, not a tensor\n")
+             : s.python_int ? std::string("  a Python int, not a tensor\n")
                             : "  shape: " + torch_size(s.tensor) + "\n";
     }
-    out += (s.python_float ? py_float(*s.python_float) : torch_str(s.tensor, s.integer)) + "\n";
+    out += (s.python_float ? py_float(*s.python_float)
+            : s.python_int ? std::to_string(*s.python_int)
+                           : torch_str(s.tensor, s.integer)) +
+           "\n";
     if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, style);
     chunks.push_back({out, true});
     ++shown;

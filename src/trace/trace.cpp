@@ -3,9 +3,68 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+
 namespace attn {
 
-Trace::Trace(LessonInfo lesson_info, const Inputs& in) : info(std::move(lesson_info)), inputs(in) {}
+Trace::Trace(LessonInfo lesson_info, const Inputs& in, Selection sel)
+    : info(std::move(lesson_info)), inputs(in), selection(std::move(sel)) {}
+
+std::size_t Step::numel() const {
+  std::size_t n = 1;
+  for (std::size_t d : shape) n = saturating_product({n, d});
+  return n;
+}
+
+bool Selection::shows(const std::string& id) const {
+  return only.empty() || std::find(only.begin(), only.end(), id) != only.end();
+}
+
+Step& Trace::append(std::string id, std::string title, std::string explanation, std::string code) {
+  if (resolved_) throw std::logic_error("lesson " + info.name + " adds step " + id + " after resolve()");
+  Step s;
+  s.id = std::move(id);
+  s.title = std::move(title);
+  s.explanation = std::move(explanation);
+  s.code = std::move(code);
+  steps.push_back(std::move(s));
+  return steps.back();
+}
+
+void Trace::set_value(Step& s, PyFloat v) {
+  s.python_float = v.value;
+  s.tensor = AnyTensor(Scalar(static_cast<float>(v.value)));
+  s.computed = true;
+}
+
+void Trace::set_value(Step& s, PyInt v) {
+  s.python_int = v.value;
+  s.tensor = AnyTensor(Scalar(static_cast<float>(v.value)));
+  s.computed = true;
+}
+
+void Trace::resolve() {
+  for (const auto& id : selection.only) {
+    if (has_step(id)) continue;
+    std::string known;
+    for (const auto& s : steps) known += (known.empty() ? "" : ", ") + s.id;
+    throw UsageError("--step " + id + ": attn " + info.name + " has no such step; its steps are " + known);
+  }
+  if (selection.before_work) selection.before_work(*this);
+  std::vector<Pending> pending = std::move(pending_);
+  pending_.clear();
+  for (auto& p : pending) {
+    Step& s = steps[p.index];
+    if (selection.plan_only || !selection.shows(s.id)) continue;
+    p.compute(s);
+    ++values_computed;
+    const auto& sh = s.tensor.shape();
+    if (!std::equal(sh.begin(), sh.end(), s.shape.begin(), s.shape.end()))
+      throw std::logic_error("lesson " + info.name + ": step " + s.id + " planned and computed shapes differ");
+  }
+  resolved_ = true;
+}
 
 std::string where_in_book(const LessonInfo& info) {
   if (info.section.rfind("ch", 0) == 0) return "bonus material " + info.section + " in the book's repository";

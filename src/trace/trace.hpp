@@ -3,6 +3,8 @@
 // Document, the traces of one run (one lesson, or every lesson for `attn tour`). Nothing here knows the
 // command line; lessons fill traces and renderers (src/render) read them.
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +42,14 @@ struct Step {
   // The book's value is a Python float, not a tensor (row_2_sum): printed as Python prints it ("1.0") and
   // written to JSON as a double. `tensor` then holds it rounded to float32, shape ().
   std::optional<double> python_float;
+  // The book's value is a Python int (sum(p.numel() for p in mha.parameters())): printed and written
+  // exactly, however large. `tensor` then holds it as a float32, shape ().
+  std::optional<std::int64_t> python_int;
+  // The tensor's shape, known before it is computed (a step not shown is never computed: its `tensor`
+  // stays empty, its shape does not). Renderers and limits read this.
+  std::vector<std::size_t> shape;
+  bool computed = false;  // `tensor` holds the step's value (false: not shown, so never computed)
+  std::size_t numel() const;
 
   Step& show_heatmap(bool is_causal, bool tokens_on_axes = true) {
     heatmap = true;
@@ -64,21 +74,99 @@ struct ModuleInfo {
   std::size_t num_params;  // sum(p.numel() for p in module.parameters())
 };
 
-struct Trace {
-  Trace(LessonInfo info, const Inputs& inputs);
+struct Trace;
 
-  // Appends a step; the tensor is copied into the step's dynamic-rank storage.
+// What a step's computation returns when the book's value is a Python number, not a tensor.
+struct PyFloat {
+  double value;
+};
+struct PyInt {
+  std::int64_t value;
+};
+
+// Which steps of a run are shown (--step), and what must hold once every step is planned but before any
+// is computed (a renderer's limits): a lesson computes only what the shown steps need.
+struct Selection {
+  std::vector<std::string> only;                  // step ids; empty: every step
+  std::function<void(const Trace&)> before_work;  // may throw; called with the planned trace
+  bool plan_only = false;                         // compute no step: only the plan (ids, shapes)
+
+  bool shows(const std::string& id) const;
+};
+
+// A value a lesson computes at most once, and only when a step that is shown asks for it. A lesson
+// writes each intermediate as a Lazy whose function reads the Lazy values it depends on, so asking for
+// one step computes exactly its dependencies, in the order the book computes them (which keeps the
+// dropout masks' random draws in PyTorch's order: each draw is one Lazy, read after all it follows).
+// Lazy values live in the lesson function: it must call Trace::resolve before returning.
+template <class T>
+class Lazy {
+ public:
+  Lazy(std::size_t& counter, std::function<T()> compute) : counter_(counter), compute_(std::move(compute)) {}
+  Lazy(const Lazy&) = delete;
+  Lazy& operator=(const Lazy&) = delete;
+
+  const T& operator()() const {
+    if (!value_) {
+      value_.emplace(compute_());
+      ++counter_;
+    }
+    return *value_;
+  }
+
+ private:
+  std::size_t& counter_;
+  std::function<T()> compute_;
+  mutable std::optional<T> value_;
+};
+
+struct Trace {
+  Trace(LessonInfo info, const Inputs& inputs, Selection selection = {});
+  Trace(const Trace&) = default;
+  Trace(Trace&&) = default;
+  Trace& operator=(const Trace&) = default;
+  Trace& operator=(Trace&&) = default;
+
+  // Appends a step whose tensor exists already (a module's parameter, the book's constant tensor): it is
+  // copied into the step's dynamic-rank storage when the step is shown, and not at all otherwise.
   template <class E>
   Step& add(std::string id, std::string title, std::string explanation, std::string code, const E& tensor) {
-    Step s;
-    s.id = std::move(id);
-    s.title = std::move(title);
-    s.explanation = std::move(explanation);
-    s.code = std::move(code);
-    s.tensor = AnyTensor(tensor);
-    steps.push_back(std::move(s));
-    return steps.back();
+    Step& s = append(std::move(id), std::move(title), std::move(explanation), std::move(code));
+    const auto& sh = tensor.shape();
+    s.shape.assign(sh.begin(), sh.end());
+    if (selection.shows(s.id) && !selection.plan_only) {
+      s.tensor = AnyTensor(tensor);
+      s.computed = true;
+    }
+    return s;
   }
+  // Appends a step computed later, by resolve(), and only if it is shown. `compute` returns a tensor (or
+  // an xtensor expression), a PyFloat or a PyInt; it reads Lazy values, or is one.
+  template <class F>
+  Step& add(std::string id, std::string title, std::string explanation, std::string code,
+            std::vector<std::size_t> shape, F compute) {
+    Step& s = append(std::move(id), std::move(title), std::move(explanation), std::move(code));
+    s.shape = std::move(shape);
+    pending_.push_back({steps.size() - 1, [compute](Step& step) { set_value(step, compute()); }});
+    return s;
+  }
+  template <class T>
+  Step& add(std::string id, std::string title, std::string explanation, std::string code,
+            std::vector<std::size_t> shape, const Lazy<T>& value) {
+    return add(std::move(id), std::move(title), std::move(explanation), std::move(code), std::move(shape),
+               [&value]() -> const T& { return value(); });
+  }
+  // A Lazy value counted in values_computed.
+  template <class T, class F>
+  Lazy<T> lazy(F compute) {
+    return Lazy<T>(values_computed, std::function<T()>(std::move(compute)));
+  }
+
+  // Ends the lesson: every --step id must name a step (a UsageError listing them otherwise); then the
+  // selection's before_work sees the plan; then the shown steps are computed, in order.
+  void resolve();
+  bool resolved() const { return resolved_; }
+
   // The step with this id; throws std::out_of_range if there is none.
   const Step& step(const std::string& id) const;
   bool has_step(const std::string& id) const;
@@ -94,6 +182,26 @@ struct Trace {
   nlohmann::ordered_json report;   // a lesson's non-tensor result (JSON key "report"); null when none
   Inputs inputs;
   std::vector<Step> steps;
+  Selection selection;
+  // How many Lazy values and steps resolve() computed: tests check that a step not asked for costs nothing.
+  std::size_t values_computed = 0;
+
+ private:
+  Step& append(std::string id, std::string title, std::string explanation, std::string code);
+
+  struct Pending {
+    std::size_t index;
+    std::function<void(Step&)> compute;
+  };
+  template <class E>
+  static void set_value(Step& s, const E& tensor) {
+    s.tensor = AnyTensor(tensor);
+    s.computed = true;
+  }
+  static void set_value(Step& s, PyFloat v);
+  static void set_value(Step& s, PyInt v);
+  std::vector<Pending> pending_;
+  bool resolved_ = false;
 };
 
 // Everything one run prints: one trace for a lesson, every lesson's for `attn tour`. `only` lists the

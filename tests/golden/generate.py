@@ -475,7 +475,9 @@ def lesson_gqa(inputs, d_out=4, heads=4, kv_groups=2, seed=None, qkv_bias=False,
 
 def parameters(name, module):
     """A module's parameters as steps, named as named_parameters() names them: "mha.W_query.weight"."""
-    return {f"{name}.{path}": p for path, p in module.named_parameters()}
+    steps = {f"{name}.{path}": p for path, p in module.named_parameters()}
+    steps["num_params"] = sum(p.numel() for p in module.parameters())  # exercise 3.3's count, a Python int
+    return steps
 
 
 def reorder(steps, order):
@@ -617,7 +619,7 @@ LESSONS = {"simple": lesson_simple, "all-tokens": lesson_all_tokens, "trainable"
 
 
 def encode(t):
-    if isinstance(t, float):  # a Python number the book prints (row_2_sum)
+    if isinstance(t, (float, int)):  # a Python number the book prints (row_2_sum, num_params)
         return {"shape": [], "data": t}
     t = t.detach().to(torch.float32).contiguous()
     out = []
