@@ -54,17 +54,9 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
         "attn_weights = torch.softmax(attn_scores, dim=-1)", {n, n}, attn_weights)
       .show_heatmap(false);
 
-  t.add("all_row_sums", "Every row sums to 1", "A check that the softmax normalised each row.",
-        "attn_weights.sum(dim=-1)", {n}, [&] { return row_sums(attn_weights()); });  // (num_tokens,)
-
-  t.add("all_context_vecs", "All context vectors",
-        "Row i is the weighted sum of the inputs with token i's weights: one matrix product replaces the "
-        "loop of 3.3.1 for every token at once.",
-        "all_context_vecs = attn_weights @ inputs", {n, d_in},
-        [&] { return matmul(attn_weights(), inputs); });  // (num_tokens, d_in)
-
-  // The book's checks: row 2 of the weights, as printed, sums to 1; and row 2 of the context vectors is
-  // 3.3.1's context_vec_2, computed here again the way 3.3.1 computes it.
+  // The book's checks, in its order: row 2 of the weights, as printed, sums to 1, and so does every row;
+  // then, after all_context_vecs, row 2 of the context vectors is 3.3.1's context_vec_2, computed here again
+  // the way 3.3.1 computes it.
   // The book types the row in by hand, so the step's code shows the row's values: that needs the
   // weights, which for a step nobody asked for are not computed; the code then names the row instead.
   const bool row_shown = t.selection.shows("row_2_sum") && !t.selection.plan_only;
@@ -85,6 +77,15 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
           for (std::size_t j = 0; j < n; ++j) sum += std::strtod(printed_row(j).c_str(), nullptr);
           return PyFloat{sum};
         });
+  t.add("all_row_sums", "Every row sums to 1", "A check that the softmax normalised each row.",
+        "attn_weights.sum(dim=-1)", {n}, [&] { return row_sums(attn_weights()); });  // (num_tokens,)
+
+  t.add("all_context_vecs", "All context vectors",
+        "Row i is the weighted sum of the inputs with token i's weights: one matrix product replaces the "
+        "loop of 3.3.1 for every token at once.",
+        "all_context_vecs = attn_weights @ inputs", {n, d_in},
+        [&] { return matmul(attn_weights(), inputs); });  // (num_tokens, d_in)
+
   t.add("context_vec_2", "The context vector of 3.3.1, for comparison",
         "Computed again with 3.3.1's loops: it is row " + std::to_string(q) + " of all_context_vecs.",
         "print(\"Previous 2nd context vector:\", context_vec_2)", {d_in}, [&] {

@@ -292,11 +292,12 @@ def lesson_all_tokens(inputs):
     steps["attn_scores"] = attn_scores
     attn_weights = torch.softmax(attn_scores, dim=-1)
     steps["attn_weights"] = attn_weights
-    steps["all_row_sums"] = attn_weights.sum(dim=-1)
-    steps["all_context_vecs"] = attn_weights @ inputs
-    # The book's checks: the printed row 2 summed as Python floats, and 3.3.1's context_vec_2.
+    # The book's checks, in its order: the printed row 2 summed as Python floats, every row's sum, then
+    # after all_context_vecs 3.3.1's context_vec_2.
     q = default_query(inputs, None)
     steps["row_2_sum"] = sum([float(f"{v:.4f}") for v in attn_weights[q].tolist()])
+    steps["all_row_sums"] = attn_weights.sum(dim=-1)
+    steps["all_context_vecs"] = attn_weights @ inputs
     steps["context_vec_2"] = lesson_simple(inputs)["context_vec_2"]
     return steps
 
