@@ -108,6 +108,7 @@ TEST_CASE("options a lesson or its mode does not use are usage errors that name 
       {{"mha-wrapper", "--kv-cache"}, "attn mha-wrapper does not take --kv-cache"},
       {{"tour", "--seed", "7"}, "attn tour runs every lesson with the book's values and does not take --seed"},
       {{"simple", "--json", "--format", "text"}, "--json and --format exclude each other"},
+      {{"gqa", "--kv-cache", "--step", "keys"}, "--step keys: this report of attn gqa has no steps"},
   };
   for (const auto& c : cases) {
     INFO(c.args[0] << " " << c.args[1]);

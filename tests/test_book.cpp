@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -79,4 +81,67 @@ TEST_CASE("the chapter's other printed outputs: a dot product by hand, row 2's s
   const std::string mha = attn_test::run({"mha", "--quiet"}).out;
   CHECK(mha.find("\nsecond_res\n") < mha.find("\nattn_scores\n"));
   CHECK(mha.find("\nqueries_heads\n") < mha.find("\na\n"));
+}
+
+namespace {
+
+// The part of a lesson's text output that is step `id`: from its "[k/n] id -- " header to the next header.
+struct StepText {
+  std::size_t number = 0;  // k, 0 when the step is missing
+  std::string text;
+};
+
+StepText step_text(const std::string& out, const std::string& id) {
+  static const std::regex header(R"(\n\[(\d+)/\d+\] (\S+) -- )");
+  StepText found;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), header); it != std::sregex_iterator(); ++it) {
+    if ((*it)[2] != id) continue;
+    found.number = std::stoul((*it)[1]);
+    const std::size_t begin = static_cast<std::size_t>(it->position());
+    auto next = std::next(it);
+    const std::size_t end = next == std::sregex_iterator() ? out.size() : static_cast<std::size_t>(next->position());
+    found.text = out.substr(begin, end - begin);
+    break;
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("every output of the chapter's notebook appears verbatim in a lesson's step, in the book's order", "[book]") {
+  // tests/data/ch03-notebook-outputs.json: what ch03.ipynb prints, cell by cell, with the step that shows
+  // it (tests/book/notebook_outputs.py). Each lesson's text is checked as a reader sees it, explained.
+  std::ifstream in(ATTN_TESTS_DIR "/data/ch03-notebook-outputs.json");
+  REQUIRE(in.good());
+  const auto book = nlohmann::json::parse(in);
+  std::map<std::string, std::string> text;       // lesson -> its text output
+  std::map<std::string, std::size_t> last_step;  // lesson -> the step number of its previous entry
+  std::size_t checked = 0;
+  for (const auto& e : book.at("entries")) {
+    const std::string lesson = e.at("lesson"), id = e.at("step"), kind = e.at("kind"), printed = e.at("printed");
+    INFO("cell " << e.at("cell") << " (" << e.at("section").get<std::string>() << "): attn " << lesson << ", step "
+                 << id << ", " << kind);
+    if (text.count(lesson) == 0) {
+      const attn_test::Run r = attn_test::run({lesson, "--heatmap", "never", "--color", "never"});
+      REQUIRE(r.status == 0);
+      text[lesson] = r.out;
+    }
+    const StepText step = step_text(text[lesson], id);
+    REQUIRE(step.number > 0);
+    if (kind == "shape") {
+      CHECK(step.text.find("\n  shape: " + printed + "\n") != std::string::npos);
+    } else if (kind == "python") {
+      CHECK(step.text.find("\n  a Python float, not a tensor\n" + printed + "\n") != std::string::npos);
+    } else {
+      CHECK(step.text.find("\n" + printed + "\n") != std::string::npos);
+    }
+    // The book's order: within a lesson, each output at the same step as the one before or a later one.
+    CHECK(step.number >= last_step[lesson]);
+    last_step[lesson] = step.number;
+    ++checked;
+  }
+  // 44 values from the 34 cells that print the chapter's computations (the 35th prints PyTorch's version).
+  CHECK(checked == 44);
+  CHECK(book.at("not_lesson_outputs").size() == 1);
+  CHECK(last_step.size() == 7);  // every lesson of the chapter but gqa, which is bonus material
 }

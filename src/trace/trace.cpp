@@ -49,6 +49,7 @@ void Trace::resolve() {
     if (has_step(id)) continue;
     std::string known;
     for (const auto& s : steps) known += (known.empty() ? "" : ", ") + s.id;
+    if (known.empty()) throw UsageError("--step " + id + ": this report of attn " + info.name + " has no steps");
     throw UsageError("--step " + id + ": attn " + info.name + " has no such step; its steps are " + known);
   }
   if (selection.before_work) selection.before_work(*this);
