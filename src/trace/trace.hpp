@@ -122,10 +122,6 @@ class Lazy {
 
 struct Trace {
   Trace(LessonInfo info, const Inputs& inputs, Selection selection = {});
-  Trace(const Trace&) = default;
-  Trace(Trace&&) = default;
-  Trace& operator=(const Trace&) = default;
-  Trace& operator=(Trace&&) = default;
 
   // Appends a step whose tensor exists already (a module's parameter, the book's constant tensor): it is
   // copied into the step's dynamic-rank storage when the step is shown, and not at all otherwise.
