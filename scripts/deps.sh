@@ -8,6 +8,7 @@ packages=(
   libxtensor-dev libxtensor-blas-dev libopenblas-dev   # tensors and BLAS
   libsleef-dev                                         # PyTorch's exp, to the bit
   libcli11-dev nlohmann-json3-dev                      # command line, JSON
+  libutf8proc-dev                                      # what a terminal shows: control characters, widths
   catch2 python3 python3-numpy jq tmux                 # tests: pipes into python3 (NumPy, as the docs use it),
                                                        # jq, a real terminal (tmux)
   man-db binutils                                      # tests: the man page through man -l, nm on the executables

@@ -3,6 +3,8 @@
 // executable through a shell.
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,5 +58,20 @@ inline std::string quote(const std::string& s) {
   for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
+
+// A scratch directory for files a test writes, removed at exit.
+struct Scratch {
+  Scratch() {
+    char tmpl[] = "/tmp/attn-tests-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+  }
+  ~Scratch() { std::system(("rm -rf " + quote(dir)).c_str()); }
+  Scratch(const Scratch&) = delete;
+  std::string file(const std::string& name, const std::string& content) const {
+    std::ofstream(dir + "/" + name, std::ios::binary) << content;
+    return dir + "/" + name;
+  }
+  std::string dir;
+};
 
 }  // namespace attn_test

@@ -28,22 +28,8 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// A scratch directory holding the bad files, removed at exit.
-struct Scratch {
-  Scratch() {
-    char tmpl[] = "/tmp/attn-errors-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-  }
-  ~Scratch() { std::system(("rm -rf " + quote(dir)).c_str()); }
-  std::string file(const std::string& name, const std::string& content) const {
-    std::ofstream(dir + "/" + name, std::ios::binary) << content;
-    return dir + "/" + name;
-  }
-  std::string dir;
-};
-
-const Scratch& scratch() {
-  static const Scratch s;
+const attn_test::Scratch& scratch() {
+  static const attn_test::Scratch s;
   return s;
 }
 
@@ -78,7 +64,7 @@ struct Bad {
 };
 
 std::vector<Bad> bad_files() {
-  const Scratch& s = scratch();
+  const attn_test::Scratch& s = scratch();
   const auto in = [&](const std::string& name, const std::string& content) {
     return std::vector<std::string>{"simple", "--input", s.file(name, content)};
   };
@@ -167,7 +153,7 @@ TEST_CASE("bad inputs and options: exit status, one line on stderr, nothing on s
 }
 
 TEST_CASE("accepted oddities: BOM, CRLF, comments, a one-token input", "[errors][e2e]") {
-  const Scratch& s = scratch();
+  const attn_test::Scratch& s = scratch();
   for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
            {"bom.json", "\xEF\xBB\xBF{\"embeddings\": [[1, 2]]}"},
            {"crlf.csv", "\xEF\xBB\xBF" "a,1,2\r\nb,3,4\r\n"},

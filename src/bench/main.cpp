@@ -12,6 +12,7 @@
 #include "bench/bench.hpp"
 #include "cli/errors.hpp"
 #include "cli/options.hpp"
+#include "core/terminal_text.hpp"
 #include "render/json.hpp"
 
 int main(int argc, char** argv) {
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
-    std::cerr << "attn: " << e.what() << " (see 'attn bench --help')\n";
+    std::cerr << "attn: " << visible(e.what()) << " (see 'attn bench --help')\n";
     return kExitUsage;
   }
   try {

@@ -18,6 +18,7 @@
 #include "cli/options.hpp"
 #include "core/errors.hpp"
 #include "core/strings.hpp"
+#include "core/terminal_text.hpp"
 #include "core/torch_random.hpp"
 #include "lessons/registry.hpp"
 #include "render/json.hpp"
@@ -227,7 +228,7 @@ std::string unknown_command(const CLI::App& app, const std::string& word) {
     const std::size_t d = edit_distance(normal, sub->get_name());
     if (d < best_distance) best_distance = d, best = sub->get_name();
   }
-  return "attn: unknown command '" + word + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
+  return "attn: unknown command '" + visible(word) + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
          " (see 'attn list' for the lessons, 'attn --help' for everything)\n";
 }
 
@@ -490,7 +491,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         err << unknown_command(cli.app, args.front());
         return kExitUsage;
       }
-      err << "attn: " << e.what() << usage_hint(cli.app) << "\n";
+      err << "attn: " << visible(e.what()) << usage_hint(cli.app) << "\n";
       return kExitUsage;
     }
 

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "core/errors.hpp"
+#include "core/terminal_text.hpp"
 
 namespace attn {
 
@@ -11,16 +12,16 @@ int report_failure(std::ostream& err, const std::string& command) {
   try {
     throw;
   } catch (const UsageError& e) {
-    err << "attn: " << e.what() << " (see 'attn " << (command.empty() ? "" : command + " ") << "--help')\n";
+    err << "attn: " << visible(e.what()) << " (see 'attn " << (command.empty() ? "" : command + " ") << "--help')\n";
     return kExitUsage;
   } catch (const InputError& e) {
-    err << "attn: " << e.what() << "\n";
+    err << "attn: " << visible(e.what()) << "\n";
   } catch (const SystemError& e) {
-    err << "attn: " << e.what() << "\n";
+    err << "attn: " << visible(e.what()) << "\n";
   } catch (const std::bad_alloc&) {
     err << "attn: out of memory\n";
   } catch (const std::exception& e) {
-    err << "attn: internal error: " << e.what() << "\n";
+    err << "attn: internal error: " << visible(e.what()) << "\n";
   } catch (...) {
     err << "attn: internal error\n";
   }

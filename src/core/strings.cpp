@@ -3,6 +3,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "core/terminal_text.hpp"
+
 namespace attn {
 
 std::string py_float(double v) {
@@ -31,7 +33,7 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
   std::vector<std::string> lines;
   std::string word, line;
   while (words >> word) {
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
+    if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
       lines.push_back(line);
       line.clear();
     }

@@ -15,7 +15,7 @@ std::string with_commas(std::size_t n);
 // "1 token", "6 tokens"
 std::string count_of(std::size_t n, const std::string& noun);
 
-// Greedy word wrap: the words of `text` in lines of at most `width` characters (a longer word stands
+// Greedy word wrap: the words of `text` in lines of at most `width` terminal columns (a longer word stands
 // alone on its line). Whitespace, line breaks included, only separates words.
 std::vector<std::string> wrap_words(const std::string& text, std::size_t width);
 

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/terminal_text.hpp"
+
 namespace attn {
 
 namespace {
@@ -84,24 +86,6 @@ std::string pad_left(const std::string& s, std::size_t width, std::size_t visibl
   return visible >= width ? s : std::string(width - visible, ' ') + s;
 }
 
-// Display width of UTF-8 text: count the bytes that start a character.
-std::size_t columns(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-std::string clip(const std::string& s, std::size_t width) {
-  std::string out;
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if ((c & 0xC0) != 0x80 && n++ == width) break;
-    out += s[i];
-  }
-  return out;
-}
-
 std::string one_map(const float* m, std::size_t n, const std::vector<std::string>& tokens, bool causal,
                     const std::string& caption, const TextStyle& style) {
   const auto is_masked = [&](std::size_t i, std::size_t j) {
@@ -127,13 +111,13 @@ std::string one_map(const float* m, std::size_t n, const std::vector<std::string
   // Column labels: keys.
   out += std::string(kLabel + 2, ' ');
   for (std::size_t j = 0; j < n; ++j) {
-    const std::string label = clip(tokens[j], kCell - 1);
-    out += pad_left(label, kCell, columns(label));
+    const std::string label = clip_to_width(tokens[j], kCell - 1);
+    out += pad_left(label, kCell, display_width(label));
   }
   out += "\n";
   for (std::size_t i = 0; i < n; ++i) {
-    const std::string label = clip(tokens[i], kLabel);
-    out += "  " + pad_left(label, kLabel, columns(label));
+    const std::string label = clip_to_width(tokens[i], kLabel);
+    out += "  " + pad_left(label, kLabel, display_width(label));
     for (std::size_t j = 0; j < n; ++j) {
       if (is_masked(i, j)) {
         out += std::string(kCell - 1, ' ') + kMasked;
@@ -159,9 +143,9 @@ std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens,
   if (n > kHeatmapMaxTokens)
     return "  (heatmap left out: more than " + std::to_string(kHeatmapMaxTokens) + " tokens)\n";
   const std::size_t heads = rank == 4 ? t.shape()[1] : 1;
-  std::vector<std::string> labels = tokens;
-  if (!of_tokens)
-    for (std::size_t i = 0; i < n; ++i) labels[i] = std::to_string(i);
+  // Token text comes from outside: control characters made visible before it is clipped to a column.
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < n; ++i) labels.push_back(of_tokens ? visible(tokens[i]) : std::to_string(i));
   std::string out;
   for (std::size_t h = 0; h < heads; ++h) {
     std::string caption = of_tokens ? "heatmap: rows are queries, columns are keys"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "core/errors.hpp"
 #include "core/limits.hpp"
@@ -43,6 +44,31 @@ void write_float(std::string& out, double value) {
   }
 }
 
+// A JSON string as nlohmann writes it (RFC 8259: quotes, backslashes and U+0000-U+001F escaped; invalid
+// UTF-8 replaced by U+FFFD rather than thrown), with DEL and the C1 controls U+0080-U+009F escaped too:
+// RFC 8259 allows any character as \uXXXX, and these would act on a terminal the document is printed on.
+// The string a parser reads back is unchanged.
+std::string json_string(const ojson& j) {
+  const std::string dumped = j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+  std::string out;
+  out.reserve(dumped.size());
+  for (std::size_t i = 0; i < dumped.size(); ++i) {
+    const auto c = static_cast<unsigned char>(dumped[i]);
+    const auto next = i + 1 < dumped.size() ? static_cast<unsigned char>(dumped[i + 1]) : 0;
+    char buf[8];
+    if (c == 0x7f) {
+      out += "\\u007f";
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(next));
+      out += buf;
+      ++i;
+    } else {
+      out += dumped[i];
+    }
+  }
+  return out;
+}
+
 bool is_scalar_array(const ojson& j) {
   for (const auto& e : j)
     if (e.is_structured()) return false;
@@ -63,7 +89,7 @@ void write(std::string& out, const ojson& j, int depth) {
       for (const auto& [key, value] : j.items()) {
         if (!first) out += ",\n";
         first = false;
-        out += pad + ojson(key).dump() + ": ";
+        out += pad + json_string(ojson(key)) + ": ";
         write(out, value, depth + 1);
       }
       out += "\n" + close_pad + "}";
@@ -86,9 +112,12 @@ void write(std::string& out, const ojson& j, int depth) {
     case ojson::value_t::number_float:
       write_float(out, j.get<double>());
       return;
+    case ojson::value_t::string:
+      out += json_string(j);
+      return;
     default:
-      // Strings (invalid UTF-8 replaced by U+FFFD rather than thrown), integers, booleans, null.
-      out += j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+      // Integers, booleans, null.
+      out += j.dump();
       return;
   }
 }

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/strings.hpp"
+#include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
 #include "render/torch_print.hpp"
 
@@ -12,10 +13,13 @@ namespace {
 
 constexpr std::size_t kWidth = 80;
 
+// Everything the text view prints goes through visible() (core/terminal_text.hpp): titles, explanations,
+// notes and code hold token text and file names, which come from outside.
+
 // `text` wrapped to kWidth columns, each line starting with `indent`.
 std::string wrap(const std::string& text, const std::string& indent) {
   std::string out;
-  for (const auto& line : wrap_words(text, kWidth - indent.size())) out += indent + line + "\n";
+  for (const auto& line : wrap_words(visible(text), kWidth - indent.size())) out += indent + line + "\n";
   return out;
 }
 
@@ -26,7 +30,7 @@ std::string prompt(const std::string& code) {
   bool first = true;
   while (std::getline(lines, line)) {
     const std::string marker = first ? "  >>>" : "  ...";
-    out += line.empty() ? marker + "\n" : marker + " " + line + "\n";
+    out += line.empty() ? marker + "\n" : marker + " " + visible(line) + "\n";
     first = false;
   }
   return out;
@@ -35,7 +39,7 @@ std::string prompt(const std::string& code) {
 std::string token_list(const std::vector<std::string>& tokens) {
   constexpr std::size_t kShown = 12;
   std::string out;
-  for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i) out += (i ? " " : "") + tokens[i];
+  for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i) out += (i ? " " : "") + visible(tokens[i]);
   if (tokens.size() > kShown) out += " ... (" + std::to_string(tokens.size() - kShown) + " more)";
   return out;
 }
@@ -58,10 +62,10 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
     head += paint.bold("attn " + trace.info.name) + " -- " + trace.info.section + " " + trace.info.title + "\n";
     if (trace.show_inputs) {
       head += "inputs: " + count_of(trace.inputs.num_tokens(), "token") + " x " + count_of(trace.inputs.d_in(), "dim") +
-              " from " + trace.inputs.source + "\n";
+              " from " + visible(trace.inputs.source) + "\n";
       head += "tokens: " + token_list(trace.inputs.tokens) + "\n";
     }
-    for (const auto& note : trace.notes) head += note + "\n";
+    for (const auto& note : trace.notes) head += visible(note) + "\n";
     for (const auto& m : trace.modules)
       head += "module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) + " parameters\n";
   }
@@ -78,7 +82,7 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
       out += (shown ? "\n" : "") + s.id + "\n";
     } else {
       out += "\n" + paint.dim("[" + std::to_string(i + 1) + "/" + std::to_string(total) + "]") + " " +
-             paint.bold(paint.cyan(s.id)) + " -- " + s.title + "\n";
+             paint.bold(paint.cyan(s.id)) + " -- " + visible(s.title) + "\n";
       if (style.explain) {
         out += wrap(s.explanation, "  ");
         out += paint.dim(prompt(s.code));

@@ -1,0 +1,98 @@
+#include "core/terminal_text.hpp"
+
+#include <cstdio>
+
+#include <utf8proc.h>
+
+namespace attn {
+
+namespace {
+
+bool is_bidi_control(utf8proc_int32_t cp) { return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069); }
+
+std::string hex_byte(unsigned char b) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "\\x%02x", b);
+  return buf;
+}
+
+// The next code point of `s` at `at`: its length in bytes, and the code point (-1 when the bytes there are
+// not valid UTF-8; the length is then 1).
+utf8proc_ssize_t next_code_point(const std::string& s, std::size_t at, utf8proc_int32_t& cp) {
+  const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(s.data()) + at;
+  const utf8proc_ssize_t n = utf8proc_iterate(bytes, static_cast<utf8proc_ssize_t>(s.size() - at), &cp);
+  if (n <= 0) {
+    cp = -1;
+    return 1;
+  }
+  return n;
+}
+
+// Calls f(begin, end, first_code_point) for each grapheme cluster of `s` (an invalid byte is one cluster).
+template <class F>
+void for_each_grapheme(const std::string& s, F f) {
+  std::size_t at = 0;
+  while (at < s.size()) {
+    const std::size_t begin = at;
+    utf8proc_int32_t first = 0, cp = 0;
+    at += static_cast<std::size_t>(next_code_point(s, at, first));
+    utf8proc_int32_t previous = first, state = 0;
+    while (first >= 0 && at < s.size()) {
+      const utf8proc_ssize_t n = next_code_point(s, at, cp);
+      if (cp < 0 || utf8proc_grapheme_break_stateful(previous, cp, &state)) break;
+      previous = cp;
+      at += static_cast<std::size_t>(n);
+    }
+    f(begin, at, first);
+  }
+}
+
+}  // namespace
+
+std::string visible(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t at = 0;
+  while (at < text.size()) {
+    utf8proc_int32_t cp = 0;
+    const auto n = static_cast<std::size_t>(next_code_point(text, at, cp));
+    if (cp < 0 || utf8proc_category(cp) == UTF8PROC_CATEGORY_CC) {
+      for (std::size_t k = 0; k < n; ++k) out += hex_byte(static_cast<unsigned char>(text[at + k]));
+    } else if (is_bidi_control(cp)) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u{%04x}", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(text, at, n);
+    }
+    at += n;
+  }
+  return out;
+}
+
+std::size_t display_width(const std::string& text) {
+  std::size_t width = 0;
+  for_each_grapheme(text, [&](std::size_t, std::size_t, utf8proc_int32_t first) {
+    width += first < 0 ? 1 : static_cast<std::size_t>(std::max(0, utf8proc_charwidth(first)));
+  });
+  return width;
+}
+
+std::string clip_to_width(const std::string& text, std::size_t width) {
+  std::size_t used = 0, end = 0;
+  bool full = false;
+  for_each_grapheme(text, [&](std::size_t begin, std::size_t stop, utf8proc_int32_t first) {
+    if (full) return;
+    const std::size_t w = first < 0 ? 1 : static_cast<std::size_t>(std::max(0, utf8proc_charwidth(first)));
+    if (used + w > width) {
+      full = true;
+      return;
+    }
+    used += w;
+    end = stop;
+    (void)begin;
+  });
+  return text.substr(0, end);
+}
+
+}  // namespace attn

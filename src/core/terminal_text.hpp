@@ -1,0 +1,27 @@
+#pragma once
+// Text from outside (token text, file names, cells of an input file, option values, subcommand names) as
+// it may be shown on a terminal, and how many columns it takes there.
+#include <cstddef>
+#include <string>
+
+namespace attn {
+
+// `text` with everything that could act on a terminal made visible: each control character (C0, DEL,
+// and C1 U+0080-U+009F) and each byte that is not part of valid UTF-8 as \xNN, and the bidirectional
+// overrides and isolates (U+202A-U+202E, U+2066-U+2069) as \u{XXXX}. So no input can move the cursor,
+// clear the screen, set the window title, fake colours, write to the clipboard (OSC 52) or reorder what
+// is displayed. Printable text, wide characters and emoji included, is kept as it is. Never used for
+// JSON, which keeps the exact strings (RFC 8259 escaping).
+std::string visible(const std::string& text);
+
+// Terminal columns `text` takes (utf8proc's character widths: 2 for CJK and emoji, 0 for combining
+// marks), counted by grapheme cluster, each as wide as its first code point. For text already made
+// visible; an invalid byte counts as one column.
+std::size_t display_width(const std::string& text);
+
+// The longest prefix of `text` that fits in `width` columns, cut only between grapheme clusters, so a
+// label never ends inside a character, an emoji sequence or a \xNN escape (which visible() makes of
+// ASCII characters that each take one column: cut it is still plain text).
+std::string clip_to_width(const std::string& text, std::size_t width);
+
+}  // namespace attn

@@ -1,0 +1,135 @@
+// Text from outside can never act on a terminal (docs/errors.md, "Text from outside"): token text, file
+// names, cells, option values and subcommand names are shown with control characters made visible, in
+// the text view, its heatmaps and every error line; JSON keeps the exact strings, RFC 8259-escaped.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/terminal_text.hpp"
+#include "support.hpp"
+
+using attn::clip_to_width;
+using attn::display_width;
+using attn::visible;
+using attn_test::run;
+
+namespace {
+
+// Bytes a terminal would act on: C0 controls but the line feed, DEL, and the UTF-8 of C1 controls.
+std::size_t control_bytes(const std::string& s) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) ++n;
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(s[i + 1]) <= 0x9f)
+      ++n;
+  }
+  return n;
+}
+
+// Hostile tokens: clear the screen, set the window title (OSC 0, ended by BEL), write the clipboard
+// (OSC 52), fake a colour, carriage return over the line, NUL, DEL, a C1 CSI, a bidi override.
+const std::vector<std::string> kHostile{
+    "\x1b[2J\x1b[H", "\x1b]0;owned\x07", "\x1b]52;c;ZWNobyBoaQ==\x07", "\x1b[31mred", std::string("a\rb\0c", 5),
+    "del\x7f", "c1\xc2\x9b", "\xe2\x80\xae" "evil"};
+
+const attn_test::Scratch& scratch() {
+  static const attn_test::Scratch s;
+  return s;
+}
+
+std::string write_tokens_file(const std::vector<std::string>& tokens) {
+  nlohmann::json doc;
+  doc["tokens"] = tokens;
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t i = 0; i < tokens.size(); ++i) rows.push_back({0.1 * static_cast<double>(i + 1), 0.5, 0.25});
+  doc["embeddings"] = rows;
+  return scratch().file("hostile_tokens.json", doc.dump());
+}
+
+}  // namespace
+
+TEST_CASE("visible() makes control characters, invalid bytes and bidi overrides visible, and keeps the rest",
+          "[hostile]") {
+  CHECK(visible("plain text, café, 日本, 👍") == "plain text, café, 日本, 👍");
+  CHECK(visible("\x1b[2J") == "\\x1b[2J");
+  CHECK(visible("\x1b]0;t\x07") == "\\x1b]0;t\\x07");
+  CHECK(visible(std::string("a\0b", 3)) == "a\\x00b");
+  CHECK(visible("tab\tcr\rlf\n") == "tab\\x09cr\\x0dlf\\x0a");
+  CHECK(visible("\x7f") == "\\x7f");
+  CHECK(visible("\xc2\x9b") == "\\xc2\\x9b");    // C1 CSI, as UTF-8
+  CHECK(visible("\xff\xfe ok") == "\\xff\\xfe ok");  // not UTF-8
+  CHECK(visible("\xe2\x80\xae!") == "\\u{202e}!");  // RIGHT-TO-LEFT OVERRIDE
+  CHECK(visible("\xe2\x81\xa6") == "\\u{2066}");    // LEFT-TO-RIGHT ISOLATE
+}
+
+TEST_CASE("display widths come from utf8proc, and clipping never cuts a character or an emoji sequence", "[hostile]") {
+  CHECK(display_width("abc") == 3);
+  CHECK(display_width("日本語") == 6);
+  CHECK(display_width("e\xcc\x81") == 1);  // e + combining acute
+  CHECK(display_width("👍") == 2);
+  CHECK(display_width("👨‍👩‍👧") == 2);  // one family: a ZWJ sequence is one cluster
+  CHECK(clip_to_width("日本語", 5) == "日本");
+  CHECK(clip_to_width("日本語", 1).empty());
+  CHECK(clip_to_width("ab👨‍👩‍👧cd", 3) == "ab");
+  CHECK(clip_to_width("ab👨‍👩‍👧cd", 4) == "ab👨‍👩‍👧");
+  CHECK(clip_to_width("e\xcc\x81x", 1) == "e\xcc\x81");
+}
+
+TEST_CASE("hostile token text reaches no terminal: every lesson's text and heatmaps show it escaped", "[hostile]") {
+  const std::string path = write_tokens_file(kHostile);
+  for (const auto& lesson : attn_test::lesson_names()) {
+    INFO("attn " << lesson);
+    const auto r = run({lesson, "--input", path, "--heatmap", "always", "--color", "never"});
+    REQUIRE(r.status == 0);
+    CHECK(control_bytes(r.out) == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("\\x1b[2J\\x1b[H") != std::string::npos);  // the token list in the header
+  }
+  // Heatmap labels are clipped after escaping: a label is a prefix of the escaped token.
+  const auto r = run({"all-tokens", "--input", path, "--heatmap", "always", "--color", "never"});
+  CHECK(r.out.find("  \\x1b]0;") != std::string::npos);
+  CHECK(r.out.find("\\x1b[31m") != std::string::npos);
+  // Colours on a terminal are ours only: the one ESC a token held is shown, and red is never switched on by it.
+  const auto coloured = run({"simple", "--input", path, "--color", "always"});
+  CHECK(coloured.out.find("\x1b[31mred") == std::string::npos);
+  CHECK(coloured.out.find("\\x1b[31mred") != std::string::npos);
+}
+
+TEST_CASE("JSON keeps hostile tokens exactly, escaped as RFC 8259 requires", "[hostile][json]") {
+  const std::string path = write_tokens_file(kHostile);
+  const auto r = run({"simple", "--input", path, "--json"});
+  REQUIRE(r.status == 0);
+  CHECK(control_bytes(r.out) == 0);
+  CHECK(r.out.find("\\u001b[2J") != std::string::npos);
+  CHECK(r.out.find("\"del\\u007f\"") != std::string::npos);  // DEL and C1 escaped too, which RFC 8259 allows
+  CHECK(r.out.find("\"c1\\u009b\"") != std::string::npos);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["inputs"]["tokens"].get<std::vector<std::string>>() == kHostile);
+}
+
+TEST_CASE("error lines show control characters from paths, cells, option values and command names escaped",
+          "[hostile][errors]") {
+  // A cell that is not a number, holding an escape sequence.
+  const std::string cell = scratch().file("hostile_cell.csv", "tok,0.5\nbad,\x1b]0;x\x07\n");
+  const std::vector<std::vector<std::string>> cases{
+      {"simple", "--input", "no\x1b[2Jsuch.json"},
+      {"simple", "--input", cell},
+      {"simple", "--query", "\x1b[31m1"},
+      {"simple", "--step", "x\x07y"},
+      {"mha\x1b]0;t\x07"},
+      {"bench", "--shape", "\x1b[2J"},
+  };
+  for (const auto& args : cases) {
+    INFO(visible(args.back()));
+    const auto r = run(args);
+    CHECK(r.status != 0);
+    CHECK(r.out.empty());
+    CHECK(control_bytes(r.err) == 0);
+    CHECK((r.err.find("\\x1b") != std::string::npos || r.err.find("\\x07") != std::string::npos));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
