@@ -87,6 +87,7 @@ std::vector<Bad> bad_files() {
       {"zero tokens", in("zero.json", "{\"embeddings\": []}"), 1, "at least one token"},
       {"zero dims", in("zerod.json", "[[]]"), 1, "at least one dimension"},
       {"token count", in("count.json", "{\"tokens\": [\"a\"], \"embeddings\": [[1], [2]]}"), 1, "1 token but 2 embedding rows"},
+      {"empty token list", in("none.json", "{\"tokens\": [], \"embeddings\": [[1], [2]]}"), 1, "0 tokens but 2 embedding rows"},
       {"token not a string", in("tok.json", "{\"tokens\": [1], \"embeddings\": [[1]]}"), 1, "tokens[0]"},
       {"float32 overflow", in("big.json", "[[1e39]]"), 1, "not a finite"},
       {"double overflow", in("huge.json", "[[1e999999]]"), 1, "too large"},
@@ -107,6 +108,7 @@ std::vector<Bad> bad_options() {
   return {
       {"unknown lesson", {"attention"}, 2, "attention"},
       {"unknown option", {"simple", "--verbose"}, 2, "--verbose"},
+      {"empty --input", {"simple", "--input", ""}, 2, "--input needs a file name"},
       {"extra argument", {"mha", "now"}, 2, "now"},
       {"missing value", {"simple", "--query"}, 2, "--query"},
       {"query past the end", {"simple", "--query", "6"}, 2, "--query 6"},

@@ -286,7 +286,9 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
 }
 
 // The inputs the options ask for: --random, --input, or the bundled file.
-Inputs load_inputs(const InputOptions& opt) {
+Inputs load_inputs(const InputOptions& opt, bool input_given) {
+  if (input_given && opt.input.empty())
+    throw UsageError("--input needs a file name (leave it out for the book's six tokens)");
   if (opt.random && !opt.input.empty()) throw UsageError("--input and --random exclude each other");
   if (!opt.random) return load_embeddings(opt.input.empty() ? default_embeddings_path() : opt.input);
   const auto [n, d] = *opt.random;
@@ -383,7 +385,7 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   const OutputOptions& o = options.output;
   const TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, term);
   const Format& format = *find_format(o.format);
-  const Inputs inputs = load_inputs(options.input);
+  const Inputs inputs = load_inputs(options.input, sub.given("--input"));
 
   Document doc;
   doc.command = sub.lesson != nullptr ? sub.lesson->info.name : "tour";

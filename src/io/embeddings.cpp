@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,8 +90,9 @@ std::string strip_bom(const std::string& text) {
   return text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? text.substr(3) : text;
 }
 
-// Rows of doubles -> the (num_tokens, d_in) float32 matrix, as torch.tensor(rows) rounds them.
-Inputs make_inputs(const std::vector<std::vector<double>>& rows, std::vector<std::string> tokens,
+// Rows of doubles -> the (num_tokens, d_in) float32 matrix, as torch.tensor(rows) rounds them. `tokens`:
+// what the file names, or nothing when it names none (the tokens are then x1..xN).
+Inputs make_inputs(const std::vector<std::vector<double>>& rows, std::optional<std::vector<std::string>> tokens,
                    const std::string& name) {
   if (rows.empty()) throw InputError(name + ": no embeddings (need at least one token)");
   const std::size_t d_in = rows.front().size();
@@ -116,13 +118,14 @@ Inputs make_inputs(const std::vector<std::vector<double>>& rows, std::vector<std
       in.embeddings(r, c) = v;
     }
   }
-  if (tokens.empty()) {
-    for (std::size_t r = 0; r < rows.size(); ++r) tokens.push_back("x" + std::to_string(r + 1));
-  } else if (tokens.size() != rows.size()) {
-    throw InputError(name + ": " + count_of(tokens.size(), "token") + " but " +
+  if (!tokens) {
+    tokens.emplace();
+    for (std::size_t r = 0; r < rows.size(); ++r) tokens->push_back("x" + std::to_string(r + 1));
+  } else if (tokens->size() != rows.size()) {
+    throw InputError(name + ": " + count_of(tokens->size(), "token") + " but " +
                      count_of(rows.size(), "embedding row"));
   }
-  in.tokens = std::move(tokens);
+  in.tokens = std::move(*tokens);
   return in;
 }
 
@@ -224,7 +227,7 @@ Inputs parse_embeddings_json(const std::string& raw, const std::string& name) {
     throw InputError(name + ": a number is too large to be a float32 value");
   }
   const nlohmann::json* rows_json = &doc;
-  std::vector<std::string> tokens;
+  std::optional<std::vector<std::string>> tokens;  // none when the file has no "tokens"
   if (doc.is_object()) {
     if (!doc.contains("embeddings"))
       throw InputError(name + ": expected a key \"embeddings\" holding an array of rows");
@@ -232,10 +235,11 @@ Inputs parse_embeddings_json(const std::string& raw, const std::string& name) {
     if (doc.contains("tokens")) {
       const auto& tj = doc["tokens"];
       if (!tj.is_array()) throw InputError(name + ": \"tokens\" must be an array of strings");
+      tokens.emplace();
       for (std::size_t i = 0; i < tj.size(); ++i) {
         if (!tj[i].is_string())
           throw InputError(name + ": tokens[" + std::to_string(i) + "] is not a string");
-        tokens.push_back(tj[i].get<std::string>());
+        tokens->push_back(tj[i].get<std::string>());
       }
     }
   }
@@ -292,7 +296,7 @@ Inputs parse_embeddings_csv(const std::string& raw, const std::string& name) {
                        std::to_string(rows.front().size()));
     rows.push_back(std::move(values));
   }
-  return make_inputs(rows, std::move(tokens), name);
+  return make_inputs(rows, has_token_column ? std::optional(std::move(tokens)) : std::nullopt, name);
 }
 
 }  // namespace attn
