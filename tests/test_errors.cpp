@@ -108,7 +108,7 @@ std::vector<Bad> bad_options() {
   return {
       {"unknown lesson", {"attention"}, 2, "attention"},
       {"unknown option", {"simple", "--verbose"}, 2, "--verbose"},
-      {"empty --input", {"simple", "--input", ""}, 2, "--input needs a file name"},
+      {"empty --input", {"simple", "--input", ""}, 2, "--input: needs a file name"},
       {"extra argument", {"mha", "now"}, 2, "now"},
       {"missing value", {"simple", "--query"}, 2, "--query"},
       {"query past the end", {"simple", "--query", "6"}, 2, "--query 6"},

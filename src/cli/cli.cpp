@@ -286,9 +286,7 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
 }
 
 // The inputs the options ask for: --random, --input, or the bundled file.
-Inputs load_inputs(const InputOptions& opt, bool input_given) {
-  if (input_given && opt.input.empty())
-    throw UsageError("--input needs a file name (leave it out for the book's six tokens)");
+Inputs load_inputs(const InputOptions& opt) {
   if (opt.random && !opt.input.empty()) throw UsageError("--input and --random exclude each other");
   if (!opt.random) return load_embeddings(opt.input.empty() ? default_embeddings_path() : opt.input);
   const auto [n, d] = *opt.random;
@@ -385,7 +383,7 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   const OutputOptions& o = options.output;
   const TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, term);
   const Format& format = *find_format(o.format);
-  const Inputs inputs = load_inputs(options.input, sub.given("--input"));
+  const Inputs inputs = load_inputs(options.input);
 
   Document doc;
   doc.command = sub.lesson != nullptr ? sub.lesson->info.name : "tour";

@@ -308,7 +308,12 @@ std::vector<OptionSpec> make_table() {
     bind(input, &InputOptions::input);
     input.default_note = "the bundled journey.json";
     input.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-      return app->add_option("--input", target.input.input, help)->type_name("FILE");
+      // An empty name is refused where the option is read, not taken for "the bundled data".
+      return app->add_option("--input", target.input.input, help)->type_name("FILE")->check(
+          [](const std::string& name) {
+            return name.empty() ? std::string("needs a file name (leave --input out for the book's six tokens)")
+                                : std::string();
+          });
     };
     t.push_back(input);
   }

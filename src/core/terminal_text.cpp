@@ -1,5 +1,6 @@
 #include "core/terminal_text.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <utf8proc.h>
@@ -28,12 +29,17 @@ utf8proc_ssize_t next_code_point(const std::string& s, std::size_t at, utf8proc_
   return n;
 }
 
-// Calls f(begin, end, first_code_point) for each grapheme cluster of `s` (an invalid byte is one cluster).
+// Columns of a grapheme cluster: as wide as its first code point; an invalid byte (-1) takes one.
+std::size_t cluster_width(utf8proc_int32_t first) {
+  return first < 0 ? 1 : static_cast<std::size_t>(std::max(0, utf8proc_charwidth(first)));
+}
+
+// Calls f(end, first_code_point) for each grapheme cluster of `s` (an invalid byte is one cluster); stops
+// early when f returns false.
 template <class F>
 void for_each_grapheme(const std::string& s, F f) {
   std::size_t at = 0;
   while (at < s.size()) {
-    const std::size_t begin = at;
     utf8proc_int32_t first = 0, cp = 0;
     at += static_cast<std::size_t>(next_code_point(s, at, first));
     utf8proc_int32_t previous = first, state = 0;
@@ -43,7 +49,7 @@ void for_each_grapheme(const std::string& s, F f) {
       previous = cp;
       at += static_cast<std::size_t>(n);
     }
-    f(begin, at, first);
+    if (!f(at, first)) return;
   }
 }
 
@@ -72,25 +78,20 @@ std::string visible(const std::string& text) {
 
 std::size_t display_width(const std::string& text) {
   std::size_t width = 0;
-  for_each_grapheme(text, [&](std::size_t, std::size_t, utf8proc_int32_t first) {
-    width += first < 0 ? 1 : static_cast<std::size_t>(std::max(0, utf8proc_charwidth(first)));
+  for_each_grapheme(text, [&](std::size_t, utf8proc_int32_t first) {
+    width += cluster_width(first);
+    return true;
   });
   return width;
 }
 
 std::string clip_to_width(const std::string& text, std::size_t width) {
   std::size_t used = 0, end = 0;
-  bool full = false;
-  for_each_grapheme(text, [&](std::size_t begin, std::size_t stop, utf8proc_int32_t first) {
-    if (full) return;
-    const std::size_t w = first < 0 ? 1 : static_cast<std::size_t>(std::max(0, utf8proc_charwidth(first)));
-    if (used + w > width) {
-      full = true;
-      return;
-    }
-    used += w;
+  for_each_grapheme(text, [&](std::size_t stop, utf8proc_int32_t first) {
+    used += cluster_width(first);
+    if (used > width) return false;
     end = stop;
-    (void)begin;
+    return true;
   });
   return text.substr(0, end);
 }

@@ -67,11 +67,15 @@ Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
         "keys = keys.repeat_interleave(self.group_size, dim=1)", {b, h, n, hd}, p.keys_repeated);
   t.add("values_repeated", "Values repeated for the query heads", "The same for the values.",
         "values = values.repeat_interleave(self.group_size, dim=1)", {b, h, n, hd}, p.values_repeated);
-  Vector group_of_head = xt::empty<float>({h});  // (num_heads,)
-  for (std::size_t i = 0; i < h; ++i) group_of_head(i) = static_cast<float>(i / group_size);
   t.add("kv_group_of_head", "Which key/value group each query head reads",
-        "Entry i is the group query head i shares: " + sharing + ".",
-        "torch.arange(self.num_heads) // self.group_size", group_of_head).as_integer();
+        "Entry i is the group query head i shares: " + sharing + ".", "torch.arange(self.num_heads) // self.group_size",
+        {h},
+        [&] {
+          Vector group_of_head = xt::empty<float>({h});  // (num_heads,)
+          for (std::size_t i = 0; i < h; ++i) group_of_head(i) = static_cast<float>(i / group_size);
+          return group_of_head;
+        })
+      .as_integer();
   t.add("attn_scores", "Attention scores of every query head", "(b, num_heads, num_tokens, num_tokens).",
         "attn_scores = queries @ keys.transpose(2, 3)", {b, h, n, n}, p.attn_scores);
   t.add("masked", "Scores with the future masked", "The causal mask, the same for every head.",

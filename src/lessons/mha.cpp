@@ -61,11 +61,13 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
     Tensor4 v = xt::reshape_view(x, {b, n, h, hd});  // (b, num_tokens, num_heads, head_dim)
     return v;
   };
+  // Read again by labml.ai's formulation below.
+  const auto queries_view = t.lazy<Tensor4>([&] { return split(p.queries_proj()); });  // (b, n, h, hd)
+  const auto keys_view = t.lazy<Tensor4>([&] { return split(p.keys_proj()); });        // (b, n, h, hd)
   t.add("queries_view", "Queries split into heads", view,
-        "queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)", {b, n, h, hd},
-        [&] { return split(p.queries_proj()); });
+        "queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)", {b, n, h, hd}, queries_view);
   t.add("keys_view", "Keys split into heads", view, "keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)",
-        {b, n, h, hd}, [&] { return split(p.keys_proj()); });
+        {b, n, h, hd}, keys_view);
   t.add("values_view", "Values split into heads", view,
         "values = values.view(b, num_tokens, self.num_heads, self.head_dim)", {b, n, h, hd},
         [&] { return split(p.values_proj()); });
@@ -116,8 +118,8 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
 
   // The same scores as labml.ai's annotated multi-head attention computes them: tensors laid out
   // sequence first, (num_tokens, b, num_heads, head_dim), and one einsum over head_dim.
-  const auto query = t.lazy<Tensor4>([&] { return Tensor4(xt::transpose(split(p.queries_proj()), {1, 0, 2, 3})); });  // (n, b, h, hd)
-  const auto key = t.lazy<Tensor4>([&] { return Tensor4(xt::transpose(split(p.keys_proj()), {1, 0, 2, 3})); });  // (n, b, h, hd)
+  const auto query = t.lazy<Tensor4>([&] { return Tensor4(xt::transpose(queries_view(), {1, 0, 2, 3})); });  // (n, b, h, hd)
+  const auto key = t.lazy<Tensor4>([&] { return Tensor4(xt::transpose(keys_view(), {1, 0, 2, 3})); });       // (n, b, h, hd)
   // einsum('ibhd,jbhd->ijbh') puts the batch letters b, h first and contracts d with one bmm, as here.
   const auto scores = t.lazy<Tensor4>([&] {
     const Tensor3 query_bh = xt::reshape_view(Tensor4(xt::transpose(query(), {1, 2, 0, 3})), {b * h, n, hd});  // (b*h, n, hd)

@@ -17,9 +17,14 @@ std::size_t Step::numel() const {
   return n;
 }
 
-bool Selection::shows(const std::string& id) const {
+namespace {
+// `id` is among the --step ids, or there are none.
+bool listed(const std::vector<std::string>& only, const std::string& id) {
   return only.empty() || std::find(only.begin(), only.end(), id) != only.end();
 }
+}  // namespace
+
+bool Selection::shows(const std::string& id) const { return listed(only, id); }
 
 Step& Trace::append(std::string id, std::string title, std::string explanation, std::string code) {
   if (resolved_) throw std::logic_error("lesson " + info.name + " adds step " + id + " after resolve()");
@@ -82,8 +87,6 @@ bool Trace::has_step(const std::string& id) const {
   return std::any_of(steps.begin(), steps.end(), [&](const Step& s) { return s.id == id; });
 }
 
-bool Document::shows(const Step& step) const {
-  return only.empty() || std::find(only.begin(), only.end(), step.id) != only.end();
-}
+bool Document::shows(const Step& step) const { return listed(only, step.id); }
 
 }  // namespace attn
