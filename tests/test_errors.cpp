@@ -80,7 +80,7 @@ std::vector<Bad> bad_files() {
       {"JSON without embeddings", in("noemb.json", "{\"tokens\": [\"a\"]}"), 1, "\"embeddings\""},
       {"embeddings not an array", in("notarr.json", "{\"embeddings\": 5}"), 1, "array of rows"},
       {"row not an array", in("flat.json", "{\"embeddings\": [1, 2]}"), 1, "embeddings[0]"},
-      {"ragged JSON", in("ragged.json", "[[1, 2], [3]]"), 1, "row 2 has 1 values"},
+      {"ragged JSON", in("ragged.json", "[[1, 2], [3]]"), 1, "row 2 has 1 value, row 1 has 2"},
       {"text in JSON", in("text.json", "[[1, \"x\"]]"), 1, "embeddings[0][1] is not a number"},
       {"boolean in JSON", in("bool.json", "[[true]]"), 1, "not a number"},
       {"null in JSON", in("null.json", "[[null]]"), 1, "not a number"},

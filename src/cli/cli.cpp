@@ -22,6 +22,7 @@
 #include "core/torch_random.hpp"
 #include "lessons/registry.hpp"
 #include "render/json.hpp"
+#include "render/npy.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -285,10 +286,10 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
   return eff;
 }
 
-// The inputs the options ask for: --random, --input, or the bundled file.
-Inputs load_inputs(const InputOptions& opt) {
+// The inputs the options ask for: --random, --input (a file, or - for `stdin_stream`), or the bundled file.
+Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream) {
   if (opt.random && !opt.input.empty()) throw UsageError("--input and --random exclude each other");
-  if (!opt.random) return load_embeddings(opt.input.empty() ? default_embeddings_path() : opt.input);
+  if (!opt.random) return load_embeddings(opt.input.empty() ? default_embeddings_path() : opt.input, stdin_stream);
   const auto [n, d] = *opt.random;
   Inputs in;
   TorchGenerator gen(0);
@@ -383,7 +384,10 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   const OutputOptions& o = options.output;
   const TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, term);
   const Format& format = *find_format(o.format);
-  const Inputs inputs = load_inputs(options.input);
+  if (o.pause && options.input.input == "-")
+    throw UsageError("--pause reads Enter from standard input, which --input - reads the embeddings from");
+  const Inputs inputs = load_inputs(options.input, in);
+  if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // before the work, not after it
 
   Document doc;
   doc.command = sub.lesson != nullptr ? sub.lesson->info.name : "tour";
@@ -409,6 +413,7 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
     }
   }
   const std::vector<Chunk> chunks = renderer->render(doc);
+  if (!o.save_npy.empty()) save_npy(doc, o.save_npy);  // before stdout: a failure leaves nothing half-written
   const bool pause = o.pause && format.pausable && term.stdin_tty && term.stdout_tty;
   emit(chunks, pause, out, in, Paint{style.color});
   return kExitOk;

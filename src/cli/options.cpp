@@ -302,9 +302,11 @@ std::vector<OptionSpec> make_table() {
   // Inputs and output, on every lesson and the tour.
   {
     OptionSpec input = entry(I, std::nullopt, "--input", "FILE", "",
-                             "Embeddings to use instead of the book's six tokens: a JSON file {\"tokens\": [...], "
-                             "\"embeddings\": [[...], ...]} or a CSV file (one row per token, optional first column "
-                             "of token text). Default: the book's data/journey.json");
+                             "Embeddings to use instead of the book's six tokens, one row per token: JSON "
+                             "{\"tokens\": [...], \"embeddings\": [[...], ...]}, a table (CSV, semicolons, tabs or "
+                             "spaces as np.savetxt writes; an optional header row and first column of token text) or "
+                             "NumPy .npy (2-D float32/float64); - reads standard input. The format comes from the "
+                             "extension (.json, .npy, .csv .tsv .txt .dat .tab), or else from the content (docs/inputs.md)");
     bind(input, &InputOptions::input);
     input.default_note = "the bundled journey.json";
     input.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
@@ -336,6 +338,17 @@ std::vector<OptionSpec> make_table() {
   t.push_back(flag(O, std::nullopt, "--explain,!--no-explain", &OutputOptions::explain, "",
                    "Show each step's explanation and the book's PyTorch code (default; --no-explain hides them)"));
   t.push_back(step_option());
+  {
+    OptionSpec save = entry(O, std::nullopt, "--save-npy", "DIR", "",
+                            "Also write each step shown as a NumPy file DIR/<step id>.npy (np.load reads the tensor "
+                            "back; the tour writes DIR/<lesson>/<step id>.npy); DIR is created if missing");
+    bind(save, &OutputOptions::save_npy);
+    save.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+      return app->add_option("--save-npy", target.output.save_npy, help)->type_name("DIR")->check(
+          [](const std::string& dir) { return dir.empty() ? std::string("needs a directory name") : std::string(); });
+    };
+    t.push_back(save);
+  }
 
   // Lesson options, in the order the JSON config lists them.
   t.push_back(flag(Le, Opt::KvCache, "--kv-cache", &L::kv_cache, "kv_cache",

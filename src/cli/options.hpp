@@ -38,6 +38,7 @@ struct OutputOptions {
   bool quiet = false;
   bool explain = true;
   std::vector<std::string> steps;  // --step: only these step ids (lessons only)
+  std::string save_npy;            // --save-npy DIR: also each shown step as DIR/<id>.npy; empty: no files
 };
 
 struct ListOptions {

@@ -1,7 +1,10 @@
 #pragma once
 // Loading the token embeddings every lesson starts from: the book's six tokens (data/journey.json)
-// or a student's own file, JSON or CSV.
+// or a student's own file or standard input: JSON, a text table (CSV, semicolons, tabs or spaces, as
+// np.savetxt writes it), or NumPy's .npy.
 #include <cstddef>
+#include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,16 +26,38 @@ struct Inputs {
 // the installed executable (../share/attn), the install prefix, then the source tree.
 std::string default_embeddings_path();
 
-// Reads `path`; a name ending in .csv is read as CSV, anything else as JSON.
-Inputs load_embeddings(const std::string& path);
+// How an embeddings file is written.
+enum class InputFormat { Json, Table, Npy };
+
+// What `--input -` is called in messages and in the output.
+inline constexpr const char* kStdinName = "<stdin>";
+
+// The format a file name says: .json, .npy, or a table (.csv .tsv .txt .dat .tab, any case); none for
+// any other name, or no extension, whose format the content decides (format_of_content).
+std::optional<InputFormat> format_of_name(const std::string& path);
+// The format the bytes say: NumPy's magic string, JSON's '[' or '{' first, otherwise a table.
+InputFormat format_of_content(const std::string& bytes);
+
+// Reads `path` ("-": `stdin`, held to the same size limit) in the format its name says, or its
+// content says when the name says none.
+Inputs load_embeddings(const std::string& path, std::istream& stdin_stream);
+Inputs load_embeddings(const std::string& path);  // a file, never standard input
+
+// `bytes` read from `name` (which labels error messages) in the given format.
+Inputs parse_embeddings(const std::string& bytes, const std::string& name, InputFormat format);
 
 // JSON: {"tokens": ["Your", ...] (optional), "embeddings": [[0.43, 0.15, 0.89], ...]}, or just the
-// array of rows. `name` labels error messages.
+// array of rows. Read as it streams: a file past the token or dimension limit is refused there.
 Inputs parse_embeddings_json(const std::string& text, const std::string& name);
 
-// CSV: one row per token, comma-separated numbers, optionally preceded by a first column of token
-// text (recognised when the first cell of the first row is not a number). Blank lines and lines
-// starting with '#' are skipped; fields may be double-quoted.
-Inputs parse_embeddings_csv(const std::string& text, const std::string& name);
+// A text table: one row per token. Cells are separated by commas, semicolons, tabs or runs of spaces
+// (the first data line decides which: ';' if it has one, else ',', else a tab, else spaces); fields
+// may be double-quoted. An optional first column of token text (recognised when the first cell of the
+// first data row is not a number), an optional header row (a first line with no number after its
+// first cell), blank lines and lines starting with '#' (np.savetxt's header) are allowed.
+Inputs parse_embeddings_table(const std::string& text, const std::string& name);
+
+// NumPy's .npy: a 2-D float32 or float64 array (num_tokens, d_in), C or Fortran order.
+Inputs parse_embeddings_npy(const std::string& bytes, const std::string& name);
 
 }  // namespace attn

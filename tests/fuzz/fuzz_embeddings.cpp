@@ -30,7 +30,7 @@ void exercise(const attn::Inputs& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  for (auto parse : {attn::parse_embeddings_json, attn::parse_embeddings_csv}) {
+  for (auto parse : {attn::parse_embeddings_json, attn::parse_embeddings_table}) {
     try {
       exercise(parse(text, "fuzz"));
     } catch (const attn::InputError&) {
