@@ -13,31 +13,77 @@ namespace {
 
 using json = nlohmann::json;
 
-// Flattens nested arrays of numbers and the strings "inf", "-inf", "nan" (docs/json.md).
+// Flattens nested arrays of numbers and the strings "inf", "-inf", "nan" (docs/json.md); anything else
+// (another string, null, an object) fails the test rather than becoming a number.
 void flatten(const json& j, std::vector<double>& out) {
   if (j.is_array()) {
     for (const auto& e : j) flatten(e, out);
   } else if (j.is_string()) {
     const std::string s = j;
+    INFO("a string where a number belongs: " << s);
+    REQUIRE((s == "nan" || s == "inf" || s == "-inf"));
     out.push_back(s == "nan" ? NAN : (s == "inf" ? INFINITY : -INFINITY));
   } else {
+    INFO("not a number: " << j.dump());
+    REQUIRE(j.is_number());
     out.push_back(j.get<double>());
   }
 }
 
+// Within 1e-5; NaN equals only NaN, and an infinity only the infinity of the same sign. Both sides are
+// float32 values, compared as such: attn writes 1e+20, the shortest decimal of its float, where Python
+// writes that float's exact value, 1.0000000200408773e+20.
 bool close(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   if (std::isinf(a) || std::isinf(b)) return a == b;
-  return std::fabs(a - b) <= 1e-5;
+  const double fa = static_cast<float>(a), fb = static_cast<float>(b);
+  return std::fabs(fa - fb) <= 1e-5;
 }
 
-// The same float32, bit for bit (both sides were written as float32 values).
+// The same float32, bit for bit (both sides were written as float32 values): -0.0 is not 0.0, an infinity
+// only the same infinity, and NaN only NaN (of either sign: JSON's "nan" does not keep it).
 bool same_float(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-  return static_cast<float>(a) == static_cast<float>(b);
+  const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+  return fa == fb && std::signbit(fa) == std::signbit(fb);
 }
 
 }  // namespace
+
+TEST_CASE("the golden comparison tells NaN, both infinities, -0.0 and numbers apart", "[golden]") {
+  const double inf = INFINITY, nan = NAN;
+  CHECK(close(nan, nan));
+  CHECK(close(-nan, nan));
+  CHECK(close(inf, inf));
+  CHECK(close(-inf, -inf));
+  CHECK(close(1.0, 1.0 + 1e-6));
+  CHECK(close(-0.0, 0.0));  // within 1e-5; same_float tells them apart
+  for (const double x : {0.0, 1.0, 3.4028234663852886e38, 1e-45}) {
+    CHECK_FALSE(close(nan, x));
+    CHECK_FALSE(close(x, nan));
+    CHECK_FALSE(close(inf, x));
+    CHECK_FALSE(close(x, -inf));
+    CHECK_FALSE(same_float(nan, x));
+    CHECK_FALSE(same_float(x, inf));
+  }
+  CHECK_FALSE(close(inf, -inf));
+  CHECK_FALSE(close(nan, inf));
+  CHECK_FALSE(close(1.0, 1.0 + 2e-5));
+  CHECK(same_float(nan, -nan));
+  CHECK(same_float(-inf, -inf));
+  CHECK(same_float(-0.0, -0.0));
+  CHECK(same_float(1e-45, static_cast<double>(1e-45f)));
+  CHECK_FALSE(same_float(-0.0, 0.0));
+  CHECK_FALSE(same_float(0.0, -0.0));
+  CHECK_FALSE(same_float(inf, -inf));
+  CHECK_FALSE(same_float(1e-45, 0.0));  // the smallest denormal is not zero
+  CHECK_FALSE(same_float(1.0, static_cast<double>(std::nextafter(1.0f, 2.0f))));
+  std::vector<double> v;
+  flatten(json::parse(R"([[1, -0.0, "nan"], ["inf", "-inf", 1e-45]])"), v);
+  REQUIRE(v.size() == 6);
+  CHECK((v[0] == 1.0 && v[1] == 0.0 && std::signbit(v[1]) && std::isnan(v[2])));
+  CHECK((v[3] == inf && v[4] == -inf && v[5] == 1e-45));
+}
 
 TEST_CASE("every step of every golden configuration matches PyTorch within 1e-5, bit for bit under 8 tokens",
           "[golden]") {
@@ -126,5 +172,35 @@ TEST_CASE("each step asked for alone with --step is the same tensor as in the fu
       ++checked;
     }
   }
-  CHECK(checked > 1000);  // every step of 81 configurations
+  CHECK(checked > 2000);  // every step of 137 configurations, 56 of them at numeric extremes
+}
+
+// The numeric-extreme configurations in the book's view too: every lesson prints its NaN and infinities
+// (the print format itself is checked against PyTorch's on these tensors in test_torch_print.cpp), with
+// heatmaps, and never stops with an internal error.
+TEST_CASE("numeric extremes print in the text view, heatmaps included, and exit 0", "[golden]") {
+  std::ifstream in(ATTN_TESTS_DIR "/golden/lessons.json");
+  REQUIRE(in.good());
+  const json golden = json::parse(in);
+  std::size_t extremes = 0, with_nan = 0;
+  for (const auto& c : golden.at("cases")) {
+    std::vector<std::string> args{c.at("lesson").get<std::string>(), "--heatmap", "always"};
+    bool extreme = false;
+    for (const auto& a : c.at("args")) {
+      std::string arg = a;
+      extreme = extreme || arg.rfind("inputs/ext_", 0) == 0;
+      if (arg.rfind("inputs/", 0) == 0) arg = ATTN_TESTS_DIR "/golden/" + arg;
+      args.push_back(arg);
+    }
+    if (!extreme) continue;
+    INFO("attn " << c.at("lesson").get<std::string>() << " " << c.at("args").dump());
+    const attn_test::Run r = attn_test::run(args);
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("-nan") == std::string::npos);  // Python never prints a NaN's sign
+    ++extremes;
+    with_nan += r.out.find("nan") != std::string::npos ? 1 : 0;
+  }
+  CHECK(extremes >= 50);
+  CHECK(with_nan >= 30);
 }

@@ -22,6 +22,16 @@ TEST_CASE("inf, -inf and nan become the strings \"inf\", \"-inf\", \"nan\"", "[j
   CHECK(dump_json(j) == "[\"inf\", \"-inf\", \"nan\", \"nan\"]\n");
 }
 
+TEST_CASE("a negative zero is written as -0.0, which parsers read back as a negative zero, not the integer 0", "[json]") {
+  ojson j = ojson::array({-0.0, 0.0, static_cast<double>(-1e-45f)});
+  const std::string text = dump_json(j);
+  CHECK(text == "[-0.0, 0, -1e-45]\n");
+  const auto back = ojson::parse(text);
+  CHECK(back[0].is_number_float());
+  CHECK(std::signbit(back[0].get<double>()));
+  CHECK_FALSE(std::signbit(back[1].get<double>()));
+}
+
 TEST_CASE("nested arrays go one row per line, and objects keep their insertion order", "[json]") {
   ojson j;
   j["zeta"] = 1;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include <xtensor/xmath.hpp>
@@ -23,6 +24,26 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   float m = 0.0f;
   for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
   return m;
+}
+
+// How many positions differ: NaN must meet NaN, an infinity the same infinity, a finite value a finite value
+// within tol, relative past magnitude 1 (an overflowing row's neighbours reach 1e29, where float32's
+// spacing is 1e22). max_abs_diff alone would pass NaN against anything: std::max drops it.
+std::size_t disagreements(const float* a, const float* b, std::size_t n, float tol = 1e-5f) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool same = std::isnan(a[i]) || std::isnan(b[i]) ? std::isnan(a[i]) && std::isnan(b[i])
+                      : std::isinf(a[i]) || std::isinf(b[i]) ? a[i] == b[i]
+                                                             : std::fabs(a[i] - b[i]) <=
+                                                                   tol * std::max({1.0f, std::fabs(a[i]), std::fabs(b[i])});
+    if (!same && bad < 8) WARN("at " << i << ": " << a[i] << " vs " << b[i]);
+    bad += same ? 0 : 1;
+  }
+  return bad;
+}
+std::size_t disagreements(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  return disagreements(a.data(), b.data(), a.size());
 }
 
 // Q, K and V packed in one (B, T, heads*hd + 2*kv*hd) buffer, as a fused projection lays them out.
@@ -83,6 +104,42 @@ TEST_CASE("fused and unfused kernels match the reference on small and odd shapes
   }
 }
 
+TEST_CASE("kernels agree with the reference where scores and values overflow, as PyTorch computes it",
+          "[kernels]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<AttentionShape> shapes{
+      {1, 1, 1, 1, 1}, {1, 7, 2, 2, 3}, {2, 77, 3, 1, 5}, {1, 130, 4, 2, 8}, {1, 600, 2, 1, 4}, {2, 1100, 2, 2, 4}};
+  for (const auto& s : shapes) {
+    INFO("B=" << s.batch << " T=" << s.tokens << " heads=" << s.heads << " kv=" << s.kv_heads << " hd=" << s.head_dim);
+    Packed p(s, 77 + s.tokens);
+    const std::size_t T = s.tokens, last = T - 1, mid = T / 2;
+    const auto at = [&](std::size_t b, std::size_t token) { return p.data.data() + (b * T + token) * p.ld; };
+    // Batch 0, kv head 0: every key's column 0 positive, but token 0's -inf; the middle token's query inf
+    // in column 0. Its scores in head 0 are then inf (NaN for the first token's -inf), and query 0 sees
+    // only -inf or inf: both rows come out NaN. The last token's value is inf in column 0 and NaN in
+    // column 1: 0 * inf and 0 * NaN make those columns NaN for every earlier query.
+    for (std::size_t j = 0; j < T; ++j) at(0, j)[p.q_width] = std::fabs(at(0, j)[p.q_width]) + 0.5f;
+    at(0, 0)[p.q_width] = -inf;
+    at(0, mid)[0] = inf;
+    at(0, last)[p.q_width + p.kv_width] = inf;
+    if (s.head_dim > 1) at(0, last)[p.q_width + p.kv_width + 1] = nan;
+    if (s.batch > 1) at(1, 0)[0] = 3.4028234663852886e38f;  // the largest float32 in a query
+    const std::vector<float> ref = p.run(false);
+    CHECK(disagreements(p.run(true), ref) == 0);
+    CHECK(disagreements(p.run(true, 1), ref) == 0);
+    CHECK(disagreements(p.run_unfused(), ref) == 0);
+    // PyTorch's rules, seen in the reference: head 0 of the first and the middle query is all NaN, every
+    // query before the last has NaN in head 0's column 0; and plenty stays finite.
+    for (std::size_t d = 0; d < s.head_dim; ++d) {
+      CHECK(std::isnan(ref[d]));
+      CHECK(std::isnan(ref[mid * p.q_width + d]));
+    }
+    for (std::size_t i = 0; i < last; ++i) CHECK(std::isnan(ref[i * p.q_width]));
+    const auto finite = std::count_if(ref.begin(), ref.end(), [](float v) { return std::isfinite(v); });
+    if (s.tokens > 7) CHECK(finite > static_cast<std::ptrdiff_t>(ref.size() / 8));
+  }
+}
+
 TEST_CASE("the softmax max and exp of every build the CPU can run give the scalar bits", "[kernels]") {
   std::vector<VectorIsa> isas{VectorIsa::Scalar};
   if (best_vector_isa() != VectorIsa::Scalar) isas.push_back(VectorIsa::Avx2);
@@ -105,6 +162,27 @@ TEST_CASE("the softmax max and exp of every build the CPU can run give the scala
       const float sum = exp_shift_sum_with(isa, x.data(), n, 8.0f);
       for (std::size_t i = 0; i < n; ++i) REQUIRE(x[i] == torch_exp(in[i] - 8.0f));
       CHECK(std::fabs(sum - expected_sum) <= 1e-6 * expected_sum);
+    }
+  }
+  // NaN anywhere (in a vector block, in the tail, or as the running maximum) makes the maximum NaN, as
+  // PyTorch's does; +inf is the maximum; a row of -inf has -inf.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const std::size_t n : {1, 7, 8, 9, 16, 17, 33, 40}) {
+    for (std::size_t at = 0; at < n; at += 3) {
+      std::vector<float> x(n, 1.0f);
+      x[at] = nan;
+      std::vector<float> y(n, -inf);
+      y[at] = inf;
+      for (const VectorIsa isa : isas) {
+        INFO("n=" << n << " at=" << at << " isa=" << static_cast<int>(isa));
+        CHECK(std::isnan(max_with(isa, x.data(), n, -inf)));
+        CHECK(max_with(isa, y.data(), n, -inf) == inf);
+        std::vector<float> ninf(n, -inf);
+        CHECK(max_with(isa, ninf.data(), n, -inf) == -inf);
+        CHECK(std::isnan(max_with(isa, ninf.data(), n, nan)));
+        std::vector<float> e = x;
+        CHECK(std::isnan(exp_shift_sum_with(isa, e.data(), n, 1.0f)));
+      }
     }
   }
 }
@@ -133,6 +211,27 @@ TEST_CASE("modules' fast forward paths equal their step-by-step passes", "[kerne
     const Tensor3 gqa_steps = gqa.attend(*x, gen, DropoutRng::Default).context_vecs;
     CHECK(xt::amax(xt::abs(gqa.forward(*x, gen, DropoutRng::Default) - gqa_steps))() <= 1e-5f);
   }
+  // Inputs whose projections overflow: the fast paths give the step-by-step pass's NaN and inf, and its
+  // finite values where there are any.
+  Tensor3 huge = xt::empty<float>({2, 150, 12});  // (2, 150, 12)
+  for (auto& v : huge) v = rnd.uniform(-1.0f, 1.0f);
+  for (std::size_t d = 0; d < 12; ++d) {
+    huge(0, 40, d) = 1e30f;                       // a token whose scores overflow
+    huge(1, 149, d) = d % 2 ? 3.4e38f : -3.4e38f;  // the last token: values overflow, poisoning those before it
+  }
+  TorchGenerator gen(7);
+  const MultiHeadAttention mha(12, 8, 0.0, 4, true, gen);
+  const GroupedQueryAttention gqa(12, 8, 0.0, 4, 2, false, gen);
+  const Tensor3 mha_steps = mha.attend(huge, gen, DropoutRng::Default).context_vecs;
+  const Tensor3 gqa_steps = gqa.attend(huge, gen, DropoutRng::Default).context_vecs;
+  const auto finite = std::count_if(mha_steps.begin(), mha_steps.end(), [](float v) { return std::isfinite(v); });
+  CHECK(finite > 0);
+  CHECK(finite < static_cast<std::ptrdiff_t>(mha_steps.size()));
+  const Tensor3 mha_fast = mha.forward(huge, gen, DropoutRng::Default), mha_fused = mha.forward_fused(huge);
+  const Tensor3 gqa_fast = gqa.forward(huge, gen, DropoutRng::Default);
+  CHECK(disagreements(mha_fast.data(), mha_steps.data(), mha_steps.size()) == 0);
+  CHECK(disagreements(mha_fused.data(), mha_steps.data(), mha_steps.size()) == 0);
+  CHECK(disagreements(gqa_fast.data(), gqa_steps.data(), gqa_steps.size()) == 0);
 }
 
 TEST_CASE("attn bench runs every implementation on the same function (tiny shape, no timing asserted)",

@@ -79,21 +79,25 @@ __attribute__((target("avx512f"))) float exp_shift_sum_avx512(float* x, std::siz
   return sum;
 }
 
-// max(init, x[0..n)): the scalar loop (which the compiler does not vectorise on its own), and sixteen and
-// eight lanes at a time (the scores are finite, so max_ps's NaN rule never applies), lanes and tail folded
-// by the scalar loop.
-float max_scalar(const float* x, std::size_t n, float init) {
-  float m = init;
-  for (std::size_t i = 0; i < n; ++i) m = std::max(m, x[i]);
-  return m;
-}
+// max(init, x[0..n)), NaN if any value or init is NaN (PyTorch's rule): the scalar loop (nn's, which the
+// compiler does not vectorise on its own), and sixteen and eight lanes at a time, lanes and tail folded by
+// the scalar loop. Scores overflow to inf and NaN for huge inputs, and max_ps alone would drop a NaN
+// (it returns its second operand when either is NaN), so the vector loops also note whether any lane
+// held NaN.
+float max_scalar(const float* x, std::size_t n, float init) { return max_propagating_nan(x, n, init); }
 
 __attribute__((target("avx512f"))) float max_avx512(const float* x, std::size_t n, float init) {
   __m512 vmax = _mm512_set1_ps(init);
   std::size_t i = 0;
   // The masked form with every lane set is the same instruction; the plain _mm512_max_ps (and
   // _mm512_reduce_max_ps) pass GCC 12 an undefined temporary it then warns about.
-  for (; i + 16 <= n; i += 16) vmax = _mm512_mask_max_ps(vmax, 0xFFFF, vmax, _mm512_loadu_ps(x + i));
+  __mmask16 nan_lanes = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    vmax = _mm512_mask_max_ps(vmax, 0xFFFF, vmax, v);
+    nan_lanes = static_cast<__mmask16>(nan_lanes | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q));
+  }
+  if (nan_lanes != 0) return std::numeric_limits<float>::quiet_NaN();
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, vmax);
   return max_scalar(lanes, 16, max_scalar(x + i, n - i, init));
@@ -102,7 +106,13 @@ __attribute__((target("avx512f"))) float max_avx512(const float* x, std::size_t 
 __attribute__((target("avx2"))) float max_avx2(const float* x, std::size_t n, float init) {
   __m256 vmax = _mm256_set1_ps(init);
   std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
+  __m256 nan_lanes = _mm256_setzero_ps();
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    vmax = _mm256_max_ps(vmax, v);
+    nan_lanes = _mm256_or_ps(nan_lanes, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
+  if (_mm256_movemask_ps(nan_lanes) != 0) return std::numeric_limits<float>::quiet_NaN();
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, vmax);
   return max_scalar(lanes, 8, max_scalar(x + i, n - i, init));
@@ -134,9 +144,26 @@ struct Scratch {
   std::vector<float> row_sum;  // (kTileQ,)
 };
 
-// One task: query rows [q0, q0 + nq) of head h in batch b.
+// PyTorch multiplies the whole (T, T) weights by the values, so a future key's weight, 0, meets its value
+// too, and 0 * inf or 0 * NaN is NaN: a non-finite value poisons that column of the context of every
+// earlier query. The fused kernel never reads the values of tiles wholly in the future, so it is told,
+// per (batch, kv head, column), the last row whose value there is not finite (-1: none).
+std::vector<std::ptrdiff_t> last_nonfinite_values(const AttentionShape& s, const AttentionIO& io) {
+  const std::size_t T = s.tokens, hd = s.head_dim;
+  std::vector<std::ptrdiff_t> last(s.batch * s.kv_heads * hd, -1);  // (B, kv_heads, hd)
+  for (std::size_t b = 0; b < s.batch; ++b)
+    for (std::size_t j = 0; j < T; ++j) {
+      const float* row = io.v + (b * T + j) * io.ldv;
+      for (std::size_t c = 0; c < s.kv_heads * hd; ++c)
+        if (!std::isfinite(row[c])) last[b * s.kv_heads * hd + c] = static_cast<std::ptrdiff_t>(j);
+    }
+  return last;
+}
+
+// One task: query rows [q0, q0 + nq) of head h in batch b. last_nonfinite: this (batch, kv head)'s hd
+// entries of last_nonfinite_values.
 void fused_tile(const AttentionShape& s, const AttentionIO& io, std::size_t b, std::size_t h, std::size_t q0,
-                Scratch& w) {
+                const std::ptrdiff_t* last_nonfinite, Scratch& w) {
   const std::size_t T = s.tokens, hd = s.head_dim, kvh = kv_head_of(s, h);
   const std::size_t nq = std::min(kTileQ, T - q0);
   const float scale = 1.0f / static_cast<float>(std::sqrt(static_cast<double>(hd)));
@@ -182,7 +209,10 @@ void fused_tile(const AttentionShape& s, const AttentionIO& io, std::size_t b, s
   float* out = io.out + (b * T + q0) * io.ldo + h * hd;
   for (std::size_t i = 0; i < nq; ++i) {
     const float inv = 1.0f / w.row_sum[i];
-    for (std::size_t d = 0; d < hd; ++d) out[i * io.ldo + d] = acc[i * hd + d] * inv;
+    for (std::size_t d = 0; d < hd; ++d)
+      out[i * io.ldo + d] = last_nonfinite[d] >= static_cast<std::ptrdiff_t>(k_end)  // a skipped key's 0 * inf
+                                ? std::numeric_limits<float>::quiet_NaN()
+                                : acc[i * hd + d] * inv;
   }
 }
 
@@ -256,12 +286,13 @@ void causal_attention_reference(const AttentionShape& s, const AttentionIO& io) 
           scores[i * T + j] = j > i ? kNegInf : dot(hd, q + i * io.ldq, 1, k + j * io.ldk, 1) / scale;
       const Matrix sm = softmax(Matrix(xt::adapt(scores, {T, T})));  // (T, T)
       std::copy(sm.begin(), sm.end(), weights.begin());
-      // out_i = sum_j weights[i][j] v_j
+      // out_i = sum_j weights[i][j] v_j over every key, the future's zero weights included, as PyTorch's
+      // product does (0 * inf is NaN)
       float* out = io.out + b * T * io.ldo + h * hd;
       for (std::size_t i = 0; i < T; ++i)
         for (std::size_t d = 0; d < hd; ++d) {
           float acc = 0.0f;
-          for (std::size_t j = 0; j <= i; ++j) acc += weights[i * T + j] * v[j * io.ldv + d];
+          for (std::size_t j = 0; j < T; ++j) acc += weights[i * T + j] * v[j * io.ldv + d];
           out[i * io.ldo + d] = acc;
         }
     }
@@ -273,13 +304,16 @@ void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsi
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(tasks)));
   // Hand out the tasks largest first (the last query tiles see the most keys), so threads finish together.
   std::atomic<std::size_t> next{0};
+  const std::vector<std::ptrdiff_t> last_nonfinite = last_nonfinite_values(s, io);  // (B, kv_heads, hd)
   const auto worker = [&] {
     Scratch w{std::vector<float>(kTileQ * kTileK), std::vector<float>(kTileQ * s.head_dim),
               std::vector<float>(kTileQ), std::vector<float>(kTileQ)};
     for (std::size_t t = next++; t < tasks; t = next++) {
       const std::size_t tile = tiles - 1 - t / (s.batch * s.heads);
       const std::size_t bh = t % (s.batch * s.heads);
-      fused_tile(s, io, bh / s.heads, bh % s.heads, tile * kTileQ, w);
+      const std::size_t b = bh / s.heads, h = bh % s.heads;
+      fused_tile(s, io, b, h, tile * kTileQ, last_nonfinite.data() + (b * s.kv_heads + kv_head_of(s, h)) * s.head_dim,
+                 w);
     }
   };
   const SingleThreadedBlas one_blas_thread;

@@ -30,12 +30,15 @@ struct AttentionIO {
 };
 
 // The reference: for each (batch, head) the full (T, T) scores, scaled by 1/sqrt(hd), masked above the
-// diagonal, softmax, times the values. One thread, one (T, T) matrix at a time.
+// diagonal, softmax, times the values (every key's, the future's zero weights included, as PyTorch's
+// product: 0 * inf is NaN). One thread, one (T, T) matrix at a time. Scores that overflow float32 give
+// PyTorch's NaN rows; all three kernels agree with it there too.
 void causal_attention_reference(const AttentionShape& s, const AttentionIO& io);
 
 // The fused kernel: tiles of queries against tiles of keys with an online (streaming) softmax, so no
-// (T, T) matrix is ever held; tiles above the diagonal are skipped; (batch, head, query tile) tasks are
-// spread over `threads` threads, each tile product one single-threaded SGEMM.
+// (T, T) matrix is ever held; tiles above the diagonal are skipped (a non-finite value in one of them,
+// which PyTorch's product turns into NaN through its zero weight, is found beforehand); (batch, head,
+// query tile) tasks are spread over `threads` threads, each tile product one single-threaded SGEMM.
 void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsigned threads);
 
 // The chapter's MultiHeadAttention way, with heads as strided views: every (batch, head) scores matrix
@@ -63,7 +66,8 @@ class SingleThreadedBlas {
 };
 
 // The kernels' softmax steps in the three builds they pick from at run time (the best the CPU has), exposed
-// so the tests can check each build the machine can run: max_with is the row maximum, max(init, x[0..n));
+// so the tests can check each build the machine can run: max_with is the row maximum, max(init, x[0..n)),
+// NaN if any of them is NaN (max_propagating_nan);
 // exp_shift_sum_with does x[i] = exp(x[i] - shift) in place and returns the sum. Every build gives the
 // scalar build's maximum and torch_exp's bits; only the order of the sum differs.
 enum class VectorIsa { Scalar, Avx2, Avx512 };

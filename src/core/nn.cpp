@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 
 #include <sleef.h>
 #include <xtensor-blas/xblas.hpp>
@@ -70,15 +69,24 @@ float torch_exp(float x) {
   return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
 }
 
+float max_propagating_nan(const float* x, std::size_t n, float init) {
+  float m = init;
+  for (std::size_t i = 0; i < n; ++i)
+    if (x[i] > m || std::isnan(x[i])) m = x[i];  // once NaN, nothing is greater: it stays
+  return m;
+}
+
+float max_of(const AnyTensor& x) {
+  return max_propagating_nan(x.data(), x.size(), -std::numeric_limits<float>::infinity());
+}
+
 namespace {
 
-// One row of torch.softmax: max, exp(x - max), then scale by the reciprocal of the sum.
+// One row of torch.softmax: max, exp(x - max), then scale by the reciprocal of the sum. As in PyTorch,
+// a row holding NaN or +inf, or entirely -inf (scores that overflowed float32), becomes all NaN: x - max
+// is NaN somewhere, so the sum is NaN and so is every weight. Nothing here refuses such a row.
 void softmax_row(const float* x, float* out, std::size_t n) {
-  float max_value = -std::numeric_limits<float>::infinity();
-  for (std::size_t i = 0; i < n; ++i) max_value = std::max(max_value, x[i]);
-  // A causal mask always leaves the diagonal, so no row is all -inf; softmax of one would be NaN.
-  if (max_value == -std::numeric_limits<float>::infinity())
-    throw std::logic_error("softmax over a row that is entirely -inf (fully masked)");
+  const float max_value = max_propagating_nan(x, n, -std::numeric_limits<float>::infinity());
   float total = 0.0f;
   for (std::size_t i = 0; i < n; ++i) {
     out[i] = torch_exp(x[i] - max_value);

@@ -26,7 +26,14 @@ Tensor3 bmm(const Tensor3& a, const Tensor3& b, bool transpose_b = false);
 // torch.exp on one float, to the bit.
 float torch_exp(float x);
 
-// torch.softmax(x, dim=-1): subtract the row maximum, exponentiate, multiply by 1 / sum.
+// max(init, x[0..n)) as PyTorch's max and maximum take it: NaN if any value (or init) is NaN, otherwise the
+// largest (of equal ones the first, as std::max keeps it). The softmax's row maximum and tensor.max().
+float max_propagating_nan(const float* x, std::size_t n, float init);
+// tensor.max() of a non-empty tensor: NaN if it holds a NaN.
+float max_of(const AnyTensor& x);
+
+// torch.softmax(x, dim=-1): subtract the row maximum, exponentiate, multiply by 1 / sum. A row holding
+// NaN or +inf, or entirely -inf, comes out all NaN, as in PyTorch.
 Vector softmax(const Vector& x);  // (n,) -> (n,)
 Matrix softmax(const Matrix& x);  // (rows, n) -> (rows, n), each row separately
 // The same over the last dimension of a tensor of any rank (>= 1).

@@ -1,6 +1,7 @@
 #include "core/strings.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 #include "core/terminal_text.hpp"
@@ -8,6 +9,7 @@
 namespace attn {
 
 std::string py_float(double v) {
+  if (std::isnan(v)) return "nan";  // repr() of any NaN; to_chars would write "-nan" for a negative one
   char buf[64];
   const auto res = std::to_chars(buf, buf + sizeof buf, v);
   std::string s(buf, res.ptr);

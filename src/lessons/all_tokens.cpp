@@ -1,6 +1,7 @@
 // attn all-tokens — 3.3.2 Computing attention weights for all input tokens.
 // The single-query computation of 3.3.1 done for every token at once, first with loops and then as
 // two matrix products.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -61,8 +62,10 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
   // weights, which for a step nobody asked for are not computed; the code then names the row instead.
   const bool row_shown = t.selection.shows("row_2_sum") && !t.selection.plan_only;
   const auto printed_row = [&](std::size_t j) {
+    const double w = static_cast<double>(attn_weights()(q, j));
+    if (std::isnan(w)) return std::string("nan");  // Python's f"{w:.4f}", whatever NaN's sign bit
     char four[64];
-    std::snprintf(four, sizeof four, "%.4f", static_cast<double>(attn_weights()(q, j)));
+    std::snprintf(four, sizeof four, "%.4f", w);
     return std::string(four);
   };
   std::string row_literal;

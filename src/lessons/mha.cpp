@@ -121,7 +121,19 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   const auto query = t.lazy<Tensor4>([&] { return Tensor4(xt::transpose(queries_view(), {1, 0, 2, 3})); });  // (n, b, h, hd)
   const auto key = t.lazy<Tensor4>([&] { return Tensor4(xt::transpose(keys_view(), {1, 0, 2, 3})); });       // (n, b, h, hd)
   // einsum('ibhd,jbhd->ijbh') puts the batch letters b, h first and contracts d with one bmm, as here.
+  // With head_dim 1 there is nothing to contract: einsum squeezes d and multiplies, so each score is the
+  // one product q * k, signed zeros and all (a bmm adds it to +0, which turns -0.0 into 0.0).
   const auto scores = t.lazy<Tensor4>([&] {
+    if (hd == 1) {
+      const Tensor4& qs = query();  // (n, b, h, 1)
+      const Tensor4& ks = key();    // (n, b, h, 1)
+      Tensor4 out = xt::empty<float>({n, n, b, h});  // (n, n, b, h): ijbh
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          for (std::size_t bi = 0; bi < b; ++bi)
+            for (std::size_t hi = 0; hi < h; ++hi) out(i, j, bi, hi) = qs(i, bi, hi, 0) * ks(j, bi, hi, 0);
+      return out;
+    }
     const Tensor3 query_bh = xt::reshape_view(Tensor4(xt::transpose(query(), {1, 2, 0, 3})), {b * h, n, hd});  // (b*h, n, hd)
     const Tensor3 key_bh = xt::reshape_view(Tensor4(xt::transpose(key(), {1, 2, 0, 3})), {b * h, n, hd});      // (b*h, n, hd)
     const Tensor3 contracted = bmm(query_bh, key_bh, /*transpose_b=*/true);                                    // (b*h, n, n)
@@ -145,7 +157,7 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
         "0: einsum and the batched @ compute the same products.",
         "(scores.permute(2, 3, 0, 1) - attn_scores).abs().max()", {}, [&] {
           const Tensor4 difference = xt::abs(scores_bhij() - p.attn_scores());  // (b, h, n, n)
-          return Scalar(xt::amax(difference)());
+          return Scalar(max_of(AnyTensor(difference)));  // NaN if a difference is (inf - inf), as .max() gives
         });
   t.add("masked", "Scores with the future masked", "The same causal mask for every head.",
         "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]\nattn_scores.masked_fill_(mask_bool, -torch.inf)",

@@ -37,6 +37,8 @@ void write_float(std::string& out, double value) {
     out += "\"nan\"";
   } else if (std::isinf(value)) {
     out += value > 0 ? "\"inf\"" : "\"-inf\"";
+  } else if (value == 0.0 && std::signbit(value)) {
+    out += "-0.0";  // to_chars' "-0" reads back as the integer 0 in most parsers (Python's json, nlohmann)
   } else {
     char buf[32];
     const auto res = std::to_chars(buf, buf + sizeof buf, static_cast<float>(value));

@@ -4,7 +4,9 @@
     /usr/bin/python3 tests/golden/gen_print_cases.py
 
 Writes tests/golden/print_cases.json: each case has `shape`, `data` (the float32 bit patterns,
-row-major, so inf/-inf/nan and exact values survive) and `printed` (str(tensor))."""
+row-major, so inf/-inf/nan and exact values survive) and `printed` (str(tensor)). It also prints every
+tensor the numeric-extreme configurations of tests/golden/lessons.json hold (inputs named ext_*), so run
+tests/golden/generate.py first."""
 import json
 import os
 import struct
@@ -43,6 +45,21 @@ def cases():
             torch.tensor([float("inf"), 2.0, float("nan"), -3.0]),
             torch.tensor([[float("-inf")] * 4, [0.5, float("-inf"), 0.25, 1.0]]),
             torch.tensor([float("nan"), 0.1234]), torch.tensor([-float("nan"), 1.0])]
+    # Non-finite values, -0.0, denormals and the largest float32: the format comes from the finite non-zero
+    # values only (-0.0 is a zero), and nan/inf/-inf are right-aligned to its width in every mode.
+    nan, inf, big = float("nan"), float("inf"), 3.4028234663852886e38
+    out += [torch.tensor([-0.0, 0.0]), torch.tensor(-0.0), torch.tensor([-0.0]), torch.tensor([nan, inf]),
+            torch.tensor([nan, nan]), torch.tensor([[nan, nan], [nan, nan]]), torch.tensor(inf),
+            torch.tensor([nan, inf, 1.5, 1e-5]), torch.tensor([-0.0, 1e-40, 1.0]), torch.tensor([-nan, -inf]),
+            torch.tensor([inf, -inf, 0.5, 0.25]), torch.tensor([inf, 2.0, -0.0]), torch.tensor([nan, 1e9, 3.0]),
+            torch.tensor([1e-45]), torch.tensor([1e-45, -1e-45, 0.0, -0.0]), torch.tensor([big, -big]),
+            torch.tensor([big, 1.0, nan]), torch.tensor([-big, 0.5]), torch.tensor([1e-40, 1e-38, 1e-45, 1.0]),
+            torch.tensor([-0.0, 0.5, -0.25]), torch.tensor([-0.0, -0.00001]), torch.tensor([-0.0, -3.0, 12.0]),
+            torch.tensor([[1.0, -inf, -inf], [nan, nan, nan], [0.25, 0.75, -inf]]),
+            torch.tensor([1e20, -1e20, 3e19, 0.0]), torch.tensor([1e20, 0.0, inf]), torch.tensor([1e8, -0.0]),
+            torch.tensor([nan, -0.0, 1e-4, 0.1]), torch.tensor([-inf, 123456.0, -0.0]),
+            torch.full((40,), nan), torch.cat([torch.full((1001,), nan), torch.tensor([1e-9])]),
+            torch.cat([torch.tensor([1e-9]), torch.full((1000,), 0.5), torch.tensor([inf, 1e12])])]
     mask = torch.triu(torch.ones(6, 6), diagonal=1).bool()
     scores = torch.rand(6, 6, generator=g)
     out.append(scores.masked_fill(mask, -torch.inf))
@@ -88,9 +105,38 @@ def integer_cases():
     return out
 
 
+def extreme_step_cases():
+    """Every tensor step of lessons.json's numeric-extreme configurations, each distinct print once."""
+    with open(os.path.join(HERE, "lessons.json")) as f:
+        golden = json.load(f)
+    decode = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+    out, seen = [], set()
+    for case in golden["cases"]:
+        if not any(a.startswith("inputs/ext_") for a in case["args"]):
+            continue
+        for step in case["steps"]:
+            if step["id"] in ("row_2_sum", "num_params", "kv_group_of_head"):  # Python numbers, int64
+                continue
+            flat = []
+
+            def walk(x):
+                if isinstance(x, list):
+                    for e in x:
+                        walk(e)
+                else:
+                    flat.append(decode[x] if isinstance(x, str) else float(x))
+            walk(step["data"])
+            t = torch.tensor(flat, dtype=torch.float32).reshape(step["shape"])
+            key = (tuple(step["shape"]), str(t))
+            if key not in seen:
+                seen.add(key)
+                out.append(t)
+    return out
+
+
 def main():
     result = []
-    for t in cases():
+    for t in cases() + extreme_step_cases():
         t = t.to(torch.float32).contiguous()
         result.append({"shape": list(t.shape), "data": bits(t), "printed": str(t)})
     for t in integer_cases():

@@ -557,6 +557,7 @@ def configurations():
         for lesson, args, kwargs in runs:
             c.append((lesson, args, file, kwargs))
     c += module_configurations()
+    c += extreme_configurations()
     return c
 
 
@@ -589,29 +590,109 @@ def module_configurations():
         ("gqa", "--d-out 16 --heads 8 --kv-groups 2 --batch 1", "twelve_d16.json"),
         ("gqa", "--random 7x4 --kv-groups 1", None),
     ]
-    out = []
-    for lesson, args, file in runs:
-        argv = args.split()
-        kwargs = {}
-        i = 0
-        while i < len(argv):
-            key = argv[i][2:].replace("-", "_")
-            if key == "qkv_bias":
-                kwargs["qkv_bias"] = True
-                i += 1
-                continue
-            value = argv[i + 1]
-            if key == "dropout_rng":
-                kwargs["rng"] = value
-            elif key == "random":
-                kwargs["random"] = tuple(int(v) for v in value.split("x"))
-            elif key == "dropout":
-                kwargs["dropout"] = float(value)
+    return [(lesson, args.split(), file, lesson_kwargs(args.split())) for lesson, args, file in runs]
+
+
+def lesson_kwargs(argv):
+    """attn's options -> the Python lesson's keyword arguments."""
+    kwargs = {}
+    i = 0
+    while i < len(argv):
+        key = argv[i][2:].replace("-", "_")
+        if key == "qkv_bias":
+            kwargs["qkv_bias"] = True
+            i += 1
+            continue
+        value = argv[i + 1]
+        if key == "dropout_rng":
+            kwargs["rng"] = value
+        elif key == "random":
+            kwargs["random"] = tuple(int(v) for v in value.split("x"))
+        elif key == "dropout":
+            kwargs["dropout"] = float(value)
+        else:
+            kwargs[key] = int(value)
+        i += 2
+    return kwargs
+
+
+# Numeric extremes: inputs are finite float32, but their products need not be. Dot products of values
+# around 1e20 overflow to inf, inf - inf and 0 * inf are NaN, and PyTorch carries that on: softmax of a row
+# holding inf or NaN (or only -inf) is all NaN, dropout keeps NaN (NaN * 0 is NaN), and a future key's
+# zero weight times an infinite value poisons the context of every earlier query. Some files overflow
+# everywhere, some in a few rows only; the largest float32, denormals and -0.0 have files of their own.
+FLT_MAX = 3.4028234663852886e38
+EXTREME_INPUTS = {
+    # every dot product overflows: NaN from the scores on (the example of docs/errors.md)
+    "ext_overflow.json": ([[1e20, 0.0], [0.0, 1e20]], None),
+    # one token of five is huge: its rows overflow, the tokens before it stay finite in causal lessons
+    "ext_some_rows.json": ([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [1e20, -3e19, 5e19], [0.22, 0.58, 0.33],
+                            [0.77, 0.25, 0.1]], ["Your", "journey", "HUGE", "with", "one"]),
+    # the largest float32 and its negative: projections overflow to +-inf, values too
+    "ext_max.csv": ([[FLT_MAX, 0.5], [-FLT_MAX, 0.25], [0.1, 0.9], [FLT_MAX, -FLT_MAX]], None),
+    # scores around a million: exp overflows in the naive softmax, torch.softmax stays finite
+    "ext_large.json": ([[430.0, 150.0, 890.0], [550.0, 870.0, 660.0], [570.0, 850.0, 640.0]], None),
+    # denormals (1e-45 is the smallest float32), a tiny normal, zeros of both signs
+    "ext_denormal.json": ([[1e-45, 1e-40, -0.0], [0.5, -1e-40, 0.25], [-0.0, 0.0, 1e-38], [0.3, 0.2, 0.1]],
+                          ["d0", "d1", "d2", "d3"]),
+    # -0.0 everywhere it can be, and a token that is all -0.0
+    "ext_negzero.json": ([[-0.0, -0.0], [-0.0, 0.5], [0.25, -0.0]], None),
+    # nine tokens (PyTorch's vectorised reductions), two of them overflowing
+    "ext_nine.json": ([[0.1 * (i + 1), 0.05 * (9 - i), 0.3] if i not in (3, 7) else [1e20, 1e20, -1e20]
+                       for i in range(9)], None),
+}
+
+
+def write_extreme_inputs():
+    files = {}
+    for name, (rows, tokens) in EXTREME_INPUTS.items():
+        path = os.path.join(INPUT_DIR, name)
+        with open(path, "w") as f:
+            if name.endswith(".json"):
+                doc = {"tokens": tokens, "embeddings": rows} if tokens else {"embeddings": rows}
+                f.write(json.dumps(doc) + "\n")
             else:
-                kwargs[key] = int(value)
-            i += 2
-        out.append((lesson, argv, file, kwargs))
-    return out
+                for i, row in enumerate(rows):
+                    f.write(",".join(([tokens[i]] if tokens else []) + [repr(float(v)) for v in row]) + "\n")
+        files[name] = (torch.tensor(rows), tokens)
+    return files
+
+
+def extreme_configurations():
+    runs = [
+        ("simple", "", "ext_overflow.json"), ("simple", "--query 2", "ext_some_rows.json"),
+        ("simple", "--query 0", "ext_some_rows.json"), ("simple", "--query 0", "ext_max.csv"),
+        ("simple", "--query 3", "ext_max.csv"), ("simple", "", "ext_large.json"),
+        ("simple", "--query 0", "ext_denormal.json"), ("simple", "--query 2", "ext_denormal.json"),
+        ("simple", "--query 0", "ext_negzero.json"), ("simple", "--query 3", "ext_nine.json"),
+        ("all-tokens", "", "ext_overflow.json"), ("all-tokens", "", "ext_some_rows.json"),
+        ("all-tokens", "", "ext_max.csv"), ("all-tokens", "", "ext_large.json"),
+        ("all-tokens", "", "ext_denormal.json"), ("all-tokens", "", "ext_negzero.json"),
+        ("all-tokens", "", "ext_nine.json"),
+        ("trainable", "--d-out 2", "ext_overflow.json"), ("trainable", "--query 2", "ext_some_rows.json"),
+        ("trainable", "", "ext_some_rows.json"), ("trainable", "--qkv-bias", "ext_max.csv"),
+        ("trainable", "", "ext_large.json"), ("trainable", "--query 0 --d-out 3", "ext_denormal.json"),
+        ("trainable", "--qkv-bias --query 0", "ext_negzero.json"), ("trainable", "--d-out 4", "ext_nine.json"),
+        ("causal", "", "ext_overflow.json"), ("causal", "--dropout 0.5", "ext_some_rows.json"),
+        ("causal", "--dropout 0.5 --dropout-rng mkl --batch 1", "ext_max.csv"), ("causal", "", "ext_large.json"),
+        ("causal", "--d-out 3", "ext_denormal.json"), ("causal", "--qkv-bias", "ext_negzero.json"),
+        ("causal", "--d-out 3 --batch 1", "ext_nine.json"),
+        ("dropout", "", "ext_overflow.json"), ("dropout", "--dropout 0.3", "ext_some_rows.json"),
+        ("dropout", "--dropout 1", "ext_max.csv"), ("dropout", "--dropout 0", "ext_max.csv"),
+        ("dropout", "--dropout-rng mkl", "ext_denormal.json"), ("dropout", "", "ext_negzero.json"),
+        ("mha-wrapper", "", "ext_overflow.json"), ("mha-wrapper", "--heads 3", "ext_some_rows.json"),
+        ("mha-wrapper", "--dropout 0.5", "ext_max.csv"), ("mha-wrapper", "--d-out 1", "ext_denormal.json"),
+        ("mha-wrapper", "--qkv-bias", "ext_negzero.json"),
+        ("mha", "", "ext_overflow.json"), ("mha", "--d-out 4 --heads 2", "ext_some_rows.json"),
+        ("mha", "--dropout 0.3", "ext_max.csv"), ("mha", "--d-out 4 --heads 4", "ext_denormal.json"),
+        ("mha", "--qkv-bias", "ext_negzero.json"), ("mha", "--d-out 4 --batch 1", "ext_nine.json"),
+        ("mha", "--d-out 6 --heads 3", "ext_large.json"),
+        ("gqa", "", "ext_overflow.json"), ("gqa", "--kv-groups 1", "ext_some_rows.json"),
+        ("gqa", "--d-out 8 --heads 4 --dropout 0.4 --dropout-rng mkl", "ext_max.csv"),
+        ("gqa", "", "ext_denormal.json"), ("gqa", "--qkv-bias", "ext_negzero.json"),
+        ("gqa", "--batch 1", "ext_nine.json"),
+    ]
+    return [(lesson, args.split(), file, lesson_kwargs(args.split())) for lesson, args, file in runs]
 
 
 LESSONS = {"simple": lesson_simple, "all-tokens": lesson_all_tokens, "trainable": lesson_trainable,
@@ -621,6 +702,8 @@ LESSONS = {"simple": lesson_simple, "all-tokens": lesson_all_tokens, "trainable"
 
 def encode(t):
     if isinstance(t, (float, int)):  # a Python number the book prints (row_2_sum, num_params)
+        if isinstance(t, float) and not math.isfinite(t):  # strict JSON: as attn writes them
+            return {"shape": [], "data": "nan" if math.isnan(t) else ("inf" if t > 0 else "-inf")}
         return {"shape": [], "data": t}
     t = t.detach().to(torch.float32).contiguous()
     out = []
@@ -657,6 +740,7 @@ def main():
         sys.exit("generate.py wants a PyTorch build without MKL (Debian's python3-torch): dropout masks differ")
     os.makedirs(INPUT_DIR, exist_ok=True)
     files = write_inputs()
+    files.update(write_extreme_inputs())
     cases = []
     for lesson, args, file, kwargs in configurations():
         if "random" in kwargs:  # --random NxD: torch.rand(N, D) after torch.manual_seed(0)
@@ -673,7 +757,8 @@ def main():
             "steps": [dict(id=k, **encode(v)) for k, v in steps.items()],
         })
     with open(os.path.join(HERE, "lessons.json"), "w") as f:
-        json.dump({"generator": "tests/golden/generate.py", "torch": torch.__version__, "cases": cases}, f)
+        json.dump({"generator": "tests/golden/generate.py", "torch": torch.__version__, "cases": cases}, f,
+                  allow_nan=False)  # NaN and inf go as strings (encode), never as NaN/Infinity tokens
         f.write("\n")
     print(f"{len(cases)} configurations written to tests/golden/lessons.json")
     with open(os.path.join(HERE, "rng.json"), "w") as f:
