@@ -5,7 +5,8 @@
 //   the built attn first on PATH and must exit 0. A comment line right after a command ("# 2360064") is
 //   the output that command must print. Lines that run other programs (bash scripts/..., apt-get) are
 //   recipes for a person and are not run here.
-// - ```text whose first line is "$ attn ...": the command is run, and every line shown below it must
+// - ```text whose first line is "$ attn ...": the command is run (and must exit 0, or the status that
+//   "<!-- exit status N -->" on the line above says), and every line shown below it must
 //   appear in its output in the same order ("..." lines stand for what the page leaves out; "~/attn/" is
 //   the checkout). A ```text block with no prompt needs a comment on the line above it: either
 //   "<!-- output of: attn ... -->", checked the same way, or "<!-- not run: why -->".
@@ -134,7 +135,14 @@ TEST_CASE("every example in README.md and docs/ runs and prints what the page sh
         }
         INFO(command);
         const auto r = run_here(command);
-        CHECK(r.status == 0);
+        // A refusal shown on purpose says so above the block: "<!-- exit status 2 -->" (its line is on stderr,
+        // which run_here passes on with stdout).
+        const std::smatch status = [&] {
+          std::smatch m;
+          std::regex_search(b.comment, m, std::regex("^<!-- exit status ([0-9]+) -->"));
+          return m;
+        }();
+        CHECK(r.status == (status.empty() ? 0 : std::stoi(status[1])));
         check_shown(shown, r.out);
         ++commands;
         ++outputs;

@@ -376,6 +376,34 @@ void emit(const std::vector<Chunk>& chunks, bool pause, std::ostream& out, std::
   }
 }
 
+// "1.5 GiB", "640 MiB": a byte count as the memory budget's message gives it.
+std::string size_words(std::size_t bytes) {
+  char out[32];
+  if (bytes >= (std::size_t{1} << 30)) {
+    std::snprintf(out, sizeof out, "%.1f GiB", static_cast<double>(bytes) / (1u << 30));
+  } else {
+    std::snprintf(out, sizeof out, "%zu MiB", (bytes + (1u << 20) - 1) >> 20);
+  }
+  return out;
+}
+
+// The memory budget (--max-memory), checked on a lesson's plan before any of it is computed: the process's
+// base, what the traces before it keep (the tour's), the plan's own peak, and the renderer's working
+// memory. `planned` is the run's document with the plan as its last trace.
+std::size_t memory_needed(const Document& planned, const Renderer& renderer) {
+  std::size_t need = saturating_sum(kBaseBytes, planned.traces.back().planned_bytes());
+  for (std::size_t i = 0; i + 1 < planned.traces.size(); ++i) need = saturating_sum(need, planned.traces[i].shown_bytes());
+  return saturating_sum(need, renderer.working_bytes(planned));
+}
+
+// Refused with a usage error (exit 2) that gives the estimate and the budget.
+void check_budget(const std::string& command, std::size_t need, std::size_t budget) {
+  if (need <= budget) return;
+  throw UsageError("attn " + command + " would need an estimated " + size_words(need) +
+                   " of memory, more than the budget of " + size_words(budget) +
+                   "; use fewer tokens, dimensions, heads or a smaller batch, or raise it with --max-memory");
+}
+
 // A lesson (`sub.lesson`) or the tour: load, run, render.
 int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, std::ostream& err, std::istream& in,
                 const Terminal& term) {
@@ -393,23 +421,50 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   doc.command = sub.lesson != nullptr ? sub.lesson->info.name : "tour";
   doc.only = o.steps;
   const auto renderer = format.make(RenderOptions{style});
-  // Each lesson plans its steps first; the renderer's limits are checked on the plan (with the traces
-  // run before it), before any step is computed.
-  Selection selection{o.steps, [&](const Trace& plan) {
-                        Document planned = doc;
-                        planned.traces.push_back(plan);
-                        renderer->check(planned);
-                      }};
+  // Each lesson plans its steps first; the renderer's limits and the memory budget are checked on the
+  // plan (with the traces run before it), before any step is computed.
+  // The plan joins the document (not a copy of it: that would copy every tensor the tour holds) while
+  // it is checked. `peak` collects the tour's largest need.
+  std::size_t peak = 0;
+  const auto checks = [&](Document& before, bool whole_tour) {
+    return [&, planned = &before, whole_tour](const Trace& plan) {
+      planned->traces.push_back(plan);
+      try {
+        renderer->check(*planned);
+        const std::size_t need = memory_needed(*planned, *renderer);
+        peak = std::max(peak, need);
+        if (!whole_tour) check_budget(plan.info.name, need, o.max_memory);
+      } catch (...) {
+        planned->traces.pop_back();
+        throw;
+      }
+      planned->traces.pop_back();
+    };
+  };
+  const Selection selection{o.steps, checks(doc, false)};
+  const auto tour_options = [&](const Lesson& lesson) {
+    CommandLine book = options;
+    book.lesson = lesson.modes.front().defaults;
+    return book;
+  };
+  if (mode == nullptr) {
+    // The tour: every lesson's plan is checked, as one run, before the first lesson computes anything.
+    Document plans;
+    plans.command = doc.command;
+    plans.only = doc.only;
+    for (const Lesson& lesson : lessons()) {
+      Selection plan_only{o.steps, checks(plans, true), true};
+      plans.traces.push_back(run_mode(lesson.modes.front(), inputs, tour_options(lesson), plan_only));
+    }
+    check_budget("tour", peak, o.max_memory);  // the largest need of any point of the tour
+  }
   {
     const Progress progress(term.stderr_tty, doc.command, err);
     if (mode != nullptr) {
       doc.traces.push_back(run_mode(*mode, inputs, options, selection));
     } else {
-      for (const Lesson& lesson : lessons()) {
-        CommandLine book = options;
-        book.lesson = lesson.modes.front().defaults;
-        doc.traces.push_back(run_mode(lesson.modes.front(), inputs, book, selection));
-      }
+      for (const Lesson& lesson : lessons())
+        doc.traces.push_back(run_mode(lesson.modes.front(), inputs, tour_options(lesson), selection));
     }
   }
   const std::vector<Chunk> chunks = renderer->render(doc);

@@ -349,6 +349,19 @@ std::vector<OptionSpec> make_table() {
     };
     t.push_back(save);
   }
+  {
+    OptionSpec mem = entry(O, std::nullopt, "--max-memory", "SIZE", "",
+                           "Refuse a run whose estimated peak memory is larger (e.g. 512M, 16G; K, M, G, T are powers "
+                           "of 1024); checked on the plan, before any work");
+    bind(mem, &OutputOptions::max_memory);
+    mem.default_note = "4G";
+    mem.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+      return app->add_option("--max-memory", target.output.max_memory, help)
+          ->type_name("SIZE")
+          ->transform(CLI::AsSizeValue(false));  // CLI11's own: 4G -> 4 * 2^30
+    };
+    t.push_back(mem);
+  }
 
   // Lesson options, in the order the JSON config lists them.
   t.push_back(flag(Le, Opt::KvCache, "--kv-cache", &L::kv_cache, "kv_cache",

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/options.hpp"
+#include "core/limits.hpp"
 #include "lessons/config.hpp"
 #include "render/style.hpp"
 
@@ -39,6 +40,7 @@ struct OutputOptions {
   bool explain = true;
   std::vector<std::string> steps;  // --step: only these step ids (lessons only)
   std::string save_npy;            // --save-npy DIR: also each shown step as DIR/<id>.npy; empty: no files
+  std::size_t max_memory = kDefaultMemoryBudget;  // --max-memory SIZE: the budget, in bytes
 };
 
 struct ListOptions {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/limits.hpp"
 #include "core/nn.hpp"
 #include "core/tensor.hpp"
 #include "core/torch_random.hpp"
@@ -35,6 +36,13 @@ struct SelfAttention_v2 {
   SelfAttention_v2(std::size_t d_in, std::size_t d_out, bool qkv_bias, TorchGenerator& gen);
   AttentionResult attend(const Matrix& x) const;  // every intermediate of forward
   Matrix forward(const Matrix& x) const;          // (num_tokens, d_in) -> (num_tokens, d_out)
+  // The numbers forward (v1's or v2's) makes on the way, all freed when it returns: queries, keys,
+  // values and the output, and scaled_dot_product's scores, scaled scores and weights, held at once.
+  // For the memory budget, from the shapes alone.
+  static std::size_t forward_numbers(std::size_t num_tokens, std::size_t d_out) {
+    return saturating_product({num_tokens, saturating_sum(saturating_product({4, d_out}),
+                                                          saturating_product({3, num_tokens}))});
+  }
 
   Linear W_query;
   Linear W_key;
@@ -58,6 +66,12 @@ struct CausalAttention {
   Pass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
   Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
   std::size_t num_parameters() const;
+  // The numbers a Pass holds, with the softmax's input and the dropout mask made on the way: for the
+  // memory budget, from the shapes alone.
+  static std::size_t pass_numbers(std::size_t b, std::size_t num_tokens, std::size_t d_out) {
+    return saturating_product({b, num_tokens, saturating_sum(saturating_product({4, d_out}),
+                                                             saturating_product({4, num_tokens}))});
+  }
 
   Linear W_query;
   Linear W_key;

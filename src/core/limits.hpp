@@ -14,6 +14,13 @@ inline constexpr std::size_t kMaxBatch = 64;         // --batch
 inline constexpr std::size_t kMaxElements = std::size_t{1} << 28;    // any one tensor: 268,435,456 floats (1 GiB)
 inline constexpr std::size_t kMaxJsonNumbers = std::size_t{1} << 25;  // all of --json's data: 33,554,432 numbers
 inline constexpr std::size_t kMaxFileBytes = std::size_t{512} << 20;  // an input file: 512 MiB
+// The memory a run may use, estimated from its plan before any work (--max-memory raises or lowers it):
+// 4 GiB, half of a small laptop's 8.
+inline constexpr std::size_t kDefaultMemoryBudget = std::size_t{4} << 30;
+// What every run needs besides its tensors (code, OpenBLAS's buffers, the output), and what the JSON
+// renderer needs per number it writes; both measured with a margin (docs/performance.md).
+inline constexpr std::size_t kBaseBytes = std::size_t{96} << 20;
+inline constexpr std::size_t kJsonBytesPerNumber = 64;
 
 // The product of the factors, or SIZE_MAX if it overflows.
 inline std::size_t saturating_product(std::initializer_list<std::size_t> factors) {
@@ -23,6 +30,11 @@ inline std::size_t saturating_product(std::initializer_list<std::size_t> factors
     total *= f;
   }
   return total;
+}
+
+// a + b, or SIZE_MAX if it overflows.
+inline std::size_t saturating_sum(std::size_t a, std::size_t b) {
+  return a > std::numeric_limits<std::size_t>::max() - b ? std::numeric_limits<std::size_t>::max() : a + b;
 }
 
 }  // namespace attn

@@ -58,9 +58,9 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
   // The book's checks, in its order: row 2 of the weights, as printed, sums to 1, and so does every row;
   // then, after all_context_vecs, row 2 of the context vectors is 3.3.1's context_vec_2, computed here again
   // the way 3.3.1 computes it.
-  // The book types the row in by hand, so the step's code shows the row's values: that needs the
-  // weights, which for a step nobody asked for are not computed; the code then names the row instead.
-  const bool row_shown = t.selection.shows("row_2_sum") && !t.selection.plan_only;
+  // The book types the row in by hand, so the step's code shows the row's values. Those need the weights,
+  // which exist only once the step is computed (after the plan and its limits are checked): the plan's
+  // code names the row, and computing the step writes the values in.
   const auto printed_row = [&](std::size_t j) {
     const double w = static_cast<double>(attn_weights()(q, j));
     if (std::isnan(w)) return std::string("nan");  // Python's f"{w:.4f}", whatever NaN's sign bit
@@ -68,16 +68,21 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
     std::snprintf(four, sizeof four, "%.4f", w);
     return std::string(four);
   };
-  std::string row_literal;
-  for (std::size_t j = 0; row_shown && j < n; ++j) row_literal += (j ? ", " : "") + printed_row(j);
+  const auto row_code = [](const std::string& row) {
+    return "row_2_sum = sum([" + row + "])\nprint(\"Row 2 sum:\", row_2_sum)";
+  };
+  const std::size_t row_step = t.steps.size();
   t.add("row_2_sum", "Row " + std::to_string(q + 1) + " of the weights, as printed, sums to 1",
         "Adding up the row of " + token_label(in, q) + " as the book prints it, to four decimals: 1, give or take "
         "the rounding.",
-        "row_2_sum = sum([" + (row_shown ? row_literal : "attn_weights[" + std::to_string(q) + "]") +
-            "])\nprint(\"Row 2 sum:\", row_2_sum)",
-        {}, [&] {
+        row_code("attn_weights[" + std::to_string(q) + "]"), {}, [&, row_step] {
           double sum = 0;  // Python's sum() of the printed (4-decimal) weights, in double
-          for (std::size_t j = 0; j < n; ++j) sum += std::strtod(printed_row(j).c_str(), nullptr);
+          std::string row;
+          for (std::size_t j = 0; j < n; ++j) {
+            sum += std::strtod(printed_row(j).c_str(), nullptr);
+            row += (j ? ", " : "") + printed_row(j);
+          }
+          t.steps[row_step].code = row_code(row);
           return PyFloat{sum};
         });
   t.add("all_row_sums", "Every row sums to 1", "A check that the softmax normalised each row.",

@@ -106,6 +106,7 @@ Trace run_causal(const Inputs& in, const LessonConfig& cfg, const Selection& sel
   add_num_params_step(t, "ca", ca.num_parameters());
   // One forward pass: its dropout draws from gen after the parameters, as ca(batch) does.
   const auto pass = t.lazy<CausalAttention::Pass>([&] { return ca.attend(batch(), gen, cfg.dropout_rng); });
+  t.holds(CausalAttention::pass_numbers(b, n, d_out));
   t.add("ca_attn_weights", "CausalAttention's weights, after dropout",
         "Inside the module: the masked softmax of every sequence in the batch, then dropout (none at p = 0).",
         "attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1))", {b, n, n},

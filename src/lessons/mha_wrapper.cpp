@@ -38,6 +38,7 @@ Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg, const Selection
   add_num_params_step(t, "mha", mha.num_parameters());
   // The heads run one after another, each drawing its dropout mask after the one before: one Lazy value.
   const auto passes = t.lazy<std::vector<CausalAttention::Pass>>([&] { return mha.attend(batch(), gen, cfg.dropout_rng); });
+  t.holds(saturating_product({mha.heads.size(), CausalAttention::pass_numbers(b, n, cfg.d_out)}));
   for (std::size_t h = 0; h < mha.heads.size(); ++h) {
     const std::string hs = std::to_string(h);
     t.add("head_" + hs + "_attn_weights", "Head " + hs + ": causal attention weights",

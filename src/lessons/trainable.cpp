@@ -109,6 +109,7 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& 
 
   gen.manual_seed(seed_v1);
   const SelfAttention_v1 sa_v1(d_in, d_out, gen);
+  t.needs_temporarily(SelfAttention_v2::forward_numbers(n, d_out));  // each forward below, one at a time
   t.add("sa_v1_output", "SelfAttention_v1: every token's context vector",
         "The steps above packed into a module with three nn.Parameter matrices. Seeded the same way, its row " +
             qs + " equals context_vec_2.",

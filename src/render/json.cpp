@@ -172,13 +172,26 @@ namespace {
 
 class JsonRenderer : public Renderer {
  public:
-  void check(const Document& doc) const override {
+  // Every number the document would write.
+  static std::size_t numbers_in(const Document& doc) {
     std::size_t numbers = 0;
     for (const auto& t : doc.traces) {
       if (writes_embeddings(doc)) numbers += t.inputs.embeddings.size();
       for (const auto& s : t.steps)
         if (doc.shows(s)) numbers += std::min(s.numel(), kMaxJsonNumbers + 1);  // numel saturates
     }
+    return numbers;
+  }
+
+  // The document is built as an nlohmann::ordered_json tree (a 16-byte value per number, in arrays that
+  // grow by doubling), then written as text (up to 16 characters a number); kJsonBytesPerNumber is
+  // measured with a margin (docs/performance.md).
+  std::size_t working_bytes(const Document& doc) const override {
+    return saturating_product({numbers_in(doc), kJsonBytesPerNumber});
+  }
+
+  void check(const Document& doc) const override {
+    const std::size_t numbers = numbers_in(doc);
     if (numbers > kMaxJsonNumbers)
       throw UsageError("the JSON would hold " + with_commas(numbers) + " numbers, more than the limit of " +
                        with_commas(kMaxJsonNumbers) + "; pick steps with --step, or use the text view, which summarises large tensors");

@@ -28,6 +28,12 @@ class Renderer {
   // Refuses, with a UsageError, a document this format will not write (e.g. past the JSON number limit).
   // Called before anything is rendered.
   virtual void check(const Document& doc) const { (void)doc; }
+  // The memory rendering `doc` takes beyond the document itself, estimated from its plan (shapes only),
+  // for the memory budget checked before the work.
+  virtual std::size_t working_bytes(const Document& doc) const {
+    (void)doc;
+    return 0;
+  }
   // The whole output, in pieces; joined, they are what a pipe receives.
   virtual std::vector<Chunk> render(const Document& doc) const = 0;
 };

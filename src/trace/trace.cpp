@@ -72,6 +72,23 @@ void Trace::resolve() {
   resolved_ = true;
 }
 
+std::size_t Trace::planned_bytes() const {
+  std::size_t bytes = saturating_product({2, inputs.embeddings.size(), sizeof(float)});
+  bytes = saturating_sum(bytes, saturating_product({saturating_sum(held_numbers_, temporary_numbers_), sizeof(float)}));
+  for (const auto& s : steps) {
+    const std::size_t copies = selection.shows(s.id) ? 3 : 2;
+    bytes = saturating_sum(bytes, saturating_product({copies, s.numel(), sizeof(float)}));
+  }
+  return bytes;
+}
+
+std::size_t Trace::shown_bytes() const {
+  std::size_t bytes = saturating_product({inputs.embeddings.size(), sizeof(float)});
+  for (const auto& s : steps)
+    if (selection.shows(s.id)) bytes = saturating_sum(bytes, saturating_product({s.numel(), sizeof(float)}));
+  return bytes;
+}
+
 std::string where_in_book(const LessonInfo& info) {
   if (info.section.rfind("ch", 0) == 0) return "bonus material " + info.section + " in the book's repository";
   return "book section " + info.section;

@@ -2,6 +2,7 @@
 // What a lesson gives back, as plain data: a Trace, the ordered steps of one section of the book, and a
 // Document, the traces of one run (one lesson, or every lesson for `attn tour`). Nothing here knows the
 // command line; lessons fill traces and renderers (src/render) read them.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/limits.hpp"
 #include "core/tensor.hpp"
 #include "io/embeddings.hpp"
 
@@ -163,6 +165,19 @@ struct Trace {
   void resolve();
   bool resolved() const { return resolved_; }
 
+  // Memory, from the plan alone (shapes, nothing computed), for the budget checked before the work.
+  // planned_bytes: an upper bound on what the lesson holds at its peak: every step's value twice (the
+  // Lazy value or module output, and the temporaries that make it), a third time if it is shown (the
+  // step's own copy), and the inputs twice (the trace's copy, a batch of them). shown_bytes: what the
+  // finished trace keeps until the output is written (its shown steps).
+  std::size_t planned_bytes() const;
+  std::size_t shown_bytes() const;
+  // What a lesson computes besides its steps, declared with the plan for planned_bytes: values it keeps
+  // (a module pass's intermediates held in a Lazy value) add up; temporaries of a call that frees them
+  // (a module's forward) count as the largest of them, since such calls run one at a time.
+  void holds(std::size_t numbers) { held_numbers_ = saturating_sum(held_numbers_, numbers); }
+  void needs_temporarily(std::size_t numbers) { temporary_numbers_ = std::max(temporary_numbers_, numbers); }
+
   // The step with this id; throws std::out_of_range if there is none.
   const Step& step(const std::string& id) const;
   bool has_step(const std::string& id) const;
@@ -198,6 +213,7 @@ struct Trace {
   static void set_value(Step& s, PyInt v);
   std::vector<Pending> pending_;
   bool resolved_ = false;
+  std::size_t held_numbers_ = 0, temporary_numbers_ = 0;
 };
 
 // Everything one run prints: one trace for a lesson, every lesson's for `attn tour`. `only` lists the

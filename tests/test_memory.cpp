@@ -1,0 +1,190 @@
+// The memory budget: each lesson's peak estimated from its plan, refused before any work when it is
+// past --max-memory (default 4 GiB), and the estimate checked against what the real executable uses.
+//   - measured: the child's peak resident memory (wait4's ru_maxrss) never exceeds the estimate, and the
+//     estimate is never so loose that it says nothing (at most 4 times the peak, plus the base);
+//   - each lesson's largest accepted input under a small budget finishes under an address-space limit
+//     (setrlimit RLIMIT_AS, what `ulimit -v` sets) of that budget plus the address space every process
+//     reserves (OpenBLAS maps a buffer per thread), and one token more is refused;
+//   - the examples that used to run out of memory, or work for minutes first, are refused at once.
+// AddressSanitizer reserves terabytes of address space and doubles every allocation, so none of this
+// means anything under it: the sanitizer build runs only the refusals.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <limits>
+#include <fcntl.h>
+#include <regex>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support.hpp"
+
+using attn_test::Scratch;
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAsan = true;
+#else
+constexpr bool kUnderAsan = false;
+#endif
+
+struct Measured {
+  int status = -1;             // exit status; -1 if killed (a signal, or the 120 s alarm)
+  std::size_t peak_bytes = 0;  // the child's peak resident memory
+  std::string err;
+};
+
+// Runs the real attn with `args`, stdout to /dev/null, optionally under an address-space limit.
+Measured run_measured(const std::vector<std::string>& args, std::size_t address_space = 0) {
+  const Scratch scratch;
+  const std::string err_path = scratch.dir + "/err";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int out = ::open("/dev/null", O_WRONLY);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    if (address_space != 0) {
+      const rlimit limit{address_space, address_space};
+      ::setrlimit(RLIMIT_AS, &limit);
+    }
+    ::alarm(120);  // a run that hangs fails instead of stopping the suite
+    std::vector<char*> argv{const_cast<char*>(ATTN_EXE)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(ATTN_EXE, argv.data());
+    ::_exit(127);
+  }
+  Measured m;
+  int raw = 0;
+  rusage usage{};
+  ::wait4(pid, &raw, 0, &usage);
+  m.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  m.peak_bytes = static_cast<std::size_t>(usage.ru_maxrss) * 1024;
+  std::ifstream in(err_path);
+  m.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return m;
+}
+
+// The estimate attn gives for `args`, read from its refusal under a budget of one byte.
+std::size_t estimate_of(std::vector<std::string> args) {
+  args.insert(args.end(), {"--max-memory", "1"});
+  const auto r = attn_test::run(args);
+  const std::regex words("would need an estimated ([0-9.]+) (GiB|MiB) of memory");
+  std::smatch m;
+  REQUIRE(r.status == 2);
+  // Another limit may refuse first (a tensor of more than 2^28 numbers): then it fits no budget.
+  if (r.err.find("more than the limit of") != std::string::npos) return std::numeric_limits<std::size_t>::max();
+  INFO(r.err);
+  REQUIRE(std::regex_search(r.err, m, words));
+  return static_cast<std::size_t>(std::stod(m[1]) * (m[2] == "GiB" ? 1024.0 : 1.0) * (1 << 20));
+}
+
+std::vector<std::string> with_random(std::vector<std::string> args, std::size_t n, std::size_t d) {
+  args.insert(args.begin() + 1, {"--random", std::to_string(n) + "x" + std::to_string(d)});
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("past the memory budget: refused before any work, with the estimate and the budget", "[memory]") {
+  // The examples: 12 to 15 GiB each, accepted before.
+  const auto mha = attn_test::run({"mha", "--random", "8192x4096", "--d-out", "4096", "--heads", "4", "--batch", "1"});
+  CHECK(mha.status == 2);
+  CHECK(mha.out.empty());
+  CHECK(std::regex_search(mha.err, std::regex("^attn: attn mha would need an estimated [0-9.]+ GiB of memory, more "
+                                               "than the budget of 4\\.0 GiB; use fewer tokens, dimensions, heads or a "
+                                               "smaller batch, or raise it with --max-memory")));
+  const auto causal = attn_test::run({"causal", "--random", "8192x4096", "--d-out", "4096", "--batch", "4"});
+  CHECK(causal.status == 2);
+  CHECK(causal.err.find("attn causal would need an estimated") != std::string::npos);
+  // The tour's lessons are planned as one run: gqa's refusal comes before simple computes anything (the
+  // tour used to work for minutes and then run out of memory).
+  const auto tour = run_measured({"tour", "--random", "5800x2"});
+  CHECK(tour.status == 2);
+  CHECK(tour.err.find("attn: ") == 0);
+  if (!kUnderAsan) CHECK(tour.peak_bytes < (std::size_t{100} << 20));  // all-tokens alone would hold 134 MB
+  // --max-memory takes sizes as CLI11's AsSizeValue reads them, and lowers the budget as well as raises it.
+  const auto small = attn_test::run({"causal", "--max-memory", "64M"});
+  CHECK(small.status == 2);
+  CHECK(small.err.find("more than the budget of 64 MiB") != std::string::npos);
+  CHECK(attn_test::run({"causal", "--max-memory", "1G", "--quiet"}).status == 0);
+  const auto bad = attn_test::run({"causal", "--max-memory", "lots"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--max-memory") != std::string::npos);
+}
+
+TEST_CASE("the memory estimate bounds the measured peak of every lesson", "[memory]") {
+  if (kUnderAsan) {
+    WARN("skipped under AddressSanitizer: its allocator and shadow memory are not attn's");
+    return;
+  }
+  const std::vector<std::vector<std::string>> runs = {
+      {"simple", "--random", "2048x2048"},
+      {"all-tokens", "--random", "2048x64"},
+      {"all-tokens", "--random", "1024x64", "--json"},
+      {"trainable", "--random", "2048x16", "--d-out", "16"},
+      {"causal", "--random", "1024x64", "--d-out", "64", "--batch", "8"},
+      {"causal", "--random", "256x256", "--d-out", "256", "--json"},
+      {"dropout", "--random", "2048x16", "--d-out", "16"},
+      {"mha-wrapper", "--random", "512x64", "--d-out", "8", "--heads", "8", "--batch", "4"},
+      {"mha", "--random", "512x64", "--d-out", "64", "--heads", "8", "--batch", "2", "--dropout", "0.1"},
+      {"mha", "--random", "512x64", "--d-out", "64", "--heads", "8", "--step", "attn_weights"},
+      {"gqa", "--random", "512x64", "--d-out", "64", "--heads", "8", "--kv-groups", "2", "--batch", "2"},
+      {"tour", "--random", "512x32"},
+  };
+  for (const auto& args : runs) {
+    std::string line;
+    for (const auto& a : args) line += a + " ";
+    INFO(line);
+    const std::size_t estimate = estimate_of(args);
+    const Measured m = run_measured(args);
+    INFO("estimate " << (estimate >> 20) << " MiB, measured peak " << (m.peak_bytes >> 20) << " MiB");
+    REQUIRE(m.status == 0);
+    CHECK(m.peak_bytes <= estimate);
+    CHECK(estimate <= 4 * m.peak_bytes + (std::size_t{96} << 20));
+  }
+}
+
+TEST_CASE("each lesson's largest accepted input finishes within the budget under an address-space limit",
+          "[memory]") {
+  if (kUnderAsan) {
+    WARN("skipped under AddressSanitizer, which needs more address space than the limit allows");
+    return;
+  }
+  constexpr std::size_t kBudget = std::size_t{384} << 20;
+  // What every attn process maps besides its data: the executable and libraries, thread stacks, and
+  // OpenBLAS's buffer of 128 MiB per thread (below about 350 MiB OpenBLAS spins instead of failing).
+  constexpr std::size_t kProcessAddressSpace = std::size_t{512} << 20;
+  const std::vector<std::vector<std::string>> lessons = {
+      {"simple"},
+      {"all-tokens"},
+      {"trainable", "--d-out", "16"},
+      {"causal", "--d-out", "16"},
+      {"dropout", "--d-out", "16"},
+      {"mha-wrapper", "--d-out", "8", "--heads", "4"},
+      {"mha", "--d-out", "16", "--heads", "4"},
+      {"gqa", "--d-out", "16", "--heads", "4", "--kv-groups", "2"},
+  };
+  for (const auto& lesson : lessons) {
+    // The most tokens (of 16 dimensions) the budget accepts, by bisection on the estimate (which the
+    // refusal message rounds up, so a size it puts under the budget is accepted).
+    const auto fits = [&](std::size_t n) { return estimate_of(with_random(lesson, n, 16)) <= kBudget; };
+    std::size_t lo = 1, hi = 8192;
+    REQUIRE(fits(lo));
+    if (fits(hi)) lo = hi;
+    while (hi - lo > 1) {
+      const std::size_t mid = (lo + hi) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    INFO(lesson.front() << ": the largest accepted input is " << lo << "x16");
+    auto args = with_random(lesson, lo, 16);
+    args.insert(args.end(), {"--max-memory", std::to_string(kBudget)});
+    const Measured largest = run_measured(args, kBudget + kProcessAddressSpace);
+    CHECK(largest.status == 0);
+    CHECK(largest.err.empty());
+    CHECK(largest.peak_bytes <= kBudget);
+  }
+}
