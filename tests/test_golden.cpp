@@ -198,6 +198,12 @@ TEST_CASE("numeric extremes print in the text view, heatmaps included, and exit 
     CHECK(r.status == 0);
     CHECK(r.err.empty());
     CHECK(r.out.find("-nan") == std::string::npos);  // Python never prints a NaN's sign
+    // In colour too: a cell off the scale (nan, inf) is shown uncoloured (the sanitizer build found a NaN
+    // turned into a palette index, found first by the fuzzer).
+    args.insert(args.end(), {"--color", "always"});
+    const attn_test::Run coloured = attn_test::run(args);
+    CHECK(coloured.status == 0);
+    CHECK(coloured.out.find("\x1b[") != std::string::npos);  // the heatmaps are painted
     ++extremes;
     with_nan += r.out.find("nan") != std::string::npos ? 1 : 0;
   }

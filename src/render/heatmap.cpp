@@ -32,7 +32,7 @@ Rgb viridis(double x) {
                                           {109, 205, 89},
                                           {180, 222, 44},
                                           {253, 231, 37}}};
-  x = std::clamp(x, 0.0, 1.0) * (stops.size() - 1);
+  x = (std::isnan(x) ? 0.0 : std::clamp(x, 0.0, 1.0)) * (stops.size() - 1);  // NaN has no place on the scale
   const std::size_t i = std::min(static_cast<std::size_t>(x), stops.size() - 2);
   const double f = x - static_cast<double>(i);
   const Rgb& a = stops[i];
@@ -124,8 +124,12 @@ std::string one_map(const float* m, std::size_t n, const std::vector<std::string
         continue;
       }
       const float v = m[i * n + j];
-      const std::string text = std::isfinite(v) ? number(v) : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
-      out += " " + paint(pad_left(text, kCell - 1, text.size()), (static_cast<double>(v) - lo) / span, style);
+      if (!std::isfinite(v)) {  // off the scale (overflowed scores): shown, not coloured
+        const std::string text = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+        out += " " + pad_left(text, kCell - 1, text.size());
+        continue;
+      }
+      out += " " + paint(pad_left(number(v), kCell - 1, number(v).size()), (static_cast<double>(v) - lo) / span, style);
     }
     out += "\n";
   }
