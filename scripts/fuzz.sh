@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with clang (AddressSanitizer + UndefinedBehaviorSanitizer) and fuzzes the
-# embeddings loader for SECONDS (default 60) from the committed seed corpus. New corpus entries go to a
-# scratch directory; a crash fails the run and leaves its input in build-fuzz/.
+# Builds the libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer) and fuzzes each
+# for SECONDS (default 60) from its committed seed corpus: fuzz_embeddings (any bytes as an embeddings
+# file, then every lesson and both renderers, their output checked) and fuzz_cli (any command line, its
+# exit status, stderr line and output checked; tests/fuzz/cli.dict as the dictionary). New corpus entries
+# go to scratch directories; a crash fails the run and leaves its input in build-fuzz/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -9,17 +11,26 @@ bash scripts/deps.sh fuzz
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -g -O1"
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DATTN_BUILD_TESTS=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags" >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_embeddings
+cmake --build build-fuzz -j2 --target fuzz_embeddings fuzz_cli
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cd build-fuzz
-status=0
-./fuzz_embeddings -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=1 \
-  "$scratch" ../tests/fuzz/corpus >fuzz.log 2>&1 || status=$?
-if [ "$status" -ne 0 ]; then
-  tail -n 40 fuzz.log
-  echo "fuzz: the fuzzer failed (exit $status); the input that crashed is in build-fuzz/crash-*" >&2
-  exit 1
-fi
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' fuzz.log)
-echo "fuzz: ${runs:-?} inputs in ${seconds} s through the embeddings loader, no crash"
+# fuzz TARGET CORPUS WHAT [extra libFuzzer flags...]
+fuzz() {
+  local target=$1 corpus=$2 what=$3
+  shift 3
+  mkdir -p "$scratch/$target"
+  local status=0
+  "./$target" -max_total_time="$seconds" -max_len=4096 -timeout=20 -rss_limit_mb=3072 -print_final_stats=1 "$@" \
+    "$scratch/$target" "$corpus" >"$target.log" 2>&1 || status=$?
+  if [ "$status" -ne 0 ]; then
+    tail -n 40 "$target.log"
+    echo "fuzz: $target failed (exit $status); the input that crashed is in build-fuzz/crash-*" >&2
+    exit 1
+  fi
+  local runs
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$target.log")
+  echo "fuzz: ${runs:-?} inputs in ${seconds} s through $what, no crash"
+}
+fuzz fuzz_embeddings ../tests/fuzz/corpus "the embeddings loader, every lesson and both renderers"
+fuzz fuzz_cli ../tests/fuzz/corpus-cli "the command line" -dict=../tests/fuzz/cli.dict

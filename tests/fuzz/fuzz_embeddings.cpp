@@ -1,38 +1,57 @@
-// libFuzzer target: any bytes as a JSON or CSV embeddings file. Loading either succeeds with a
-// well-formed Inputs or throws InputError; for small inputs the whole pipeline (a lesson and both
-// renderers) must then run without crashing. Built by scripts/fuzz.sh (clang, -fsanitize=fuzzer).
+// libFuzzer target: any bytes as an embeddings file, read as JSON, as a table, as .npy and as the format
+// the content says (what --input - does). Loading succeeds with a well-formed Inputs or throws
+// InputError. For small inputs that load, every lesson runs with both renderers, and the output is checked
+// (output_checks.hpp): the text view holds no control byte the input held, the JSON is strict and gives
+// back the exact tokens. Built by scripts/fuzz.sh (clang, -fsanitize=fuzzer).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "io/embeddings.hpp"
-#include "lessons/lessons.hpp"
+#include "lessons/registry.hpp"
+#include "output_checks.hpp"
 #include "render/json.hpp"
 #include "render/text.hpp"
 
 namespace {
 
-void check(bool ok) {
-  if (!ok) __builtin_trap();
-}
+using attn_fuzz::check;
 
 void exercise(const attn::Inputs& in) {
   check(in.num_tokens() >= 1 && in.d_in() >= 1 && in.tokens.size() == in.num_tokens());
   for (float v : in.embeddings) check(std::isfinite(v));
-  if (in.num_tokens() * in.d_in() > 256) return;  // keep each run fast
-  const attn::Trace t = attn::run_all_tokens(in, {});
-  check(!attn::render_text(t).empty());
-  check(!attn::render_json(t).empty());
+  if (in.num_tokens() * in.d_in() > 64) return;  // keep each run fast
+  for (const attn::Lesson& lesson : attn::lessons()) {
+    const attn::LessonMode& mode = lesson.modes.front();
+    attn::LessonConfig cfg = mode.defaults;
+    cfg.query.reset();  // the default query for this input (0 for one token)
+    if (!mode.uses_inputs) continue;
+    attn::Trace t = [&] {
+      try {
+        return mode.run(in, cfg, {});
+      } catch (const attn::UsageError&) {  // d_out 4 with 4 heads is fine; nothing else should refuse
+        check(false);
+        throw;
+      }
+    }();
+    attn_fuzz::check_terminal_safe(attn::render_text(t), false);
+    attn::TextStyle coloured_maps;  // colour and heatmaps: labels clipped, colour escapes attn's own
+    coloured_maps.color = coloured_maps.heatmaps = true;
+    attn_fuzz::check_terminal_safe(attn::render_text(t, coloured_maps), true);
+    const auto doc = attn_fuzz::check_strict_json(attn::render_json(t));
+    check(doc["inputs"]["tokens"].get<std::vector<std::string>>() == in.tokens);
+  }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  for (auto parse : {attn::parse_embeddings_json, attn::parse_embeddings_table}) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  for (auto format : {attn::InputFormat::Json, attn::InputFormat::Table, attn::InputFormat::Npy,
+                      attn::format_of_content(bytes)}) {
     try {
-      exercise(parse(text, "fuzz"));
+      exercise(attn::parse_embeddings(bytes, "fuzz", format));
     } catch (const attn::InputError&) {
       // refused with a message: what a bad file should get
     }
