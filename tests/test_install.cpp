@@ -80,6 +80,11 @@ void check_completion(const std::string& script) {
   CHECK(complete(script, "attn simple --he") == "--heatmap\n--help\n");
   CHECK(complete(script, "attn gqa --he") == "--heatmap\n--heads\n--help\n");
   CHECK(complete(script, "attn simple --seed ''").empty());
+  CHECK(complete(script, "attn simple --max-memory ''").empty());
+  // --save-npy completes directories only.
+  const std::string docs = std::string(ATTN_SOURCE_DIR) + "/docs/";
+  CHECK(complete(script, "attn simple --save-npy " + quote(docs + "l")) == docs + "lessons\n");
+  CHECK(complete(script, "attn simple --save-npy " + quote(docs + "in")).empty());  // inputs.md is a file
 }
 
 }  // namespace

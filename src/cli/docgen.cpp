@@ -271,7 +271,8 @@ std::string bash_completion() {
   // Values of the option before the cursor.
   b += "  case $prev in\n";
   b += "    --input) COMPREPLY=($(compgen -f -- \"$cur\")); compopt -o filenames 2>/dev/null; return ;;\n";
-  std::set<std::string> done{"--input"};
+  b += "    --save-npy) COMPREPLY=($(compgen -d -- \"$cur\")); compopt -o filenames 2>/dev/null; return ;;\n";
+  std::set<std::string> done{"--input", "--save-npy"};
   for (const OptionSpec& spec : option_table()) {
     const std::string name = spec.spellings().front();
     if (spec.is_flag() || spec.values.empty() || done.count(name)) continue;
@@ -290,7 +291,7 @@ std::string bash_completion() {
   b += "      COMPREPLY=($(compgen -P \"${cur%\"${cur##*,}\"}\" -W \"$ids\" -- \"${cur##*,}\")); return ;;\n";
   std::set<std::string> valued;
   for (const OptionSpec& spec : option_table())
-    if (!spec.is_flag() && spec.values.empty() && spec.spellings().front() != "--input" &&
+    if (!spec.is_flag() && spec.values.empty() && !done.count(spec.spellings().front()) &&
         spec.spellings().front() != "--step")
       valued.insert(spec.spellings().front());
   std::string valued_list;
