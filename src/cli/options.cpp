@@ -354,11 +354,15 @@ std::vector<OptionSpec> make_table() {
                            "Refuse a run whose estimated peak memory is larger (e.g. 512M, 16G; K, M, G, T are powers "
                            "of 1024); checked on the plan, before any work");
     bind(mem, &OutputOptions::max_memory);
-    mem.default_note = "4G";
+    static_assert(kDefaultMemoryBudget == std::size_t{4} << 30, "the default as help shows it");
+    mem.shown_default = [](const CommandLine& c) {
+      return c.output.max_memory == kDefaultMemoryBudget ? std::string("4G") : std::to_string(c.output.max_memory);
+    };
     mem.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
       return app->add_option("--max-memory", target.output.max_memory, help)
           ->type_name("SIZE")
-          ->transform(CLI::AsSizeValue(false));  // CLI11's own: 4G -> 4 * 2^30
+          ->transform(CLI::AsSizeValue(false).description(""))  // CLI11's own: 4G -> 4 * 2^30
+          ->default_str("4G");
     };
     t.push_back(mem);
   }
