@@ -21,10 +21,11 @@ struct Piped {
 };
 
 // run_cli in-process with `stdin_text` as standard input.
-Piped run_with_stdin(const std::vector<std::string>& args, const std::string& stdin_text) {
+Piped run_with_stdin(const std::vector<std::string>& args, const std::string& stdin_text,
+                     const attn::Terminal& term = {}) {
   std::istringstream in(stdin_text);
   std::ostringstream out, err;
-  const int status = attn::run_cli(args, out, err, in, attn::Terminal{});
+  const int status = attn::run_cli(args, out, err, in, term);
   return {status, out.str(), err.str()};
 }
 
@@ -60,12 +61,18 @@ TEST_CASE("standard input: --input - reads it, in the format its content has", "
   CHECK(bad.status == 1);
   CHECK(bad.out.empty());
   CHECK(bad.err == "attn: <stdin>:2: 1 value, the first row has 2\n");
-  // --pause would wait for Enter on the same stream.
-  const auto pause = run_with_stdin({"simple", "--input", "-", "--pause"}, "[[1]]");
+  // On a terminal, --pause would wait for Enter on the stream the embeddings came from; in a pipe it is
+  // ignored, as always.
+  attn::Terminal terminal;
+  terminal.stdin_tty = terminal.stdout_tty = true;
+  const auto pause = run_with_stdin({"simple", "--input", "-", "--pause"}, "[[1]]", terminal);
   CHECK(pause.status == 2);
   CHECK(pause.err ==
         "attn: --pause reads Enter from standard input, which --input - reads the embeddings from (see 'attn simple "
         "--help')\n");
+  const auto piped_pause = run_with_stdin({"simple", "--input", "-", "--pause", "--quiet", "--step", "inputs"}, "[[1]]");
+  CHECK(piped_pause.status == 0);
+  CHECK(piped_pause.out == "inputs\ntensor([[1.]])\n");
   // The real executable, in a pipe.
   const auto piped = shell("printf '0.5 1\\n2 0\\n' | " + kExe + " simple --input - --step attn_scores_2 --quiet");
   CHECK(piped.status == 0);

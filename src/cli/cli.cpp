@@ -412,7 +412,8 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   const OutputOptions& o = options.output;
   const TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, term);
   const Format& format = *find_format(o.format);
-  if (o.pause && options.input.input == "-")
+  const bool pause = o.pause && format.pausable && term.stdin_tty && term.stdout_tty;  // else ignored
+  if (pause && options.input.input == "-")
     throw UsageError("--pause reads Enter from standard input, which --input - reads the embeddings from");
   const Inputs inputs = load_inputs(options.input, in);
   if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // before the work, not after it
@@ -469,7 +470,6 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   }
   const std::vector<Chunk> chunks = renderer->render(doc);
   if (!o.save_npy.empty()) save_npy(doc, o.save_npy);  // before stdout: a failure leaves nothing half-written
-  const bool pause = o.pause && format.pausable && term.stdin_tty && term.stdout_tty;
   emit(chunks, pause, out, in, Paint{style.color});
   return kExitOk;
 }
