@@ -210,6 +210,10 @@ TEST_CASE("reading stops at the token or value past a limit", "[io]") {
   wide += "x";
   CHECK_THROWS_WITH(parse_embeddings_json(wide, "wide.json"),
                     "wide.json: more dimensions than the limit of 4096 (reading stopped at value 4097 of row 1)");
+  // A row longer than the first stops reading at its first extra value.
+  CHECK_THROWS_WITH(parse_embeddings_json("[[1, 2], [3, 4, 5, this is not JSON", "long.json"),
+                    "long.json: row 2, column 3: row 1 has only 2 values");
+  CHECK_THROWS_WITH(parse_embeddings_table("1 2\n3 4 5 x\n", "long.txt"), "long.txt:2: column 3: row 1 has only 2 values");
   std::string tokens = "{\"tokens\": [";
   for (int r = 0; r < 8193; ++r) tokens += "\"t\",";
   CHECK_THROWS_WITH(parse_embeddings_json(tokens, "t.json"), Contains("more tokens than the limit of 8192"));

@@ -129,6 +129,8 @@ class RowBuilder {
   template <class Where>
   void value(double v, Where where) {
     if (rows_ == 1 && in_row_ == kMaxDims) throw InputError(dims_limit_error(name_));
+    if (rows_ > 1 && in_row_ == d_in_)  // a row longer than the first: stop here, not at its end
+      throw InputError(where() + ": row 1 has only " + count_of(d_in_, "value"));
     const float f = static_cast<float>(v);
     if (!std::isfinite(f)) throw InputError(where() + ": value is not a finite float32 number");
     values_.push_back(f);
