@@ -84,6 +84,11 @@ TEST_CASE("tables as NumPy, spreadsheets and people write them", "[io]") {
   const Inputs no_tokens = parse_embeddings_table("d1;d2\n1;2\n3;4\n", "t");
   CHECK(no_tokens.tokens == std::vector<std::string>{"x1", "x2"});
   CHECK(no_tokens.embeddings(1, 0) == 3.0f);
+  // pandas' to_csv(): an empty first header cell, then an index column that labels the rows.
+  const Inputs pandas = parse_embeddings_table(",0,1\n0,0.43,0.15\n1,0.55,0.87\n", "df.csv");
+  CHECK(pandas.tokens == std::vector<std::string>{"0", "1"});
+  CHECK(pandas.d_in() == 2);
+  CHECK(pandas.embeddings(1, 0) == 0.55f);
   const Inputs lone = parse_embeddings_table("value\n0.5\n0.25\n", "t");  // one column under a header
   CHECK(lone.num_tokens() == 2);
   CHECK(lone.embeddings(1, 0) == 0.25f);

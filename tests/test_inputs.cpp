@@ -42,7 +42,7 @@ TEST_CASE("NumPy writes each input form, attn reads it, NumPy reads attn's JSON 
                        kExe + " " + quote(scratch.dir) + " 2>&1");
   INFO(r.out);
   CHECK(r.status == 0);
-  CHECK(r.out.find("14 forms round-tripped") != std::string::npos);
+  CHECK(r.out.find("15 forms round-tripped") != std::string::npos);
 }
 
 TEST_CASE("standard input: --input - reads it, in the format its content has", "[inputs]") {

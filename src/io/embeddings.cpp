@@ -519,7 +519,7 @@ Inputs parse_embeddings_table(const std::string& raw, const std::string& name) {
   RowBuilder rows(name);
   std::vector<std::string> tokens;
   std::optional<Separator> sep;
-  bool has_token_column = false;
+  bool has_token_column = false, index_column = false;
   std::size_t header_fields = 0, header_line = 0;  // 0: no header row
   std::istringstream lines(text);
   std::string line;
@@ -531,15 +531,19 @@ Inputs parse_embeddings_table(const std::string& raw, const std::string& name) {
     const std::vector<std::string> fields = split_line(line, *sep, where);
     if (rows.rows() == 0 && header_line == 0) {
       // A header row: no number after its first cell (token,d1,d2 or d1,d2), or a lone cell that is no number.
+      // Or pandas' to_csv(): an empty first cell over its index column, whatever the column names are.
       bool header = fields.size() > 1 || !is_number(fields.front());
       for (std::size_t c = 1; c < fields.size(); ++c) header = header && !is_number(fields[c]);
+      header = header || (fields.size() > 1 && trim(fields.front()).empty());
       if (header) {
         header_fields = fields.size();
         header_line = line_no;
+        // pandas' DataFrame.to_csv() leaves the index column's header empty: that column labels the rows.
+        index_column = fields.size() > 1 && trim(fields.front()).empty();
         continue;
       }
     }
-    if (rows.rows() == 0) has_token_column = !is_number(fields.front());
+    if (rows.rows() == 0) has_token_column = index_column || !is_number(fields.front());
     if (header_line != 0 && rows.rows() == 0 && fields.size() != header_fields)
       throw InputError(where + ": " + count_of(fields.size(), "column") + ", the header row (line " +
                        std::to_string(header_line) + ") has " + std::to_string(header_fields));

@@ -52,9 +52,10 @@ Inputs parse_embeddings_json(const std::string& text, const std::string& name);
 
 // A text table: one row per token. Cells are separated by commas, semicolons, tabs or runs of spaces
 // (the first data line decides which: ';' if it has one, else ',', else a tab, else spaces); fields
-// may be double-quoted. An optional first column of token text (recognised when the first cell of the
-// first data row is not a number), an optional header row (a first line with no number after its
-// first cell), blank lines and lines starting with '#' (np.savetxt's header) are allowed.
+// may be double-quoted. Allowed: an optional header row (a first line with no number after its first
+// cell, or with an empty first cell); an optional first column of token text (recognised when the first
+// cell of the first data row is not a number, or when the header's first cell is empty: pandas' index);
+// blank lines and lines starting with '#' (np.savetxt's header).
 Inputs parse_embeddings_table(const std::string& text, const std::string& name);
 
 // NumPy's .npy: a 2-D float32 or float64 array (num_tokens, d_in), C or Fortran order.

@@ -83,6 +83,9 @@ with open(path("tokens.csv"), "w") as f:
 check("header and token column", ["--input", path("tokens.csv")], BOOK, tokens=TOKENS)
 with open(path("tokens.csv"), "rb") as f:
     check("table on stdin", ["--input", "-"], BOOK, tokens=TOKENS, stdin=f.read())
+with open(path("pandas.csv"), "w") as f:  # what pandas' DataFrame(BOOK).to_csv() writes: an index column
+    f.write(",0,1,2\n" + "".join(f"{i}," + ",".join(repr(float(v)) for v in row) + "\n" for i, row in enumerate(BOOK)))
+check("pandas to_csv with its index", ["--input", path("pandas.csv")], BOOK, tokens=[str(i) for i in range(6)])
 doc = {"tokens": TOKENS, "embeddings": BOOK.tolist()}
 check("JSON on stdin", ["--input", "-"], BOOK, tokens=TOKENS, stdin=json.dumps(doc).encode())
 
