@@ -107,6 +107,17 @@ TEST_CASE("a table's header and cells are checked against each other", "[io]") {
   CHECK_THROWS_WITH(parse_embeddings_table("1 2\n3\n", "r.txt"), Contains("r.txt:2: 1 value, the first row has 2"));
 }
 
+TEST_CASE("token text that is not valid UTF-8 is refused: stray bytes, overlong forms, surrogates, past U+10FFFF",
+          "[io]") {
+  using Catch::Matchers::Contains;
+  for (const char* token : {"a\xff", "\xc0\xaf", "a\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"}) {
+    INFO(token);
+    CHECK_THROWS_WITH(parse_embeddings_table(std::string(token) + ",1\n", "u.csv"),
+                      Contains("u.csv:1: the token text is not valid UTF-8"));
+  }
+  CHECK(parse_embeddings_table("caf\xc3\xa9 \xf0\x9f\x98\x80,1\n", "u.csv").tokens.front() == "caf\xc3\xa9 \xf0\x9f\x98\x80");
+}
+
 TEST_CASE("the format comes from the extension, else from the content", "[io]") {
   CHECK(format_of_name("a.json") == InputFormat::Json);
   CHECK(format_of_name("A.NPY") == InputFormat::Npy);

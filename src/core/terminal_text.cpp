@@ -76,6 +76,16 @@ std::string visible(const std::string& text) {
   return out;
 }
 
+bool valid_utf8(const std::string& text) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    utf8proc_int32_t cp = 0;
+    at += static_cast<std::size_t>(next_code_point(text, at, cp));
+    if (cp < 0) return false;
+  }
+  return true;
+}
+
 std::size_t display_width(const std::string& text) {
   std::size_t width = 0;
   for_each_grapheme(text, [&](std::size_t, utf8proc_int32_t first) {

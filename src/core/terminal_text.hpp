@@ -14,6 +14,10 @@ namespace attn {
 // JSON, which keeps the exact strings (RFC 8259 escaping).
 std::string visible(const std::string& text);
 
+// True if `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), as
+// utf8proc decodes it.
+bool valid_utf8(const std::string& text);
+
 // Terminal columns `text` takes (utf8proc's character widths: 2 for CJK and emoji, 0 for combining
 // marks), counted by grapheme cluster, each as wide as its first code point. For text already made
 // visible; an invalid byte counts as one column.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <istream>
+#include <streambuf>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -19,6 +20,7 @@
 
 #include "core/limits.hpp"
 #include "core/strings.hpp"
+#include "core/terminal_text.hpp"
 #include "io/paths.hpp"
 
 namespace attn {
@@ -57,38 +59,6 @@ std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
   return read_all(in, path);
-}
-
-// True if `s` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
-bool valid_utf8(const std::string& s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2, cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + len > s.size()) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    const std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += len;
-  }
-  return true;
 }
 
 bool ends_with_ci(const std::string& s, const std::string& suffix) {
@@ -186,8 +156,8 @@ class EmbeddingsSax : public nlohmann::json_sax<nlohmann::json> {
     return std::move(rows_).finish(std::move(tokens_));
   }
 
-  bool null() override { return scalar("null"); }
-  bool boolean(bool) override { return scalar("a boolean"); }
+  bool null() override { return scalar(); }
+  bool boolean(bool) override { return scalar(); }
   bool number_integer(number_integer_t v) override { return number(static_cast<double>(v)); }
   bool number_unsigned(number_unsigned_t v) override { return number(static_cast<double>(v)); }
   bool number_float(number_float_t v, const string_t&) override { return number(v); }
@@ -198,13 +168,13 @@ class EmbeddingsSax : public nlohmann::json_sax<nlohmann::json> {
       tokens_->push_back(std::move(s));
       return true;
     }
-    return scalar("a string");
+    return scalar();
   }
-  bool binary(binary_t&) override { return scalar("binary"); }
+  bool binary(binary_t&) override { return scalar(); }
   bool start_object(std::size_t) override {
     if (skip_ > 0 || (where_ == Where::Object && next_ == Where::Skip)) return ++skip_, true;
     if (where_ == Where::Top) return where_ = Where::Object, true;
-    return scalar("an object");
+    return scalar();
   }
   bool key(string_t& k) override {
     if (skip_ > 0) return true;
@@ -242,7 +212,7 @@ class EmbeddingsSax : public nlohmann::json_sax<nlohmann::json> {
         throw InputError(name_ + ": embeddings[" + std::to_string(rows_.rows() - 1) + "][" + std::to_string(col_) +
                          "] is not a number");
       default:
-        return scalar("an array");
+        return scalar();
     }
   }
   bool end_array() override {
@@ -287,13 +257,13 @@ class EmbeddingsSax : public nlohmann::json_sax<nlohmann::json> {
 
   bool number(double v) {
     if (skip_ > 0) return true;
-    if (where_ != Where::Row) return scalar("a number");
+    if (where_ != Where::Row) return scalar();
     const std::size_t r = rows_.rows() - 1, c = col_++;
     rows_.value(v, [&] { return name_ + ": row " + std::to_string(r + 1) + ", column " + std::to_string(c + 1); });
     return true;
   }
   // A value where the structure wants something else.
-  bool scalar(const char*) {
+  bool scalar() {
     if (skip_ > 0) return true;
     switch (where_) {
       case Where::Top:
@@ -531,15 +501,14 @@ Inputs parse_embeddings_table(const std::string& raw, const std::string& name) {
     const std::vector<std::string> fields = split_line(line, *sep, where);
     if (rows.rows() == 0 && header_line == 0) {
       // A header row: no number after its first cell (token,d1,d2 or d1,d2), or a lone cell that is no number.
-      // Or pandas' to_csv(): an empty first cell over its index column, whatever the column names are.
+      // Or pandas' DataFrame.to_csv(): an empty first cell over its index column, whatever the column names
+      // are; that column labels the rows.
+      index_column = fields.size() > 1 && trim(fields.front()).empty();
       bool header = fields.size() > 1 || !is_number(fields.front());
       for (std::size_t c = 1; c < fields.size(); ++c) header = header && !is_number(fields[c]);
-      header = header || (fields.size() > 1 && trim(fields.front()).empty());
-      if (header) {
+      if (header || index_column) {
         header_fields = fields.size();
         header_line = line_no;
-        // pandas' DataFrame.to_csv() leaves the index column's header empty: that column labels the rows.
-        index_column = fields.size() > 1 && trim(fields.front()).empty();
         continue;
       }
     }
@@ -598,7 +567,15 @@ Inputs parse_embeddings_npy(const std::string& bytes, const std::string& name) {
   if (bytes.size() - h.data_offset != n * d * word)
     throw InputError(name + ": not a valid .npy file (its header says " + with_commas(n * d * word) +
                      " bytes of data, the file holds " + with_commas(bytes.size() - h.data_offset) + ")");
-  std::istringstream stream(bytes);
+  // xt::load_npy reads a std::istream: this one reads `bytes` where they are (a std::istringstream would
+  // copy the whole file first).
+  struct BytesBuffer : std::streambuf {
+    explicit BytesBuffer(const std::string& b) {
+      char* begin = const_cast<char*>(b.data());  // a get area only: never written through
+      setg(begin, begin, begin + b.size());
+    }
+  } buffer(bytes);
+  std::istream stream(&buffer);
   RowBuilder rows(name);
   const auto fill = [&](const auto& array) {  // (num_tokens, d_in), float32 or float64
     for (std::size_t r = 0; r < n; ++r) {

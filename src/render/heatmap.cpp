@@ -129,7 +129,8 @@ std::string one_map(const float* m, std::size_t n, const std::vector<std::string
         out += " " + pad_left(text, kCell - 1, text.size());
         continue;
       }
-      out += " " + paint(pad_left(number(v), kCell - 1, number(v).size()), (static_cast<double>(v) - lo) / span, style);
+      const std::string text = number(v);
+      out += " " + paint(pad_left(text, kCell - 1, text.size()), (static_cast<double>(v) - lo) / span, style);
     }
     out += "\n";
   }

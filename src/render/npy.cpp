@@ -37,17 +37,18 @@ std::string npy_bytes(const Step& s) {
   return xt::dump_npy(s.tensor);  // float32, the step's shape
 }
 
+// The path a step of `trace` is saved at.
+std::string npy_path(const Document& doc, const Trace& trace, const Step& step, const std::string& dir) {
+  const bool per_lesson = doc.traces.size() > 1;  // the tour: its lessons share step ids
+  return dir + "/" + (per_lesson ? trace.info.name + "/" : std::string()) + step.id + ".npy";
+}
+
 }  // namespace
 
 void prepare_npy_dir(const std::string& dir) {
   make_dir(dir);
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw SystemError("--save-npy " + dir + ": cannot write to the directory: " + std::strerror(errno));
-}
-
-std::string npy_path(const Document& doc, const Trace& trace, const Step& step, const std::string& dir) {
-  const bool per_lesson = doc.traces.size() > 1;  // the tour: its lessons share step ids
-  return dir + "/" + (per_lesson ? trace.info.name + "/" : std::string()) + step.id + ".npy";
 }
 
 void save_npy(const Document& doc, const std::string& dir) {

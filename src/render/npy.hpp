@@ -17,7 +17,4 @@ void prepare_npy_dir(const std::string& dir);
 // are written, so a failure (a SystemError) leaves no partial file behind.
 void save_npy(const Document& doc, const std::string& dir);
 
-// The path a step of `trace` is saved at.
-std::string npy_path(const Document& doc, const Trace& trace, const Step& step, const std::string& dir);
-
 }  // namespace attn
