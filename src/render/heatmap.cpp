@@ -86,17 +86,19 @@ std::string pad_left(const std::string& s, std::size_t width, std::size_t visibl
   return visible >= width ? s : std::string(width - visible, ' ') + s;
 }
 
-std::string one_map(const float* m, std::size_t n, const std::vector<std::string>& tokens, bool causal,
-                    const std::string& caption, const TextStyle& style) {
+// One (rows, keys) matrix m: row i is the query at position first + i, column j the key at position j.
+std::string one_map(const float* m, std::size_t rows, std::size_t keys, std::size_t first,
+                    const std::vector<std::string>& labels, bool causal, const std::string& caption,
+                    const TextStyle& style) {
   const auto is_masked = [&](std::size_t i, std::size_t j) {
-    return (causal && j > i) || m[i * n + j] == -std::numeric_limits<float>::infinity();
+    return (causal && j > first + i) || m[i * keys + j] == -std::numeric_limits<float>::infinity();
   };
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j)
-      if (!is_masked(i, j) && std::isfinite(m[i * n + j])) {
-        lo = std::min(lo, static_cast<double>(m[i * n + j]));
-        hi = std::max(hi, static_cast<double>(m[i * n + j]));
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < keys; ++j)
+      if (!is_masked(i, j) && std::isfinite(m[i * keys + j])) {
+        lo = std::min(lo, static_cast<double>(m[i * keys + j]));
+        hi = std::max(hi, static_cast<double>(m[i * keys + j]));
       }
   if (!std::isfinite(lo)) lo = hi = 0.0;
   const double span = hi > lo ? hi - lo : 1.0;
@@ -110,20 +112,20 @@ std::string one_map(const float* m, std::size_t n, const std::vector<std::string
          "\n";
   // Column labels: keys.
   out += std::string(kLabel + 2, ' ');
-  for (std::size_t j = 0; j < n; ++j) {
-    const std::string label = clip_to_width(tokens[j], kCell - 1);
+  for (std::size_t j = 0; j < keys; ++j) {
+    const std::string label = clip_to_width(labels[j], kCell - 1);
     out += pad_left(label, kCell, display_width(label));
   }
   out += "\n";
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string label = clip_to_width(tokens[i], kLabel);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::string label = clip_to_width(labels[first + i], kLabel);
     out += "  " + pad_left(label, kLabel, display_width(label));
-    for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t j = 0; j < keys; ++j) {
       if (is_masked(i, j)) {
         out += std::string(kCell - 1, ' ') + kMasked;
         continue;
       }
-      const float v = m[i * n + j];
+      const float v = m[i * keys + j];
       if (!std::isfinite(v)) {  // off the scale (overflowed scores): shown, not coloured
         const std::string text = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
         out += " " + pad_left(text, kCell - 1, text.size());
@@ -140,24 +142,25 @@ std::string one_map(const float* m, std::size_t n, const std::vector<std::string
 }  // namespace
 
 std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                     const TextStyle& style) {
+                     const TextStyle& style, std::size_t first_query) {
   const std::size_t rank = t.dimension();
   if (rank < 2 || rank > 4) return {};
-  const std::size_t n = t.shape()[rank - 1];
-  if (t.shape()[rank - 2] != n || n != tokens.size()) return {};
-  if (n > kHeatmapMaxTokens)
+  const std::size_t keys = t.shape()[rank - 1], rows = t.shape()[rank - 2];
+  // Keys are the tokens from position 0; rows are queries among them (all of them for a square matrix).
+  if (keys > tokens.size() || rows == 0 || first_query + rows > keys) return {};
+  if (keys > kHeatmapMaxTokens)
     return "  (heatmap left out: more than " + std::to_string(kHeatmapMaxTokens) + " tokens)\n";
   const std::size_t heads = rank == 4 ? t.shape()[1] : 1;
   // Token text comes from outside: control characters made visible before it is clipped to a column.
   std::vector<std::string> labels;
-  for (std::size_t i = 0; i < n; ++i) labels.push_back(of_tokens ? visible(tokens[i]) : std::to_string(i));
+  for (std::size_t i = 0; i < keys; ++i) labels.push_back(of_tokens ? visible(tokens[i]) : std::to_string(i));
   std::string out;
   for (std::size_t h = 0; h < heads; ++h) {
     std::string caption = of_tokens ? "heatmap: rows are queries, columns are keys"
                                     : "heatmap: rows and columns are positions (not queries and keys)";
     if (rank >= 3) caption += "; batch 0 of " + std::to_string(t.shape()[0]);
     if (rank == 4) caption += ", head " + std::to_string(h);
-    out += (h ? "\n" : "") + one_map(t.data() + h * n * n, n, labels, causal, caption, style);
+    out += (h ? "\n" : "") + one_map(t.data() + h * rows * keys, rows, keys, first_query, labels, causal, caption, style);
   }
   return out;
 }

@@ -12,10 +12,12 @@ namespace attn {
 
 inline constexpr std::size_t kHeatmapMaxTokens = 16;
 
-// Heatmaps of a (n, n), (b, n, n) or (b, h, n, n) tensor: every head of the first batch element. With
-// `of_tokens`, rows are queries and columns keys, labelled by `tokens`; otherwise rows and columns are
-// labelled by position. Returns "" for other shapes and a one-line note past kHeatmapMaxTokens.
+// Heatmaps of a (rows, keys), (b, rows, keys) or (b, h, rows, keys) tensor: every head of the first batch
+// element. With `of_tokens`, rows are the queries at positions first_query.. and columns the keys from
+// position 0, labelled by `tokens`; otherwise rows and columns are labelled by position. A causal map
+// marks the keys after each query's position. Returns "" for shapes that are not such a matrix and a
+// one-line note past kHeatmapMaxTokens keys.
 std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                     const TextStyle& style);
+                     const TextStyle& style, std::size_t first_query = 0);
 
 }  // namespace attn

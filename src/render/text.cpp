@@ -95,7 +95,7 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
             : s.python_int ? std::to_string(*s.python_int)
                            : torch_str(s.tensor, s.integer)) +
            "\n";
-    if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, style);
+    if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, style, s.first_query);
     chunks.push_back({out, true});
     ++shown;
   }

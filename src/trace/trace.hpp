@@ -38,6 +38,9 @@ struct Step {
   bool heatmap = false;
   bool causal = false;
   bool of_tokens = true;
+  // The matrix's rows are the queries at positions first_query, first_query + 1, ... and its columns the
+  // keys from position 0: a KV-cache call's (num_tokens_Q, num_tokens_K) weights. 0 for a square matrix.
+  std::size_t first_query = 0;
   // The book's tensor has an integer dtype (torch.int64): printed and written as integers. The values are
   // whole numbers held as floats.
   bool integer = false;
@@ -57,6 +60,12 @@ struct Step {
     heatmap = true;
     causal = is_causal;
     of_tokens = tokens_on_axes;
+    return *this;
+  }
+  // A heatmap of query rows from position `first` on, against keys from position 0 (of tokens).
+  Step& show_heatmap_from(std::size_t first, bool is_causal) {
+    show_heatmap(is_causal);
+    first_query = first;
     return *this;
   }
   Step& as_integer() {
