@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <algorithm>
+#include <limits>
 
 #include "core/kernels.hpp"
 
@@ -169,6 +170,29 @@ Tensor4 head_context(const AnyTensor& weights, const Tensor4& values) {
 Tensor3 combine_heads(const Tensor4& context_heads) {
   const std::size_t b = context_heads.shape(0), n = context_heads.shape(1);
   return xt::reshape_view(context_heads, {b, n, context_heads.shape(2) * context_heads.shape(3)});  // (b, n, d_out)
+}
+
+Tensor4 view_heads(const Tensor3& x, std::size_t heads, std::size_t head_dim) {
+  return xt::reshape_view(x, {x.shape(0), x.shape(1), heads, head_dim});  // (b, n, heads, hd)
+}
+
+Tensor4 cat_tokens(const Tensor4& cache, const Tensor4& fresh) {
+  const std::size_t t = cache.shape(1), n = fresh.shape(1);
+  Tensor4 out = xt::empty<float>({cache.shape(0), t + n, cache.shape(2), cache.shape(3)});  // (b, t + n, kv, hd)
+  xt::view(out, xt::all(), xt::range(0, t)) = cache;
+  xt::view(out, xt::all(), xt::range(t, t + n)) = fresh;
+  return out;
+}
+
+Tensor4 heads_first(const Tensor4& x) { return xt::transpose(x, {0, 2, 1, 3}); }
+
+AnyTensor masked_where(const AnyTensor& scores, const Matrix& mask) {
+  AnyTensor out = scores;
+  const std::size_t rows = mask.shape(0), keys = mask.shape(1);
+  for (std::size_t r = 0; r < out.size() / keys; ++r)
+    for (std::size_t j = 0; j < keys; ++j)
+      if (mask(r % rows, j) != 0.0f) out.data()[r * keys + j] = -std::numeric_limits<float>::infinity();
+  return out;
 }
 
 void multi_head_attend(MultiHeadPass& p, std::size_t num_heads, std::size_t kv_heads, std::size_t head_dim,

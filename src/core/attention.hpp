@@ -169,6 +169,17 @@ Tensor4 head_context(const AnyTensor& weights, const Tensor4& values);
 // .contiguous().view(b, n, h * hd): the heads of each token side by side.
 Tensor3 combine_heads(const Tensor4& context_heads);
 
+// The KV cache (rasbt/LLMs-from-scratch ch04/03_kv-cache), one function per line of its forward:
+// x (b, n, heads * hd) -> .view(b, n, heads, hd), without the transpose: the layout cache_k is kept in.
+Tensor4 view_heads(const Tensor3& x, std::size_t heads, std::size_t head_dim);
+// torch.cat([cache, fresh], dim=1): (b, t, kv, hd) and (b, n, kv, hd) -> (b, t + n, kv, hd).
+Tensor4 cat_tokens(const Tensor4& cache, const Tensor4& fresh);
+// .transpose(1, 2), materialised: (b, n, heads, hd) -> (b, heads, n, hd).
+Tensor4 heads_first(const Tensor4& x);
+// attn_scores.masked_fill_(mask.bool(), -inf): mask (num_tokens_Q, num_tokens_K) of 0/1, the same for every
+// batch element and head of scores (b, h, num_tokens_Q, num_tokens_K).
+AnyTensor masked_where(const AnyTensor& scores, const Matrix& mask);
+
 // The shared multi-head computation: queries (b, h, n, hd) against keys/values (b, kv, n, hd), each
 // key/value head serving h / kv query heads (kv == h is MHA). Fills every field of `pass` from
 // queries_proj/keys_proj/values_proj on, except context_vecs.
