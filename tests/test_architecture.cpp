@@ -109,6 +109,11 @@ TEST_CASE("options a lesson or its mode does not use are usage errors that name 
       {{"tour", "--seed", "7"}, "attn tour runs every lesson with the book's values and does not take --seed"},
       {{"simple", "--json", "--format", "text"}, "--json and --format exclude each other"},
       {{"gqa", "--kv-cache", "--step", "keys"}, "--step keys: this report of attn gqa has no steps"},
+      {{"kv-cache", "--dropout", "0.1"}, "attn kv-cache does not take --dropout"},
+      {{"kv-cache", "--kv-cache"}, "attn kv-cache does not take --kv-cache"},
+      {{"kv-cache", "--estimate", "--prompt", "2"}, "--prompt does not apply with --estimate"},
+      {{"kv-cache", "--context-length", "64"}, "--context-length only applies with --estimate"},
+      {{"gqa", "--prompt", "2"}, "attn gqa does not take --prompt"},
   };
   for (const auto& c : cases) {
     INFO(c.args[0] << " " << c.args[1]);
@@ -156,6 +161,17 @@ TEST_CASE("the JSON config: input, the mode's options in table order, then what 
                                                 "context_length", "batch", "dtype"});
   CHECK(kv["heads"] == 32);
   CHECK(kv["dtype"] == "fp16");
+  const auto estimate = ojson::parse(run({"kv-cache", "--estimate", "--json"}).out)["config"];
+  CHECK(keys_of(estimate) == std::vector<std::string>{"estimate", "emb_dim", "heads", "kv_groups", "layers",
+                                                      "context_length", "batch", "dtype"});
+  // kv-cache's --kv-groups has no default value: null without it (MultiHeadAttention), as seed is.
+  const auto decoded = ojson::parse(run({"kv-cache", "--json"}).out);
+  CHECK(decoded["config"]["kv_groups"].is_null());
+  CHECK(decoded["config"]["prompt"] == 1);
+  CHECK(decoded["modules"][0]["name"] == "mha");
+  const auto grouped = ojson::parse(run({"kv-cache", "--json", "--kv-groups", "1"}).out);
+  CHECK(grouped["config"]["kv_groups"] == 1);
+  CHECK(grouped["modules"][0]["name"] == "gqa");
 }
 
 TEST_CASE("a lesson's --help shows each lesson's own options, defaults and help, and none it does not take", "[architecture][cli]") {
@@ -266,6 +282,14 @@ TEST_CASE("with --step, a lesson computes only what the steps asked for need", "
   const attn::Trace early = attn::run_causal(book, attn::book_config("causal"), Selection{{"mask"}, {}});
   CHECK(early.values_computed == 2);
   CHECK(early.step("mask").tensor == attn::run_causal(book, attn::book_config("causal")).step("mask").tensor);
+
+  // A cache after token 3 needs the batch, and for each of the four calls so far its slice of the batch,
+  // its new keys and the cache they extend: 13 values and the step. No query, score, weight or out_proj.
+  const attn::Trace cache = attn::run_kv_cache(book, attn::book_config("kv-cache"), Selection{{"cache_k_3"}, {}});
+  CHECK(cache.values_computed == 14);
+  CHECK(cache.step("cache_k_3").tensor == attn::run_kv_cache(book, attn::book_config("kv-cache")).step("cache_k_3").tensor);
+  // The cost and the memory come from the shapes: nothing is computed for them.
+  CHECK(attn::run_kv_cache(book, attn::book_config("kv-cache"), Selection{{"macs", "cache_bytes"}, {}}).values_computed == 0);
 
   // --help and the completion list the steps without computing any.
   Selection plan;

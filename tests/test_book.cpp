@@ -145,3 +145,35 @@ TEST_CASE("every output of the chapter's notebook appears verbatim in a lesson's
   CHECK(book.at("not_lesson_outputs").size() == 1);
   CHECK(last_step.size() == 7);  // every lesson of the chapter but gqa, which is bonus material
 }
+
+TEST_CASE("kv-cache: the rows decoded one token at a time print the book's context_vecs of 3.6.2 exactly",
+          "[book][kv-cache]") {
+  // The reference's printed context_vecs of attn mha (the book's 3.6.2) and of attn gqa (the bonus
+  // material's GroupedQueryAttention), each from the same module decoded token by token with the cache.
+  std::ifstream in(ATTN_TESTS_DIR "/data/book-ch03-printed.json");
+  REQUIRE(in.good());
+  const auto ref = nlohmann::json::parse(in);
+  const std::map<std::string, std::vector<std::string>> decoded_as{
+      {"mha", {"kv-cache"}},
+      {"gqa", {"kv-cache", "--d-out", "4", "--heads", "4", "--kv-groups", "2"}},
+  };
+  std::size_t checked = 0;
+  for (const auto& e : ref.at("entries")) {
+    if (e.at("id") != "context_vecs" || decoded_as.count(e.at("lesson")) == 0) continue;
+    std::vector<std::string> args = decoded_as.at(e.at("lesson"));
+    for (const std::string prompt : {"1", "3", "5"}) {
+      std::vector<std::string> run_args = args;
+      run_args.insert(run_args.end(), {"--prompt", prompt, "--heatmap", "never"});
+      INFO("attn " << run_args[0] << " ... --prompt " << prompt << " against the book's " << e.at("lesson"));
+      const attn_test::Run r = attn_test::run(run_args);
+      REQUIRE(r.status == 0);
+      const StepText cached = step_text(r.out, "context_vecs_cached");
+      REQUIRE(cached.number > 0);
+      CHECK(cached.text.find("\n" + e.at("printed").get<std::string>() + "\n") != std::string::npos);
+      // And bit for bit equal to the full forward: the difference printed is exactly zero.
+      CHECK(step_text(r.out, "max_abs_diff").text.find("\ntensor(0.)\n") != std::string::npos);
+      ++checked;
+    }
+  }
+  CHECK(checked == 6);
+}

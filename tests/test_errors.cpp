@@ -134,6 +134,11 @@ std::vector<Bad> bad_options() {
       {"random not NxD", {"simple", "--random", "abc"}, 2, "--random"},
       {"input and random", {"simple", "--random", "2x2", "--input", "x.json"}, 2, "--random"},
       {"attention too large", {"mha", "--random", "8192x2", "--heads", "16", "--d-out", "16"}, 2, "limit"},
+      {"prompt of every token", {"kv-cache", "--prompt", "6"}, 2, "--prompt 6 leaves no token to decode"},
+      {"prompt of no token", {"kv-cache", "--prompt", "0"}, 2, "--prompt"},
+      {"a single token to decode from", {"kv-cache", "--random", "1x3"}, 2, "at least 2 tokens"},
+      {"kv-cache heads % kv_groups", {"kv-cache", "--kv-groups", "3"}, 2, "--kv-groups 3"},
+      {"kv-cache d_out % heads", {"kv-cache", "--heads", "3"}, 2, "--d-out 2"},
   };
 }
 

@@ -135,3 +135,147 @@ TEST_CASE("a --query names the token and the book's x^(i), and the step ids keep
   const Trace book_query = run_simple(book(), {});
   CHECK(book_query.notes == std::vector<std::string>{"query: token 1 \"journey\", x^(2) (--query)"});
 }
+
+namespace {
+
+// n tokens of d dims from torch.rand(n, d) after torch.manual_seed(seed), labelled t0, t1, ...
+Inputs rand_inputs(std::size_t n, std::size_t d, std::uint64_t seed) {
+  TorchGenerator gen(seed);
+  Inputs in;
+  in.embeddings = gen.rand(n, d);
+  for (std::size_t i = 0; i < n; ++i) in.tokens.push_back("t" + std::to_string(i));
+  return in;
+}
+
+bool same_bits(const AnyTensor& a, const AnyTensor& b) {
+  return a.shape() == b.shape() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+}  // namespace
+
+TEST_CASE("kv-cache: decoding token by token gives attn mha's and attn gqa's rows, step by step", "[lessons][kv-cache]") {
+  struct Case {
+    std::size_t n, d_in, d_out, heads, kv_groups, prompt, batch;  // kv_groups 0: MultiHeadAttention
+    std::uint64_t seed;
+  };
+  const std::vector<Case> cases{
+      {6, 3, 2, 2, 0, 1, 2, 123}, {6, 3, 4, 2, 0, 3, 1, 5},  {7, 5, 6, 3, 0, 6, 2, 9},  {5, 4, 8, 4, 2, 2, 3, 1},
+      {6, 3, 4, 4, 1, 1, 1, 77},  {4, 8, 8, 2, 2, 2, 2, 0},  {2, 1, 1, 1, 0, 1, 1, 3},  {12, 16, 16, 4, 0, 5, 1, 2},
+      {20, 8, 8, 2, 1, 1, 2, 4},  {9, 6, 12, 6, 3, 8, 1, 11}};
+  for (const Case& c : cases) {
+    INFO("n " << c.n << ", d_in " << c.d_in << ", d_out " << c.d_out << ", heads " << c.heads << ", kv_groups "
+              << c.kv_groups << ", prompt " << c.prompt << ", batch " << c.batch << ", seed " << c.seed);
+    const Inputs in = rand_inputs(c.n, c.d_in, c.seed);
+    LessonConfig cfg = book_config("kv-cache");
+    cfg.d_out = c.d_out;
+    cfg.heads = c.heads;
+    cfg.kv_groups = c.kv_groups;
+    cfg.prompt = c.prompt;
+    cfg.batch = c.batch;
+    cfg.seed = c.seed;
+    const Trace kv = run_kv_cache(in, cfg);
+    // The same module, run as its own lesson: attn mha, or attn gqa with --kv-groups.
+    LessonConfig full_cfg = book_config(c.kv_groups ? "gqa" : "mha");
+    full_cfg.d_out = c.d_out;
+    full_cfg.heads = c.heads;
+    full_cfg.kv_groups = c.kv_groups;
+    full_cfg.batch = c.batch;
+    full_cfg.seed = c.seed;
+    const Trace full = c.kv_groups ? run_gqa(in, full_cfg) : run_mha(in, full_cfg);
+    const AnyTensor& expected = full.step("context_vecs").tensor;  // (b, n, d_out)
+    CHECK(same_bits(kv.step("context_vecs").tensor, expected));
+    // The decoded rows: bit for bit below 8 tokens (the book's arithmetic), within rounding beyond.
+    const AnyTensor& decoded = kv.step("context_vecs_cached").tensor;
+    if (c.n < 8) {
+      CHECK(same_bits(decoded, expected));
+      CHECK(kv.step("max_abs_diff").tensor() == 0.0f);
+    } else {
+      CHECK(max_diff(decoded, expected) <= 1e-6f);
+      CHECK(kv.step("max_abs_diff").tensor() == max_diff(decoded, expected));
+    }
+    // Each call: the cache holds every token so far, one more per call after the prompt; the new token's
+    // weights are its row of the full weights, and its keys are its rows of the full keys.
+    const std::size_t h = c.heads, kvh = c.kv_groups ? c.kv_groups : c.heads, hd = c.d_out / c.heads;
+    const AnyTensor& weights = full.step("attn_weights").tensor;  // (b, h, n, n)
+    const AnyTensor& keys = full.step(c.kv_groups ? "keys" : "keys_heads").tensor;  // (b, kv, n, hd)
+    for (std::size_t p = c.prompt; p < c.n; ++p) {
+      const std::string at = std::to_string(p);
+      REQUIRE(kv.has_step("cache_k_" + at));
+      CHECK(kv.step("cache_k_" + at).shape == std::vector<std::size_t>{c.batch, p + 1, kvh, hd});
+      CHECK(kv.step("queries_" + at).shape == std::vector<std::size_t>{c.batch, 1, h, hd});
+      CHECK_FALSE(kv.has_step("mask_" + at));  // a single new token needs no mask
+      const AnyTensor& row = kv.step("attn_weights_" + at).tensor;  // (b, h, 1, p + 1)
+      const AnyTensor& cache_k = kv.step("cache_k_" + at).tensor;   // (b, p + 1, kv, hd)
+      float worst = 0.0f, worst_key = 0.0f;
+      for (std::size_t bi = 0; bi < c.batch; ++bi)
+        for (std::size_t hi = 0; hi < h; ++hi)
+          for (std::size_t j = 0; j <= p; ++j)
+            worst = std::max(worst, std::fabs(row(bi, hi, 0, j) - weights(bi, hi, p, j)));
+      for (std::size_t bi = 0; bi < c.batch; ++bi)
+        for (std::size_t j = 0; j <= p; ++j)
+          for (std::size_t g = 0; g < kvh; ++g)
+            for (std::size_t e = 0; e < hd; ++e)
+              worst_key = std::max(worst_key, std::fabs(cache_k(bi, j, g, e) - keys(bi, g, j, e)));
+      CHECK(worst <= (c.n < 8 ? 0.0f : 1e-6f));
+      CHECK(worst_key == 0.0f);  // a token's key does not depend on how many tokens are projected with it
+    }
+    CHECK(kv.step("cache_k_0").shape == std::vector<std::size_t>{c.batch, c.prompt, kvh, hd});
+    CHECK(kv.has_step("mask_0") == (c.prompt > 1));
+    // The memory: the last cache's numbers, 4 bytes each, keys and values.
+    CHECK(*kv.step("cache_bytes").python_int ==
+          static_cast<std::int64_t>(2 * kv.step("cache_k_" + std::to_string(c.n - 1)).tensor.size() * 4));
+  }
+}
+
+TEST_CASE("kv-cache: the unshifted mask hides keys a chunk's queries should see, and ptr_current_pos's rows do not",
+          "[lessons][kv-cache]") {
+  for (const std::size_t prompt : {1, 2, 5}) {
+    INFO("--prompt " << prompt);
+    LessonConfig cfg = book_config("kv-cache");
+    cfg.prompt = prompt;
+    const Trace t = run_kv_cache(book(), cfg);
+    const std::size_t n = 6, chunk = n - prompt;
+    const AnyTensor& wrong = t.step("mask_unshifted").tensor;  // (chunk, n)
+    const AnyTensor& right = t.step("mask_ptr").tensor;        // (chunk, n)
+    REQUIRE(wrong.shape() == std::vector<std::size_t>{chunk, n});
+    for (std::size_t i = 0; i < chunk; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        CHECK(right(i, j) == (j > prompt + i ? 1.0f : 0.0f));  // hidden: the keys after the query's position
+        CHECK(wrong(i, j) == (j > i ? 1.0f : 0.0f));           // the mask's first rows
+      }
+    // The weights the pitfall computes: row i sees only keys 0..i, where the decoded row sees 0..prompt+i.
+    const AnyTensor& weights = t.step("attn_weights_unshifted").tensor;  // (b, h, chunk, n)
+    for (std::size_t i = 0; i < chunk; ++i) {
+      CHECK(weights(0, 0, i, i + 1) == 0.0f);
+      const AnyTensor& decoded = t.step("attn_weights_" + std::to_string(prompt + i)).tensor;  // (b, h, 1, K)
+      CHECK(decoded(0, 0, 0, i + 1) > 0.0f);
+    }
+  }
+}
+
+TEST_CASE("kv-cache: the multiply-adds without the cache grow with the square of the context, with it linearly",
+          "[lessons][kv-cache]") {
+  // The book's module: d_in 3, d_out 2, 2 heads of 1. A call of Q new tokens against K keys costs
+  // Q * 3 * (2 + 2 * 2) for the projections, 2 * 2 * Q * K for the scores and weights @ values, Q * 4 for out_proj.
+  const Trace t = run_kv_cache(book(), book_config("kv-cache"));
+  const AnyTensor& macs = t.step("macs").tensor;  // (calls, 3)
+  REQUIRE(macs.shape() == std::vector<std::size_t>{6, 3});
+  float without = 0, with = 0;
+  for (std::size_t k = 1; k <= 6; ++k) {
+    CHECK(macs(k - 1, 0) == static_cast<float>(k));
+    CHECK(macs(k - 1, 1) == static_cast<float>(k * 18 + 4 * k * k + k * 4));
+    CHECK(macs(k - 1, 2) == static_cast<float>(18 + 4 * k + 4));
+    without += macs(k - 1, 1);
+    with += macs(k - 1, 2);
+  }
+  CHECK(t.step("macs_total").tensor(0) == without);
+  CHECK(t.step("macs_total").tensor(1) == with);
+  CHECK(without == 826.0f);
+  CHECK(with == 216.0f);
+  // Grouped-query attention's saving: every divisor of the heads, the cache shrinking with it.
+  const AnyTensor& by = t.step("cache_bytes_by_kv_heads").tensor;  // (2, 2): G and bytes
+  CHECK(by(0, 0) == 2.0f);
+  CHECK(by(0, 1) == static_cast<float>(*t.step("cache_bytes").python_int));
+  CHECK(by(1, 0) == 1.0f);
+  CHECK(by(1, 1) == by(0, 1) / 2);
+}

@@ -45,7 +45,8 @@ const char* const kFooter =
     "  attn simple                    one query, step by step (start here)\n"
     "  attn tour --pause              every lesson, one step per Enter (for class)\n"
     "  attn trainable --seed 123      exercise 3.1: sa_v1 with sa_v2's weights\n"
-    "  attn gqa --kv-cache            KV-cache memory: multi-head vs grouped-query\n"
+    "  attn kv-cache                  decoding token by token: the KV cache growing\n"
+    "  attn kv-cache --estimate       KV-cache memory: multi-head vs grouped-query\n"
     "  attn all-tokens --json | jq -c '.steps[] | select(.id == \"attn_weights\").data'\n"
     "\n"
     "Run 'attn LESSON --help' for a lesson's options. JSON schema: docs/json.md.";
@@ -121,8 +122,9 @@ struct Sub {
   std::vector<std::pair<const OptionSpec*, CLI::Option*>> options;
 
   void add(const OptionSpec& spec, CommandLine& target, const CommandLine& defaults, const std::string& help,
-           bool shown = true) {
+           bool shown = true, const std::string& default_note = "") {
     CLI::Option* o = spec.add(app, target, defaults, help.empty() ? spec.help : help);
+    if (!default_note.empty()) o->default_str(default_note);
     if (!shown) o->group("");  // accepted by the parser only to say clearly that it does not apply
     options.emplace_back(&spec, o);
   }
@@ -173,7 +175,7 @@ Sub setup_lesson(CLI::App& app, const Lesson& lesson, CommandLine& parsed) {
   for (const Lesson::Use& u : lesson.option_uses()) {
     CommandLine mode_defaults;
     mode_defaults.lesson = u.mode->defaults;
-    sub.add(lesson_option(u.use->opt), parsed, mode_defaults, u.use->help);
+    sub.add(lesson_option(u.use->opt), parsed, mode_defaults, u.use->help, true, u.use->default_note);
   }
   return sub;
 }

@@ -38,7 +38,8 @@ std::vector<Use> uses_of(Opt o) {
         if (use.opt == o) {
           CommandLine defaults;
           defaults.lesson = mode.defaults;
-          out.push_back({&lesson, &mode, use.help, spec.shown_default(defaults)});
+          const std::string d = spec.shown_default(defaults);
+          out.push_back({&lesson, &mode, use.help, d.empty() ? use.default_note : d});
         }
   return out;
 }
@@ -177,7 +178,8 @@ std::string man_page() {
       defaults.lesson = u.mode->defaults;
       const OptionSpec& spec = lesson_option(u.use->opt);
       std::string text = u.use->help.empty() ? spec.help : u.use->help;
-      const std::string d = spec.shown_default(defaults);  // (--seed and --query say theirs in their help)
+      std::string d = spec.shown_default(defaults);  // (--seed and --query say theirs in their help)
+      if (d.empty()) d = u.use->default_note;
       if (!d.empty())
         text += ". Default: " + d +
                 (u.mode->selector ? " (with " + lesson_option(*u.mode->selector).spellings().front() + ")" : "");
@@ -231,7 +233,8 @@ std::string man_page() {
        roff("attn simple                     # one query, step by step\n"
             "attn tour --pause               # every lesson, one step per Enter\n"
             "attn mha --heads 4 --d-out 4    # the chapter's MultiHeadAttention\n"
-            "attn gqa --kv-cache             # the KV-cache memory of MHA and GQA\n"
+            "attn kv-cache                   # decoding token by token: the KV cache\n"
+            "attn kv-cache --estimate        # the KV-cache memory of MHA and GQA\n"
             "attn simple --json | jq '.steps[] | select(.id == \"attn_weights_2\") | .data'") +
        "\n.fi\n";
   m += ".SH SEE ALSO\n" +

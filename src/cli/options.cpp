@@ -101,13 +101,19 @@ OptionSpec whole(Scope scope, std::optional<Opt> opt, std::string name, std::str
   OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
   s.range = std::to_string(min) + " to " + std::to_string(max);
   bind(s, field);
-  s.shown_default = [field](const CommandLine& c) { return std::to_string(part<S>(c).*field); };
+  // A default below the range is no value: the lesson derives it (kv-cache's --kv-groups 0: as many as
+  // --heads), and the mode's help says how. Nothing is shown for it.
+  s.shown_default = [field, min](const CommandLine& c) {
+    const std::size_t v = part<S>(c).*field;
+    return v < min ? std::string() : std::to_string(v);
+  };
   s.add = [name = s.name, type = s.type_name, field, min, max](CLI::App* app, CommandLine& target,
                                                                const CommandLine& defaults, const std::string& help) {
+    const std::size_t d = part<S>(defaults).*field;
     return app->add_option(name, part<S>(target).*field, help)
         ->check(whole_number(min, max))
         ->type_name(type)
-        ->default_str(std::to_string(part<S>(defaults).*field));
+        ->default_str(d < min ? std::string() : std::to_string(d));
   };
   return s;
 }
@@ -369,9 +375,11 @@ std::vector<OptionSpec> make_table() {
 
   // Lesson options, in the order the JSON config lists them.
   t.push_back(flag(Le, Opt::KvCache, "--kv-cache", &L::kv_cache, "kv_cache",
+                   "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model (as attn kv-cache --estimate)"));
+  t.push_back(flag(Le, Opt::Estimate, "--estimate", &L::estimate, "estimate",
                    "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model"));
   t.push_back(whole(Le, Opt::EmbDim, "--emb-dim", "N", &L::emb_dim, 1, std::size_t{1} << 20, "emb_dim",
-                    "With --kv-cache: embedding size"));
+                    "With the memory estimate: embedding size"));
   t.push_back(whole(Le, Opt::DOut, "--d-out", "N", &L::d_out, 1, kMaxDims, "d_out",
                     "Output dimension of the projections (per head for mha-wrapper, the whole module for mha and gqa)"));
   t.push_back(whole(Le, Opt::Heads, "--heads", "H", &L::heads, 1, kMaxHeads, "heads",
@@ -379,9 +387,9 @@ std::vector<OptionSpec> make_table() {
   t.push_back(whole(Le, Opt::KvGroups, "--kv-groups", "G", &L::kv_groups, 1, kMaxHeads, "kv_groups",
                     "Number of key/value heads (num_kv_groups); each serves heads / kv-groups query heads"));
   t.push_back(whole(Le, Opt::Layers, "--layers", "N", &L::layers, 1, 4096, "layers",
-                    "With --kv-cache: number of transformer layers"));
+                    "With the memory estimate: number of transformer layers"));
   t.push_back(whole(Le, Opt::ContextLength, "--context-length", "N", &L::context_length, 1, std::size_t{1} << 30,
-                    "context_length", "With --kv-cache: tokens held in the cache"));
+                    "context_length", "With the memory estimate: tokens held in the cache"));
   t.push_back(dropout_option());
   t.push_back(choice(Le, Opt::DropoutRng, "--dropout-rng", "RNG", &L::dropout_rng,
                      std::vector<std::pair<std::string, DropoutRng>>{{"default", DropoutRng::Default},
@@ -398,10 +406,13 @@ std::vector<OptionSpec> make_table() {
                    "Give the query, key and value nn.Linear layers a bias (qkv_bias=True)"));
   t.push_back(whole(Le, Opt::Batch, "--batch", "B", &L::batch, 1, kMaxBatch, "batch",
                     "Batch size: the inputs stacked this many times (torch.stack)"));
+  t.push_back(whole(Le, Opt::Prompt, "--prompt", "N", &L::prompt, 1, kMaxTokens, "prompt",
+                    "Cache the first N tokens in one call, then decode the rest one token per call"));
+  t.back().range = "1 to the number of tokens - 1";
   t.push_back(choice(Le, Opt::DType, "--dtype", "TYPE", &L::dtype,
                      std::vector<std::pair<std::string, CacheDType>>{
                          {"fp32", CacheDType::FP32}, {"bf16", CacheDType::BF16}, {"fp16", CacheDType::FP16}},
-                     "dtype", "With --kv-cache: element type of the cache, fp32, bf16 or fp16"));
+                     "dtype", "With the memory estimate: element type of the cache, fp32, bf16 or fp16"));
   t.push_back(token_index_option());
   t.back().default_note = "1 (0 for a one-token input)";
 

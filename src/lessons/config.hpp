@@ -23,14 +23,18 @@ struct LessonConfig {
   std::optional<std::int64_t> query;
   std::size_t d_out = 2;              // --d-out
   std::size_t heads = 2;              // --heads (num_heads)
-  std::size_t kv_groups = 2;          // --kv-groups (num_kv_groups: key/value heads)
+  // --kv-groups (num_kv_groups: key/value heads). 0, kv-cache's default: none given, the lesson decodes
+  // with MultiHeadAttention (as many key/value heads as --heads) instead of GroupedQueryAttention.
+  std::size_t kv_groups = 2;
   double dropout = 0.0;               // --dropout
   DropoutRng dropout_rng = DropoutRng::Default;  // --dropout-rng
   std::optional<std::uint64_t> seed;  // --seed: replaces every torch.manual_seed value of the lesson
   bool qkv_bias = false;              // --qkv-bias
   std::size_t batch = 2;              // --batch
-  // gqa --kv-cache: the memory explorer (its mode's defaults are a Llama-like model's)
+  std::size_t prompt = 1;             // --prompt (kv-cache): tokens cached in the first call
+  // gqa --kv-cache and kv-cache --estimate: the memory explorer (its mode's defaults are a Llama-like model's)
   bool kv_cache = false;
+  bool estimate = false;
   std::size_t emb_dim = 4096;
   std::size_t layers = 32;
   std::size_t context_length = 32768;
@@ -39,7 +43,7 @@ struct LessonConfig {
 
 // The options a lesson mode can take, one per field above. The option table (cli/options.cpp) gives
 // each its name, type, range, help and JSON config key.
-enum class Opt { Query, DOut, Heads, KvGroups, Dropout, DropoutRng, Seed, QkvBias, Batch, KvCache, EmbDim, Layers,
-                 ContextLength, DType };
+enum class Opt { Query, DOut, Heads, KvGroups, Dropout, DropoutRng, Seed, QkvBias, Batch, Prompt, KvCache, Estimate,
+                 EmbDim, Layers, ContextLength, DType };
 
 }  // namespace attn

@@ -1,8 +1,5 @@
 // attn gqa — grouped-query attention (rasbt/LLMs-from-scratch, ch04/04_gqa). Query heads share fewer
 // key/value heads: fewer parameters and a smaller KV cache, nearly the same attention.
-#include <cmath>
-#include <cstdio>
-#include <limits>
 
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
@@ -101,77 +98,11 @@ Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   return t;
 }
 
-Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
-  if (cfg.emb_dim % cfg.heads != 0)
-    throw UsageError("--emb-dim " + std::to_string(cfg.emb_dim) + " is not divisible by --heads " +
-                     std::to_string(cfg.heads));
-  if (cfg.heads % cfg.kv_groups != 0)
-    throw UsageError("--heads " + std::to_string(cfg.heads) + " is not divisible by --kv-groups " +
-                     std::to_string(cfg.kv_groups));
-  const std::size_t bytes_per_elem = bytes_per_element(cfg.dtype);
-  const std::size_t head_dim = cfg.emb_dim / cfg.heads;
-  // bytes = batch x context x head_dim x layers x 2 (keys and values) x bytes_per_elem x kv_heads
-  const auto cache_bytes = [&](std::size_t kv_heads) {
-    const std::size_t bytes =
-        saturating_product({cfg.batch, cfg.context_length, head_dim, cfg.layers, 2, bytes_per_elem, kv_heads});
-    if (bytes == std::numeric_limits<std::size_t>::max()) throw UsageError("the KV cache of this model overflows 2^64 bytes");
-    return bytes;
-  };
-  const std::size_t mha = cache_bytes(cfg.heads), gqa = cache_bytes(cfg.kv_groups);
-  const double ratio = static_cast<double>(mha) / static_cast<double>(gqa);
-  const double savings = 100.0 * (1.0 - static_cast<double>(gqa) / static_cast<double>(mha));
-  const auto fixed = [](double v, int decimals) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return std::string(buf);
-  };
-
-  Trace t(gqa_info(), in, sel);
-  t.info.title = "KV-cache memory of multi-head vs grouped-query attention";
-  t.show_inputs = false;
-  // Report figures as shown, to two decimals (the JSON writes non-integers as float32).
-  const auto two = [](double v) { return std::round(v * 100.0) / 100.0; };
-  t.report = {{"formula", "bytes = batch * context_length * (emb_dim / heads) * layers * 2 * bytes_per_elem * kv_heads"},
-              {"bytes_per_elem", bytes_per_elem},
-              {"head_dim", head_dim},
-              {"mha", {{"kv_heads", cfg.heads}, {"bytes", mha}, {"gb", two(static_cast<double>(mha) / 1e9)}}},
-              {"gqa", {{"kv_heads", cfg.kv_groups}, {"bytes", gqa}, {"gb", two(static_cast<double>(gqa) / 1e9)}}},
-              {"ratio", two(ratio)},
-              {"savings_percent", two(savings)}};
-
-  char row[160];
-  t.notes.push_back("model: emb_dim " + with_commas(cfg.emb_dim) + ", " + std::to_string(cfg.heads) +
-                    " heads (head_dim " + std::to_string(head_dim) + "), " + std::to_string(cfg.layers) +
-                    " layers, context " + with_commas(cfg.context_length) + " tokens, batch " +
-                    std::to_string(cfg.batch) + ", " + to_string(cfg.dtype) + " (" + std::to_string(bytes_per_elem) + " bytes)");
-  t.notes.push_back("");
-  t.notes.push_back("bytes = batch x context x (emb_dim / heads) x layers x 2 (keys and values) x bytes_per_elem x kv_heads");
-  t.notes.push_back("");
-  std::snprintf(row, sizeof row, "        %10s  %26s  %10s", "kv_heads", "bytes", "GB");
-  t.notes.push_back(row);
-  std::snprintf(row, sizeof row, "  MHA   %10zu  %26s  %10s", cfg.heads, with_commas(mha).c_str(),
-                fixed(static_cast<double>(mha) / 1e9, 2).c_str());
-  t.notes.push_back(row);
-  std::snprintf(row, sizeof row, "  GQA   %10zu  %26s  %10s", cfg.kv_groups, with_commas(gqa).c_str(),
-                fixed(static_cast<double>(gqa) / 1e9, 2).c_str());
-  t.notes.push_back(row);
-  t.notes.push_back("");
-  t.notes.push_back("ratio " + fixed(ratio, 2) + "x: GQA saves " + fixed(savings, 2) + "% of the KV cache.");
-  t.notes.push_back("(--kv-groups is the number of key/value heads, as in GroupedQueryAttention; the book's "
-                    "memory_estimator_gqa.py names the group size, heads per key/value head, instead.)");
-  t.resolve();
-  return t;
-}
-
 Lesson gqa_lesson() {
   LessonConfig book;  // GroupedQueryAttention(d_in, d_out=4, num_heads=4, num_kv_groups=2)
   book.d_out = 4;
   book.heads = 4;
   book.kv_groups = 2;
-  LessonConfig llama;  // the KV-cache explorer: a Llama-like 4096-dim, 32-head model with 8 key/value heads
-  llama.heads = 32;
-  llama.kv_groups = 8;
-  llama.batch = 1;
   LessonMode lesson{{{Opt::Heads, ""},
                      {Opt::KvGroups, ""},
                      {Opt::DOut, "Output dimension of the whole module, split over the query heads"},
@@ -182,21 +113,11 @@ Lesson gqa_lesson() {
                      {Opt::QkvBias, ""}},
                     book,
                     run_gqa};
-  // --heads, --kv-groups and --batch keep their meaning here, with the large model's defaults.
-  LessonMode kv_cache{{{Opt::KvCache,
-                        "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model (defaults: a Llama-like "
-                        "4096-dim, 32-head, 32-layer model with 8 key/value heads, 32,768 tokens, batch 1, bf16)"},
-                       {Opt::EmbDim, ""},
-                       {Opt::Heads, ""},
-                       {Opt::KvGroups, ""},
-                       {Opt::Layers, ""},
-                       {Opt::ContextLength, ""},
-                       {Opt::Batch, ""},
-                       {Opt::DType, ""}},
-                      llama,
-                      run_kv_cache,
-                      /*uses_inputs=*/false,
-                      Opt::KvCache};
+  // The memory estimate began here; attn kv-cache --estimate is the same report.
+  const LessonMode kv_cache = kv_cache_estimate_mode(
+      gqa_info(), Opt::KvCache,
+      "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model, as attn kv-cache --estimate (defaults: a "
+      "Llama-like 4096-dim, 32-head, 32-layer model with 8 key/value heads, 32,768 tokens, batch 1, bf16)");
   return {gqa_info(), {lesson, kv_cache}};
 }
 

@@ -59,8 +59,14 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel = 
 // Grouped-query attention, rasbt/LLMs-from-scratch ch04/04_gqa (reads: the mha options and kv_groups)
 Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
-// `attn gqa --kv-cache`: the KV-cache memory of MHA and GQA for a model configuration
-// (reads: emb_dim, heads, kv_groups, layers, context_length, batch, dtype)
+// The KV cache, rasbt/LLMs-from-scratch ch04/03_kv-cache: decoding token by token
+// (reads: prompt, heads, kv_groups (0: MultiHeadAttention), d_out, batch, seed, qkv_bias)
 Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+
+// `attn kv-cache --estimate` and `attn gqa --kv-cache`: the KV-cache memory of MHA and GQA for a model
+// configuration, under the lesson `info` (reads: emb_dim, heads, kv_groups, layers, context_length, batch, dtype)
+Trace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+// That report as a mode of a lesson, picked by the flag `selector`.
+LessonMode kv_cache_estimate_mode(const LessonInfo& info, Opt selector, const std::string& selector_help);
 
 }  // namespace attn

@@ -12,7 +12,8 @@
   X(dropout)            \
   X(mha_wrapper)        \
   X(mha)                \
-  X(gqa)
+  X(gqa)                \
+  X(kv_cache)
 
 namespace attn {
 

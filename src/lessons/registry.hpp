@@ -16,6 +16,9 @@ namespace attn {
 struct OptionUse {
   Opt opt;
   std::string help;
+  // The default in words, where the mode's default is no value of the option (kv-cache's --kv-groups:
+  // "none (MultiHeadAttention)"); --help, the man page and the README show it.
+  std::string default_note = {};
 };
 
 // One way to run a lesson. The first mode of a lesson is the lesson itself; another mode is chosen by

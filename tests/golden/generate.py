@@ -474,6 +474,122 @@ def lesson_gqa(inputs, d_out=4, heads=4, kv_groups=2, seed=None, qkv_bias=False,
     return steps
 
 
+# ch04/03_kv-cache: the cached forward in our own words, over MultiHeadAttention's layers (or, with
+# --kv-groups, GroupedQueryAttention's). Each call projects only its new tokens, appends their keys and
+# values to cache_k/cache_v (b, tokens so far, kv_heads, head_dim) with torch.cat(dim=1), and takes the
+# causal mask's rows from ptr_current_pos, the number of tokens cached before the call.
+
+class KVCache:
+    def __init__(self, module, context_length):
+        self.m = module
+        self.kv_heads = getattr(module, "num_kv_groups", module.num_heads)
+        self.mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+        self.cache_k = self.cache_v = None
+        self.ptr_current_pos = 0
+        self.macs = 0  # multiply-adds of one sequence, counted from the operands' shapes
+
+    def count_linear(self, x, layer):
+        self.macs += x.shape[1] * layer.in_features * layer.out_features
+
+    def count_matmul(self, a, b):  # (b, h, m, k) @ (b, h, k, n), one sequence's h products
+        self.macs += a.shape[1] * a.shape[2] * a.shape[3] * b.shape[3]
+
+    def __call__(self, x, steps=None, p=0, mask_rows=None):
+        m, b, num_tokens = self.m, x.shape[0], x.shape[1]
+        keys_new = m.W_key(x)
+        values_new = m.W_value(x)
+        queries = m.W_query(x)
+        for layer in (m.W_key, m.W_value, m.W_query):
+            self.count_linear(x, layer)
+        keys_new = keys_new.view(b, num_tokens, self.kv_heads, m.head_dim)
+        values_new = values_new.view(b, num_tokens, self.kv_heads, m.head_dim)
+        queries = queries.view(b, num_tokens, m.num_heads, m.head_dim)
+        if self.cache_k is None:
+            self.cache_k, self.cache_v = keys_new, values_new
+        else:
+            self.cache_k = torch.cat([self.cache_k, keys_new], dim=1)
+            self.cache_v = torch.cat([self.cache_v, values_new], dim=1)
+        keys, values = self.cache_k, self.cache_v
+        if steps is not None:
+            steps[f"queries_{p}"], steps[f"keys_new_{p}"], steps[f"values_new_{p}"] = queries, keys_new, values_new
+            steps[f"cache_k_{p}"], steps[f"cache_v_{p}"] = keys, values
+        keys, queries, values = keys.transpose(1, 2), queries.transpose(1, 2), values.transpose(1, 2)
+        if self.kv_heads != m.num_heads or hasattr(m, "num_kv_groups"):
+            keys = keys.repeat_interleave(m.num_heads // self.kv_heads, dim=1)
+            values = values.repeat_interleave(m.num_heads // self.kv_heads, dim=1)
+        attn_scores = queries @ keys.transpose(2, 3)
+        self.count_matmul(queries, keys.transpose(2, 3))
+        num_tokens_Q, num_tokens_K = queries.shape[-2], keys.shape[-2]
+        if mask_rows is None:  # the fix: the rows of the positions being computed
+            mask = self.mask[self.ptr_current_pos:self.ptr_current_pos + num_tokens_Q, :num_tokens_K]
+        else:
+            mask = mask_rows
+        self.ptr_current_pos += num_tokens_Q
+        if steps is not None:
+            steps[f"attn_scores_{p}"] = attn_scores.clone()
+            if num_tokens_Q > 1:
+                steps[f"mask_{p}"] = mask
+        attn_scores.masked_fill_(mask.bool(), -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        context_vec = (attn_weights @ values).transpose(1, 2)
+        self.count_matmul(attn_weights, values)
+        context_vec = context_vec.contiguous().view(b, num_tokens, m.d_out)
+        context_vec = m.out_proj(context_vec)
+        self.count_linear(context_vec, m.out_proj)
+        if steps is not None:
+            steps[f"attn_weights_{p}"] = attn_weights
+            steps[f"context_vec_{p}"] = context_vec
+        return context_vec, attn_weights
+
+
+def lesson_kv_cache(inputs, d_out=2, heads=2, kv_groups=None, seed=None, qkv_bias=False, batch=2, prompt=1):
+    seed_used = 123 if seed is None else seed
+    num_tokens, d_in = inputs.shape
+    x = make_batch(inputs, batch)
+    steps = {"batch": x}
+    torch.manual_seed(seed_used)
+    if kv_groups is None:
+        name, module = "mha", MultiHeadAttention(d_in, d_out, num_tokens, 0.0, heads, qkv_bias)
+    else:
+        name, module = "gqa", GroupedQueryAttention(d_in, d_out, 0.0, heads, kv_groups, qkv_bias)
+    module.eval()
+    steps.update(parameters(name, module))
+    kv_heads = heads if kv_groups is None else kv_groups
+    head_dim = d_out // heads
+    # Decoding: the prompt in one call, then one token per call.
+    cache = KVCache(module, num_tokens)
+    calls = [(0, prompt)] + [(p, 1) for p in range(prompt, num_tokens)]
+    outs, macs = [], []
+    for p, q in calls:
+        before = cache.macs
+        out, _ = cache(x[:, p:p + q], steps, p)
+        outs.append(out)
+        # Without a cache, the call recomputes the whole prefix: the uncached forward over p + q tokens.
+        full = KVCache(module, num_tokens)
+        full(x[:, :p + q])
+        macs.append([p + q, full.macs, cache.macs - before])
+    cache_k = cache.cache_k
+    # The pitfall: the tokens after the prompt in one call, the mask's first rows instead of ptr_current_pos's.
+    chunk = num_tokens - prompt
+    wrong = KVCache(module, num_tokens)
+    wrong(x[:, :prompt])
+    steps["mask_unshifted"] = wrong.mask[:chunk, :num_tokens]
+    _, steps["attn_weights_unshifted"] = wrong(x[:, prompt:], mask_rows=wrong.mask[:chunk, :num_tokens])
+    steps["mask_ptr"] = cache.mask[prompt:prompt + chunk, :num_tokens]
+    # Equivalence with the full causal forward.
+    steps["context_vecs_cached"] = torch.cat(outs, dim=1)
+    steps["context_vecs"] = module(x, {})
+    steps["max_abs_diff"] = (steps["context_vecs_cached"] - steps["context_vecs"]).abs().max()
+    # Cost and memory.
+    steps["macs"] = torch.tensor(macs, dtype=torch.float)
+    steps["macs_total"] = torch.tensor([sum(r[1] for r in macs), sum(r[2] for r in macs)], dtype=torch.float)
+    steps["cache_bytes"] = (cache_k.numel() + cache.cache_v.numel()) * cache_k.element_size()
+    steps["cache_bytes_by_kv_heads"] = torch.tensor(
+        [[g, 2 * batch * num_tokens * g * head_dim * 4] for g in range(heads, 0, -1) if heads % g == 0],
+        dtype=torch.float)
+    return steps
+
+
 def parameters(name, module):
     """A module's parameters as steps, named as named_parameters() names them: "mha.W_query.weight"."""
     steps = {f"{name}.{path}": p for path, p in module.named_parameters()}
@@ -589,6 +705,14 @@ def module_configurations():
         ("gqa", "--d-out 8 --heads 4 --kv-groups 2", "seven_d8.json"),
         ("gqa", "--d-out 16 --heads 8 --kv-groups 2 --batch 1", "twelve_d16.json"),
         ("gqa", "--random 7x4 --kv-groups 1", None),
+        ("kv-cache", "", None), ("kv-cache", "--prompt 3", None), ("kv-cache", "--prompt 5", None),
+        ("kv-cache", "--kv-groups 1", None), ("kv-cache", "--kv-groups 2", None),
+        ("kv-cache", "--d-out 8 --heads 4 --kv-groups 2 --prompt 2 --batch 3 --qkv-bias", None),
+        ("kv-cache", "--seed 7 --d-out 6 --heads 3", None), ("kv-cache", "--d-out 4 --heads 1 --batch 1", None),
+        ("kv-cache", "--qkv-bias --seed 0", None), ("kv-cache", "--d-out 8 --heads 4 --prompt 4", "seven_d8.json"),
+        ("kv-cache", "--d-out 16 --heads 8 --kv-groups 2 --batch 1", "twelve_d16.json"),
+        ("kv-cache", "--d-out 12 --heads 3 --prompt 9", "ten_d12.json"), ("kv-cache", "", "two_tokens_d1.json"),
+        ("kv-cache", "--random 20x16 --d-out 16 --heads 4 --prompt 5", None),
     ]
     return [(lesson, args.split(), file, lesson_kwargs(args.split())) for lesson, args, file in runs]
 
@@ -691,13 +815,16 @@ def extreme_configurations():
         ("gqa", "--d-out 8 --heads 4 --dropout 0.4 --dropout-rng mkl", "ext_max.csv"),
         ("gqa", "", "ext_denormal.json"), ("gqa", "--qkv-bias", "ext_negzero.json"),
         ("gqa", "--batch 1", "ext_nine.json"),
+        ("kv-cache", "", "ext_some_rows.json"), ("kv-cache", "", "ext_overflow.json"),
+        ("kv-cache", "--kv-groups 1", "ext_nine.json"), ("kv-cache", "--prompt 2", "ext_denormal.json"),
+        ("kv-cache", "--qkv-bias", "ext_negzero.json"), ("kv-cache", "--prompt 2 --batch 1", "ext_max.csv"),
     ]
     return [(lesson, args.split(), file, lesson_kwargs(args.split())) for lesson, args, file in runs]
 
 
 LESSONS = {"simple": lesson_simple, "all-tokens": lesson_all_tokens, "trainable": lesson_trainable,
            "causal": lesson_causal, "dropout": lesson_dropout, "mha-wrapper": lesson_mha_wrapper,
-           "mha": lesson_mha, "gqa": lesson_gqa}
+           "mha": lesson_mha, "gqa": lesson_gqa, "kv-cache": lesson_kv_cache}
 
 
 def encode(t):
