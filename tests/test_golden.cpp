@@ -172,7 +172,7 @@ TEST_CASE("each step asked for alone with --step is the same tensor as in the fu
       ++checked;
     }
   }
-  CHECK(checked > 2000);  // every step of 137 configurations, 56 of them at numeric extremes
+  CHECK(checked > 3000);  // every step of 157 configurations, 62 of them at numeric extremes
 }
 
 // The numeric-extreme configurations in the book's view too: every lesson prints its NaN and infinities

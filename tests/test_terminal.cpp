@@ -2,6 +2,8 @@
 // --pause (in-process and in a real terminal under tmux) and the KV-cache explorer.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -50,6 +52,15 @@ TEST_CASE("attn list names every lesson of the registry in its order", "[termina
     CHECK(at >= last);
     last = at;
   }
+  // Each title starts in the same column, however long a section is ("ch04/03_kv-cache").
+  std::set<std::size_t> title_columns;
+  for (const auto& lesson : attn::lessons()) {
+    const std::size_t at = r.out.find(lesson.info.section + " ");
+    REQUIRE(at != std::string::npos);
+    const std::size_t line_start = r.out.rfind('\n', at) + 1;
+    title_columns.insert(r.out.find(lesson.info.title, at) - line_start);
+  }
+  CHECK(title_columns.size() == 1);
   const auto doc = nlohmann::json::parse(attn_test::run({"list", "--json"}).out);
   REQUIRE(doc.size() == kLessons.size());
   CHECK(doc[3]["name"] == "causal");

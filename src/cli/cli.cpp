@@ -478,15 +478,23 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
 
 // `attn list`: the lessons in book order.
 std::string lesson_table(const Paint& paint) {
-  std::string out = paint.bold("The lessons of chapter 3, in book order") + "\n\n";
+  std::string out = paint.bold("The lessons of chapter 3 and its bonus material, in book order") + "\n\n";
+  // Columns as wide as the widest name and section ("ch04/03_kv-cache").
+  std::size_t name_width = 0, section_width = 0;
+  for (const Lesson& lesson : lessons()) {
+    name_width = std::max(name_width, lesson.info.name.size());
+    section_width = std::max(section_width, lesson.info.section.size());
+  }
+  const std::string indent(4 + name_width + 1 + section_width + 1, ' ');
   std::size_t k = 0;
   for (const Lesson& lesson : lessons()) {
     const LessonInfo& info = lesson.info;
-    char head[128];
-    std::snprintf(head, sizeof head, "%2zu  %-12s %-12s ", ++k, info.name.c_str(), info.section.c_str());
-    out += head + info.title + "\n";
-    out += std::string(30, ' ') + info.summary + "\n";
-    out += std::string(30, ' ') + paint.cyan("attn " + info.name) + "\n";
+    char number[16];
+    std::snprintf(number, sizeof number, "%2zu  ", ++k);
+    out += number + info.name + std::string(name_width + 1 - info.name.size(), ' ') + info.section +
+           std::string(section_width + 1 - info.section.size(), ' ') + info.title + "\n";
+    out += indent + info.summary + "\n";
+    out += indent + paint.cyan("attn " + info.name) + "\n";
   }
   out += "\nattn tour runs them all; attn LESSON --help lists a lesson's options.\n";
   return out;

@@ -130,7 +130,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
                      count_of(n, "token") + "; use 1 to " + std::to_string(n - 1) + ")");
   const std::size_t b = cfg.batch, h = cfg.heads, kv = shape.kv_groups, hd = cfg.d_out / h, d_in = in.d_in();
   const std::size_t prompt = cfg.prompt, d_out = cfg.d_out;
-  check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights of the prompt", {b, h, n, n});
+  check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights of the full forward", {b, h, n, n});
   check_elements("the (b, num_tokens, d_out) projections", {b, n, d_out});
   const std::uint64_t seed = cfg.seed.value_or(123);
 

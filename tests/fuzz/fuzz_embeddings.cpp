@@ -27,6 +27,17 @@ void exercise(const attn::Inputs& in) {
     attn::LessonConfig cfg = mode.defaults;
     cfg.query.reset();  // the default query for this input (0 for one token)
     if (!mode.uses_inputs) continue;
+    if (lesson.info.name == "kv-cache" && in.num_tokens() < 2) {
+      // The one refusal a valid input can meet: nothing to decode after the first token.
+      bool refused = false;
+      try {
+        (void)mode.run(in, cfg, {});
+      } catch (const attn::UsageError&) {
+        refused = true;
+      }
+      check(refused);
+      continue;
+    }
     attn::Trace t = [&] {
       try {
         return mode.run(in, cfg, {});
