@@ -104,8 +104,9 @@ std::size_t macs_of(std::size_t q, std::size_t k, std::size_t d_in, std::size_t 
   return q * d_in * (d_out + 2 * kv_dim) + 2 * heads * q * k * head_dim + q * d_out * d_out;
 }
 
-std::string range_of(std::size_t first, std::size_t count) {
-  return count == 1 ? std::to_string(first) : std::to_string(first) + ":" + std::to_string(first + count);
+// "tokens 0 to 2" for positions first..first+count-1 (count > 1).
+std::string tokens_from_to(std::size_t first, std::size_t count) {
+  return "tokens " + std::to_string(first) + " to " + std::to_string(first + count - 1);
 }
 
 std::string shape_text(std::initializer_list<std::size_t> dims) {
@@ -170,9 +171,10 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
   t.modules.push_back({m.name, m.ctor, m.num_params});
   add_num_params_step(t, m.name, m.num_params);
   const std::string kv_name = grouped ? "self.num_kv_groups" : "self.num_heads";
-  t.notes.push_back("decoding: " + (prompt == 1 ? std::string("token 0") : "tokens 0 to " + std::to_string(prompt - 1)) +
-                    " in the first call (--prompt " +
-                    std::to_string(prompt) + "), then " + count_of(n - prompt, "call") + " of one token each");
+  const std::string full_lesson = grouped ? "attn gqa" : "attn mha";  // the lesson of the full forward
+  t.notes.push_back("decoding: " + (prompt == 1 ? std::string("token 0") : tokens_from_to(0, prompt)) +
+                    " in the first call (--prompt " + std::to_string(prompt) + "), then " +
+                    count_of(n - prompt, "call") + " of one token each");
   t.notes.push_back("num_heads = " + std::to_string(h) + ", head_dim = " + std::to_string(hd) +
                     (grouped ? ", num_kv_groups = " + std::to_string(kv) + ": query heads " +
                                    "share each cached key/value head in groups of " + std::to_string(h / kv)
@@ -193,7 +195,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
     const std::size_t q = count, k = first + count;
     const std::string at = std::to_string(first);
     const bool is_prompt = calls.size() == 1;
-    const std::string who = q == 1 ? "token " + token_label(in, first) : "the prompt, tokens " + range_of(first, q);
+    const std::string who = q == 1 ? "token " + token_label(in, first) : "the prompt, " + tokens_from_to(first, q);
     const std::string x_line = "x = batch[:, " + std::to_string(first) + ":" + std::to_string(first + q) + "]  # " +
                                (q == 1 ? "the new token" : "the prompt") + ": (b, num_tokens, d_in)\n";
     t.add("queries_" + at, "Queries of " + who,
@@ -237,7 +239,8 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
                        "so there is no later key to hide (the code's mask row, ptr_current_pos = " +
                        std::to_string(first) + ", is all zeros over these keys)."
                  : "The prompt's tokens score each other, " + shape_text({b, h, q, k}) +
-                       ", as in attn mha: here a token could see the ones after it, so the causal mask follows.",
+                       ", as in " + full_lesson + ": here a token could see the ones after it, so the causal mask "
+                       "follows.",
           transposes + "attn_scores = queries @ keys.transpose(2, 3)", {b, h, q, k}, c.attn_scores);
     if (q > 1)
       t.add("mask_" + at, "The mask rows of this call",
@@ -250,9 +253,9 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
     t.add("attn_weights_" + at, q == 1 ? "Attention weights of the new token" : "Attention weights of the prompt",
           q == 1 ? "Softmax over the " + std::to_string(k) +
                        " cached keys, scaled by sqrt(head_dim): this is row " + std::to_string(first) +
-                       " of attn mha's attn_weights, computed without the rows before it."
-                 : "Softmax over each row, scaled by sqrt(head_dim): rows 0 to " + std::to_string(q - 1) +
-                       " of attn mha's attn_weights.",
+                       " of " + full_lesson + "'s attn_weights, computed without the rows before it."
+                 : "Softmax over each row, scaled by sqrt(head_dim): rows 0 to " + std::to_string(q - 1) + " of " +
+                       full_lesson + "'s attn_weights.",
           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", {b, h, q, k}, c.attn_weights)
         .show_heatmap_from(first, q > 1);
     t.add("context_vec_" + at, "Context vector" + std::string(q == 1 ? " of " : "s of ") + who,
@@ -273,17 +276,22 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
   const std::string chunk_call = m.name + "(batch[:, " + std::to_string(prompt) + ":" + std::to_string(n) +
                                  "], use_cache=True)  # the rest in one call: num_tokens_Q = " +
                                  std::to_string(chunk) + ", num_tokens_K = " + std::to_string(n);
-  t.add("mask_unshifted", "The pitfall: a chunk masked with the mask's first rows",
-        "Suppose the " + count_of(chunk, "token") + " after the prompt came in one call (a long prompt cached in "
-        "chunks, or a second message): " + std::to_string(chunk) + " queries against " + std::to_string(n) +
-        " cached keys. The first version of the bonus code sliced self.mask.bool()[:num_tokens, :num_tokens], a (" +
-        std::to_string(chunk) + ", " + std::to_string(chunk) + ") mask that does not fit (" + std::to_string(chunk) +
-        ", " + std::to_string(n) + ") scores" +
-        (chunk == 1 ? " but broadcasts as a single False, which is why token-by-token decoding never shows the bug"
-                    : ", so PyTorch stops with a size mismatch (with one token per call it is a single False that "
-                      "broadcasts, which is why token-by-token decoding never shows the bug)") +
-        ". Slicing [:num_tokens_Q, :num_tokens_K] fits, but takes rows 0 to " + std::to_string(chunk - 1) +
-        ": the query at position " + std::to_string(prompt) + " + i gets row i, the mask of an earlier position.",
+  const std::string c_ = std::to_string(chunk), n_ = std::to_string(n), p_ = std::to_string(prompt);
+  const std::string pitfall =
+      chunk == 1
+          ? "Take the token after the prompt: 1 query against " + n_ + " cached keys. An earlier version of the bonus "
+            "code sliced self.mask.bool()[:num_tokens, :num_tokens], a (1, 1) mask for (1, " + n_ + ") scores: a "
+            "single False that broadcasts over them, right for one token, which is why token-by-token decoding "
+            "never shows the bug. Slicing [:num_tokens_Q, :num_tokens_K] fits the scores too, but takes row 0: the "
+            "query at position " + p_ + " gets the mask of position 0."
+          : "Suppose the " + c_ + " tokens after the prompt came in one call (a long prompt cached in chunks, or "
+            "a second message): " + c_ + " queries against " + n_ + " cached keys. An earlier version of the bonus "
+            "code sliced self.mask.bool()[:num_tokens, :num_tokens], a (" + c_ + ", " + c_ + ") mask that does "
+            "not fit (" + c_ + ", " + n_ + ") scores, so PyTorch stops with a size mismatch (with one token per "
+            "call it is a single False that broadcasts, which is why token-by-token decoding never shows the bug). "
+            "Slicing [:num_tokens_Q, :num_tokens_K] fits, but takes rows 0 to " + std::to_string(chunk - 1) +
+            ": the query at position " + p_ + " + i gets row i, the mask of an earlier position.";
+  t.add("mask_unshifted", "The pitfall: a chunk masked with the mask's first rows", pitfall,
         chunk_call + "\nmask_bool = self.mask.bool()[:num_tokens_Q, :num_tokens_K]  # the pitfall (shown: 0/1)",
         {chunk, n}, wrong.mask);
   t.add("attn_weights_unshifted", "What the unshifted mask computes: wrong weights, and no error",
@@ -335,7 +343,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
         "from the cache, when its token was the newest.",
         calls_code, {b, n, d_out}, cached);
   t.add("context_vecs", "The full causal forward, all tokens at once",
-        "What attn " + std::string(grouped ? "gqa" : "mha") + " computes: every token in one call, the causal mask "
+        "What " + full_lesson + " computes: every token in one call, the causal mask "
         "hiding the future." + (grouped ? "" : " With the defaults these are the book's context_vecs of section 3.6.2."),
         mod + ".reset_cache()\ncontext_vecs = " + mod + "(batch)  # use_cache=False", {b, n, d_out}, full);
   t.add("max_abs_diff", "Decoded with the cache, or all at once: the largest difference",
