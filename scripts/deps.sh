@@ -9,6 +9,7 @@ packages=(
   libsleef-dev                                         # PyTorch's exp, to the bit
   libcli11-dev nlohmann-json3-dev                      # command line, JSON
   libutf8proc-dev                                      # what a terminal shows: control characters, widths
+  libpcre2-dev                                         # GPT-2's tokenizer pattern (Unicode classes)
   catch2 python3 python3-numpy jq tmux                 # tests: pipes into python3 (NumPy, as the docs use it),
                                                        # jq, a real terminal (tmux)
   man-db binutils                                      # tests: the man page through man -l, nm on the executables

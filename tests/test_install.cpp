@@ -125,8 +125,9 @@ TEST_CASE("cmake --install into a DESTDIR staging tree: binary, bench, data, man
   INFO(installed.out);
   REQUIRE(installed.status == 0);
   const std::string usr = stage + "/usr";
-  for (const char* file : {"/bin/attn", "/libexec/attn/attn-bench", "/share/attn/journey.json", "/share/man/man1/attn.1",
-                           "/share/bash-completion/completions/attn"}) {
+  for (const char* file : {"/bin/attn", "/libexec/attn/attn-bench", "/share/attn/journey.json",
+                           "/share/attn/gpt2/encoder.json", "/share/attn/gpt2/vocab.bpe", "/share/attn/gpt2/README.md",
+                           "/share/man/man1/attn.1", "/share/bash-completion/completions/attn"}) {
     INFO(file);
     CHECK(shell("test -f " + quote(usr + file)).status == 0);
   }

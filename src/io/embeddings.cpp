@@ -27,11 +27,6 @@ namespace attn {
 
 namespace {
 
-bool is_regular_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 // All of `in`, read in chunks so that a pipe (no size known up front) is held to the file size limit and
@@ -419,19 +414,10 @@ NpyHeader read_npy_header(const std::string& bytes, const std::string& name) {
 }  // namespace
 
 std::string default_embeddings_path() {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("ATTN_DATA_DIR"); env != nullptr && *env != '\0') dirs.emplace_back(env);
-  if (const std::string exe = executable_dir(); !exe.empty()) dirs.push_back(exe + "/../share/attn");
-  dirs.emplace_back(ATTN_INSTALL_DATADIR);
-  dirs.emplace_back(ATTN_SOURCE_DATADIR);
-  for (const auto& dir : dirs) {
-    const std::string candidate = dir + "/journey.json";
-    if (!is_regular_file(candidate)) continue;
-    char resolved[PATH_MAX];  // shown to the user: /usr/local/share/attn/..., not .../bin/../share/...
-    return ::realpath(candidate.c_str(), resolved) != nullptr ? std::string(resolved) : candidate;
-  }
-  throw InputError("cannot find the bundled journey.json (looked in $ATTN_DATA_DIR, ../share/attn next to the "
-                   "executable, " ATTN_INSTALL_DATADIR " and " ATTN_SOURCE_DATADIR "); pass --input FILE");
+  const std::string path = find_data_file("journey.json");
+  if (path.empty())
+    throw InputError("cannot find the bundled journey.json (looked in " + data_dirs_text() + "); pass --input FILE");
+  return path;
 }
 
 std::optional<InputFormat> format_of_name(const std::string& path) {

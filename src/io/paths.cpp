@@ -1,5 +1,10 @@
 #include "io/paths.hpp"
 
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace attn {
@@ -11,6 +16,26 @@ std::string executable_dir() {
   buf.resize(static_cast<std::size_t>(len));
   const auto slash = buf.rfind('/');
   return slash == std::string::npos ? std::string{} : buf.substr(0, slash);
+}
+
+std::string find_data_file(const std::string& relative) {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("ATTN_DATA_DIR"); env != nullptr && *env != '\0') dirs.emplace_back(env);
+  if (const std::string exe = executable_dir(); !exe.empty()) dirs.push_back(exe + "/../share/attn");
+  dirs.emplace_back(ATTN_INSTALL_DATADIR);
+  dirs.emplace_back(ATTN_SOURCE_DATADIR);
+  for (const auto& dir : dirs) {
+    const std::string candidate = dir + "/" + relative;
+    struct stat st{};
+    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    char resolved[PATH_MAX];  // shown to the user: /usr/local/share/attn/..., not .../bin/../share/...
+    return ::realpath(candidate.c_str(), resolved) != nullptr ? std::string(resolved) : candidate;
+  }
+  return {};
+}
+
+std::string data_dirs_text() {
+  return "$ATTN_DATA_DIR, ../share/attn next to the executable, " ATTN_INSTALL_DATADIR " and " ATTN_SOURCE_DATADIR;
 }
 
 }  // namespace attn

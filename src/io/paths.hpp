@@ -7,4 +7,11 @@ namespace attn {
 // The directory of the running executable (from /proc/self/exe), or "" if it cannot be read.
 std::string executable_dir();
 
+// A file bundled with attn ("journey.json", "gpt2/encoder.json"), looked for in $ATTN_DATA_DIR,
+// ../share/attn beside the executable, the installed data directory and the source tree's data/, in that
+// order; its real path, or "" when none has it.
+std::string find_data_file(const std::string& relative);
+// Where find_data_file looks, for messages: "$ATTN_DATA_DIR, ../share/attn next to the executable, ...".
+std::string data_dirs_text();
+
 }  // namespace attn

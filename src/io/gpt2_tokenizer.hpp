@@ -1,0 +1,57 @@
+#pragma once
+// GPT-2's byte-level BPE tokenizer, as chapter 2 of the book uses it (tiktoken's "gpt2" encoding, from
+// OpenAI's encoder.json and vocab.bpe; Hugging Face ships the same files as vocab.json and merges.txt):
+//   1. the special token <|endoftext|> is split off and becomes id 50256;
+//   2. the rest is cut into pieces by GPT-2's pre-tokenizer pattern (contractions, runs of letters or of
+//      digits with an optional leading space, other symbols, whitespace), matched with PCRE2;
+//   3. each piece's UTF-8 bytes become printable characters (byte 0x20, a space, is "Ġ"), and the merges
+//      are applied by rank, lowest first, until none applies; each resulting symbol is one token.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace attn {
+
+struct Gpt2Token {
+  std::int64_t id;
+  std::string bytes;  // the token's text, as the UTF-8 bytes it stands for (" journey"; may be part of a character)
+};
+
+class Gpt2Tokenizer {
+ public:
+  // Reads the vocabulary (a JSON object token -> id) and the merges (one "a b" pair per line, in rank order,
+  // after an optional "#version" line). An InputError names the file and what is wrong.
+  static Gpt2Tokenizer load(const std::string& vocabulary_path, const std::string& merges_path);
+  // The files bundled with attn: data/gpt2/encoder.json and data/gpt2/vocab.bpe, found as journey.json is.
+  static const Gpt2Tokenizer& bundled();
+
+  // The tokens of `text`, which must be valid UTF-8 (a UsageError otherwise). "<|endoftext|>" is the
+  // special token 50256 wherever it appears.
+  std::vector<Gpt2Token> encode(const std::string& text) const;
+  std::size_t vocabulary_size() const { return id_of_.size(); }
+
+  Gpt2Tokenizer(Gpt2Tokenizer&&) noexcept;
+  ~Gpt2Tokenizer();
+
+ private:
+  Gpt2Tokenizer();
+  std::vector<std::string> bpe(const std::string& piece) const;  // byte-encoded symbols after the merges
+
+  std::unordered_map<std::string, std::int64_t> id_of_;  // byte-encoded token -> id
+  std::unordered_map<std::string, std::size_t> rank_of_;  // "a b" -> merge rank
+  std::int64_t end_of_text_ = -1;
+  struct Pattern;
+  std::unique_ptr<Pattern> pattern_;  // the compiled pre-tokenizer pattern
+};
+
+// The byte-level encoding: each of the 256 bytes as the one printable character GPT-2 writes for it
+// (bytes that print as themselves stay, the others map to U+0100 and up: 0x20 is "Ġ", U+0120).
+const std::vector<std::string>& gpt2_byte_symbols();
+
+// A token's bytes as a student should see them: valid UTF-8 as it is, a leading space kept (the caller
+// shows it), bytes that are not whole characters as \xNN.
+std::string gpt2_readable(const std::string& bytes);
+
+}  // namespace attn

@@ -1,0 +1,114 @@
+// GPT-2's tokenizer against the book's ids and a reference BPE in Python (tests/golden/gpt2_tokens.py,
+// with the `regex` module GPT-2's own encoder.py used): the same ids for 401 strings of Unicode, emoji,
+// digits, contractions, runs of spaces, newlines and <|endoftext|>.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+#include "io/gpt2_tokenizer.hpp"
+#include "support.hpp"
+
+using attn::Gpt2Tokenizer;
+
+namespace {
+
+std::vector<std::int64_t> ids_of(const std::string& text) {
+  std::vector<std::int64_t> ids;
+  for (const auto& t : Gpt2Tokenizer::bundled().encode(text)) ids.push_back(t.id);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2's tokenizer gives the book's ids", "[gpt2][tokenizer]") {
+  // ../shared/data/gpt2/README.md: chapter 2's examples, and the book's six tokens.
+  CHECK(ids_of("Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace.") ==
+        std::vector<std::int64_t>{15496, 11, 466, 345, 588, 8887, 30, 220, 50256, 554, 262, 4252, 18250, 8812, 2114,
+                                  286, 617, 34680, 27271, 13});
+  CHECK(ids_of("Akwirw ier") == std::vector<std::int64_t>{33901, 86, 343, 86, 220, 959});
+  CHECK(ids_of("Your journey starts with one step") == std::vector<std::int64_t>{7120, 7002, 4940, 351, 530, 2239});
+  CHECK(Gpt2Tokenizer::bundled().vocabulary_size() == 50257);
+  // Each token's bytes: a leading space belongs to the word after it, as GPT-2 splits text.
+  const auto tokens = Gpt2Tokenizer::bundled().encode("Your journey starts");
+  REQUIRE(tokens.size() == 3);
+  CHECK(tokens[0].bytes == "Your");
+  CHECK(tokens[1].bytes == " journey");
+  CHECK(tokens[2].bytes == " starts");
+  CHECK(Gpt2Tokenizer::bundled().encode("<|endoftext|>")[0].bytes == "<|endoftext|>");
+}
+
+TEST_CASE("GPT-2's tokenizer gives the reference BPE's ids for 401 strings", "[gpt2][tokenizer][golden]") {
+  std::ifstream in(ATTN_TESTS_DIR "/golden/gpt2_tokens.json");
+  REQUIRE(in.good());
+  const auto golden = nlohmann::json::parse(in);
+  std::size_t checked = 0, with_special = 0, non_ascii = 0;
+  for (const auto& c : golden.at("cases")) {
+    const std::string text = c.at("text");
+    INFO("text " << nlohmann::json(text).dump());
+    CHECK(ids_of(text) == c.at("ids").get<std::vector<std::int64_t>>());
+    // The tokens' bytes put back together are the text.
+    std::string joined;
+    for (const auto& t : Gpt2Tokenizer::bundled().encode(text)) joined += t.bytes;
+    CHECK(joined == text);
+    ++checked;
+    with_special += text.find("<|endoftext|>") != std::string::npos ? 1 : 0;
+    non_ascii += std::any_of(text.begin(), text.end(), [](char ch) { return static_cast<unsigned char>(ch) >= 0x80; });
+  }
+  CHECK(checked == 401);
+  CHECK(with_special >= 20);
+  CHECK(non_ascii >= 100);
+}
+
+TEST_CASE("GPT-2's tokenizer: bytes that are not whole characters are shown as hex escapes", "[gpt2][tokenizer]") {
+  CHECK(attn::gpt2_readable(" journey") == " journey");
+  CHECK(attn::gpt2_readable("\xf0\x9f") == "\\xf0\\x9f");  // the first half of an emoji split over two tokens
+  CHECK(attn::gpt2_readable("caf\xc3\xa9") == "caf\xc3\xa9");
+  // An emoji GPT-2 has no single token for comes out as byte tokens that only together make the character.
+  const auto tokens = Gpt2Tokenizer::bundled().encode("\xf0\x9f\xa6\x99");  // U+1F999, a llama
+  REQUIRE(tokens.size() >= 2);
+  CHECK(attn::gpt2_readable(tokens[0].bytes).find("\\x") != std::string::npos);
+  CHECK_THROWS_AS(Gpt2Tokenizer::bundled().encode("bad \xff byte"), attn::UsageError);
+}
+
+TEST_CASE("GPT-2's tokenizer files: a broken vocabulary or merges file is an input error naming it", "[gpt2][tokenizer]") {
+  const attn_test::Scratch s;
+  const std::string merges = s.file("merges.txt", "#version: 0.2\nh e\n");
+  const auto vocab_with = [&](const std::string& name, const std::string& json) { return s.file(name, json); };
+  struct Bad {
+    std::string vocabulary, merges, needle;
+  };
+  std::string bytes_only = "{";
+  for (std::size_t b = 0; b < attn::gpt2_byte_symbols().size(); ++b)
+    bytes_only += nlohmann::json(attn::gpt2_byte_symbols()[b]).dump() + ": " + std::to_string(b) + ", ";
+  const std::string good = bytes_only + "\"<|endoftext|>\": 256}";
+  const std::vector<Bad> cases{
+      {s.dir + "/missing.json", merges, "missing.json: cannot open"},
+      {vocab_with("array.json", "[1, 2]"), merges, "not a JSON object"},
+      {vocab_with("syntax.json", "{\"a\": }"), merges, "not valid JSON"},
+      {vocab_with("latin1.json", "{\"\xe9\": 0}"), merges, "not UTF-8"},
+      {vocab_with("noeot.json", bytes_only + "\"xy\": 256}"), merges, "no <|endoftext|>"},
+      {vocab_with("dup.json", bytes_only + "\"<|endoftext|>\": 3}"), merges, "is not a new whole number"},
+      {vocab_with("nobytes.json", "{\"<|endoftext|>\": 0}"), merges, "lacks the byte token"},
+      {vocab_with("good.json", good), s.file("m1.txt", "#version: 0.2\nhe\n"), "m1.txt:2: expected a merge"},
+      {vocab_with("good2.json", good), s.file("m2.txt", "#version: 0.2\n"), "has no merges"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.needle);
+    try {
+      (void)Gpt2Tokenizer::load(c.vocabulary, c.merges);
+      FAIL("accepted");
+    } catch (const attn::InputError& e) {
+      CHECK(std::string(e.what()).find(c.needle) != std::string::npos);
+    }
+  }
+  // A vocabulary of the bytes alone, with one merge, still tokenizes: "he" merges, "x" stays a byte.
+  const Gpt2Tokenizer tiny = Gpt2Tokenizer::load(vocab_with("tiny.json", bytes_only + "\"<|endoftext|>\": 256, \"he\": 257}"),
+                                                 merges);
+  const auto tokens = tiny.encode("hex");
+  REQUIRE(tokens.size() == 2);
+  CHECK(tokens[0].id == 257);
+  CHECK(tokens[1].bytes == "x");
+}
