@@ -77,3 +77,43 @@ TEST_CASE("torch.rand and nn.Linear init match PyTorch bit for bit", "[rng][gold
     }
   }
 }
+
+namespace {
+
+std::vector<std::uint32_t> bits_of(const std::vector<float>& v) {
+  std::vector<std::uint32_t> out(v.size());
+  std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tensor.normal_ matches PyTorch bit for bit on both of its paths, and nn.Embedding's weights", "[rng][golden]") {
+  std::ifstream in(ATTN_TESTS_DIR "/golden/rng.json");
+  REQUIRE(in.good());
+  const auto doc = nlohmann::json::parse(in);
+  std::size_t checked = 0;
+  for (const auto& c : doc.at("normal")) {
+    const std::uint64_t seed = std::stoull(c.at("seed").get<std::string>());
+    INFO("seed " << seed << ", sizes " << c.at("sizes").dump());
+    TorchGenerator gen(seed);
+    const auto sizes = c.at("sizes").get<std::vector<std::size_t>>();
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      CHECK(bits_of(gen.normal(sizes[k])) == c.at("bits")[k].get<std::vector<std::uint32_t>>());
+      checked += sizes[k];
+    }
+    // The stream is left where PyTorch leaves it (a cached second value draws nothing).
+    CHECK(all_bits(gen.rand(2)) == c.at("rand_after_bits").get<std::vector<std::uint32_t>>());
+  }
+  CHECK(checked > 5000);
+  // torch.manual_seed(123); nn.Embedding(50257, 3): chapter 2's token embedding layer at the book's d_in.
+  const auto& e = doc.at("embedding");
+  TorchGenerator gen(std::stoull(e.at("seed").get<std::string>()));
+  const std::vector<std::uint32_t> b = bits_of(gen.normal(e.at("rows").get<std::size_t>() * e.at("cols").get<std::size_t>()));
+  REQUIRE(b.size() == 150771);
+  CHECK(std::vector<std::uint32_t>(b.begin(), b.begin() + 48) == e.at("first_bits").get<std::vector<std::uint32_t>>());
+  CHECK(std::vector<std::uint32_t>(b.end() - 48, b.end()) == e.at("last_bits").get<std::vector<std::uint32_t>>());
+  std::uint64_t sum = 0;
+  for (const std::uint32_t x : b) sum += x;
+  CHECK(std::to_string(sum) == e.at("bits_sum_mod_2_64").get<std::string>());
+}

@@ -1,6 +1,8 @@
 #include "core/torch_random.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 namespace attn {
@@ -16,6 +18,7 @@ std::string to_string(DropoutRng rng) { return rng == DropoutRng::Mkl ? "mkl" : 
 void TorchGenerator::manual_seed(std::uint64_t seed) {
   seed_ = seed;
   engine_.seed(static_cast<std::uint32_t>(seed & 0xffffffffu));
+  next_double_normal_.reset();  // as CPUGeneratorImpl::set_current_seed
 }
 
 std::uint32_t TorchGenerator::random() { return static_cast<std::uint32_t>(engine_()); }
@@ -33,6 +36,115 @@ float TorchGenerator::uniform(float from, float to) {
   // weights differ in the last bit. fmaf is exact on every machine, with or without an FMA unit.
   const float u = static_cast<float>(random() & 0xffffffu) * (1.0f / 16777216.0f);
   return std::fmaf(u, to - from, from);
+}
+
+namespace {
+
+// The float log and sincos of PyTorch's AVX2 normal_ (avx_mathfun's cephes polynomials), one lane at a time.
+// Written by hand because no library gives these exact bits: they are particular polynomials evaluated in a
+// particular order, and GCC contracted some of their multiply-adds into FMAs when it compiled PyTorch (every
+// polynomial step, and in each tail the product computed first). std::fmaf stands exactly where an FMA was
+// found to run: tests/golden/rng.json holds PyTorch's normal_ output to check every bit.
+float bits_to_float(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+float avx2_log(float x) {  // x in (0, 1] here: 1 - u for a uniform u
+  x = std::max(x, bits_to_float(0x00800000u));  // denormals cut off
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const int exponent = static_cast<int>(bits >> 23) - 0x7f;
+  x = bits_to_float((bits & ~0x7f800000u) | 0x3f000000u);  // the mantissa, in [0.5, 1)
+  float e = static_cast<float>(exponent) + 1.0f;
+  const bool small = x < 0.707106781186547524f;
+  const float tmp = small ? x : 0.0f;
+  x = x - 1.0f;
+  e = e - (small ? 1.0f : 0.0f);
+  x = x + tmp;
+  const float z = x * x;
+  float y = 7.0376836292E-2f;
+  for (const float p : {-1.1514610310E-1f, 1.1676998740E-1f, -1.2420140846E-1f, 1.4249322787E-1f, -1.6668057665E-1f,
+                        2.0000714765E-1f, -2.4999993993E-1f, 3.3333331174E-1f})
+    y = std::fmaf(y, x, p);
+  y = y * x;
+  y = std::fmaf(y, z, e * -2.12194440e-4f);  // y * z + e * q1: the product y * z fused
+  y = y - z * 0.5f;
+  x = x + y;
+  return x + e * 0.693359375f;
+}
+
+void avx2_sincos(float x, float& s, float& c) {  // x >= 0 here: 2 pi u
+  const bool negative = std::signbit(x);
+  x = std::fabs(x);
+  int j = static_cast<int>(x * 1.27323954473516f);  // 4 / pi, truncated
+  j = (j + 1) & ~1;
+  const float y = static_cast<float>(j);
+  const bool swap_sin = (j & 4) != 0, sine_poly_for_sin = (j & 2) == 0;
+  x = x + y * -0.78515625f;  // extended precision x - y * pi/4
+  x = x + y * -2.4187564849853515625e-4f;
+  x = x + y * -3.77489497744594108e-8f;
+  const bool cos_negative = ((~(j - 2)) & 4) != 0;
+  const float z = x * x;
+  float cos_poly = std::fmaf(std::fmaf(2.443315711809948E-005f, z, -1.388731625493765E-003f), z, 4.166664568298827E-002f);
+  cos_poly = cos_poly * z;
+  cos_poly = std::fmaf(cos_poly, z, -(z * 0.5f));  // y * z - z * 0.5: the product y * z fused
+  cos_poly = cos_poly + 1.0f;
+  float sin_poly = std::fmaf(std::fmaf(-1.9515295891E-4f, z, 8.3321608736E-3f), z, -1.6666654611E-1f);
+  sin_poly = sin_poly * z;
+  sin_poly = std::fmaf(sin_poly, x, x);
+  // The lanes' select, as the AVX code does it: a masked copy of each, added (so -0.0 becomes 0.0 the same way).
+  const float sin_part = sine_poly_for_sin ? sin_poly : 0.0f, cos_part = sine_poly_for_sin ? 0.0f : cos_poly;
+  const float sin_rest = sin_poly - sin_part, cos_rest = cos_poly - cos_part;
+  s = cos_part + sin_part;
+  c = cos_rest + sin_rest;
+  if (negative != swap_sin) s = -s;  // the AVX code flips the sign bit with an xor
+  if (cos_negative) c = -c;
+}
+
+// normal_fill_16 of the AVX2 build: data[j] and data[j + 8] (uniforms) become a Box-Muller pair.
+void normal_fill_16(float* data) {
+  const float two_pi = static_cast<float>(2.0 * 3.14159265358979323846);
+  for (int j = 0; j < 8; ++j) {
+    const float u1 = 1.0f - data[j], u2 = data[j + 8];
+    const float radius = std::sqrt(-2.0f * avx2_log(u1));
+    float s, c;
+    avx2_sincos(two_pi * u2, s, c);
+    data[j] = std::fmaf(radius * c, 1.0f, 0.0f);  // _mm256_fmadd_ps(n, std, mean) with std 1, mean 0
+    data[j + 8] = std::fmaf(radius * s, 1.0f, 0.0f);
+  }
+}
+
+}  // namespace
+
+std::vector<float> TorchGenerator::normal(std::size_t count) {
+  std::vector<float> out(count);
+  if (count >= 16) {
+    for (auto& v : out) v = uniform(0.0f, 1.0f);
+    for (std::size_t i = 0; i + 16 <= count; i += 16) normal_fill_16(out.data() + i);
+    if (count % 16 != 0) {  // the last 16 again, from new uniforms
+      float* tail = out.data() + count - 16;
+      for (std::size_t i = 0; i < 16; ++i) tail[i] = uniform(0.0f, 1.0f);
+      normal_fill_16(tail);
+    }
+    return out;
+  }
+  for (auto& v : out) {
+    if (next_double_normal_) {
+      v = static_cast<float>(*next_double_normal_);
+      next_double_normal_.reset();
+      continue;
+    }
+    // uniform_real_distribution<double>: 53 random bits of one 64-bit draw.
+    const auto uniform53 = [this] { return static_cast<double>(random64() & ((std::uint64_t{1} << 53) - 1)) * 0x1p-53; };
+    const double u1 = uniform53(), u2 = uniform53();
+    const double r = std::sqrt(-2.0 * std::log1p(-u2));
+    const double theta = 2.0 * 3.14159265358979323846 * u1;
+    next_double_normal_ = r * std::sin(theta);
+    v = static_cast<float>(r * std::cos(theta));
+  }
+  return out;
 }
 
 Vector TorchGenerator::rand(std::size_t n) {

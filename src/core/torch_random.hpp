@@ -5,8 +5,10 @@
 // is written here are PyTorch's transforms of its draws: torch.rand / uniform_ (24-bit floats),
 // nn.Linear's kaiming-uniform init, and the two ways PyTorch builds draw dropout keep-masks.
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/tensor.hpp"
 
@@ -37,6 +39,16 @@ class TorchGenerator {
   // tensor.uniform_(from, to) on float32: u * (to - from) + from in float arithmetic.
   float uniform(float from, float to);
 
+  // tensor.normal_() (mean 0, std 1) on a contiguous float32 tensor of `count` elements, as PyTorch 1.13's
+  // CPU kernel draws it, so nn.Embedding's weights come out bit for bit:
+  //   - 16 elements or more: every element a 24-bit uniform float first, then each block of 16 made normal
+  //     by Box-Muller (elements j and j + 8 from one pair), with the float log, sin and cos of the AVX2 build
+  //     (x86-64's default); a count that is not a multiple of 16 draws its last 16 uniforms again and
+  //     transforms them once more;
+  //   - fewer: one double Box-Muller pair per two elements, from 53-bit uniforms, the second of each pair
+  //     kept for the next draw (until manual_seed), as at::normal_distribution<double> does.
+  std::vector<float> normal(std::size_t count);
+
   // nn.Dropout(p)'s keep-mask drawn over `count` elements in row-major order, already scaled: each
   // entry is 1/(1-p) (kept) or 0 (dropped). p == 0 and p == 1 draw nothing, as in PyTorch.
   std::vector<float> dropout_scale_mask(std::size_t count, double p, DropoutRng rng);
@@ -44,6 +56,7 @@ class TorchGenerator {
  private:
   std::mt19937 engine_;
   std::uint64_t seed_ = 0;
+  std::optional<double> next_double_normal_;  // the cached second value of the last scalar Box-Muller pair
 };
 
 }  // namespace attn

@@ -862,6 +862,24 @@ def rng_cases():
     return cases
 
 
+def normal_cases():
+    """tensor.normal_() bit for bit: both of PyTorch's paths (under 16 elements, and 16 or more with a tail
+    of any length), the cached second value across calls, and nn.Embedding(50257, 3) as chapter 2 makes it."""
+    cases = []
+    for seed in [0, 123, 789, 2**32 + 5]:
+        for sizes in [[1], [2], [3, 3], [5], [15], [16], [17], [18], [31], [32], [47], [100], [1000], [15, 20], [1, 16, 1]]:
+            torch.manual_seed(seed)
+            draws = [bits(torch.empty(n).normal_()) for n in sizes]
+            after = bits(torch.rand(2))  # where the stream is left
+            cases.append({"seed": str(seed), "sizes": sizes, "bits": draws, "rand_after_bits": after})
+    torch.manual_seed(123)
+    emb = nn.Embedding(50257, 3).weight.detach().reshape(-1)
+    b = bits(emb)
+    big = {"seed": "123", "rows": 50257, "cols": 3, "first_bits": b[:48], "last_bits": b[-48:],
+           "bits_sum_mod_2_64": str(sum(b) % 2**64)}
+    return cases, big
+
+
 def main():
     if torch.backends.mkl.is_available():
         sys.exit("generate.py wants a PyTorch build without MKL (Debian's python3-torch): dropout masks differ")
@@ -889,7 +907,9 @@ def main():
         f.write("\n")
     print(f"{len(cases)} configurations written to tests/golden/lessons.json")
     with open(os.path.join(HERE, "rng.json"), "w") as f:
-        json.dump({"generator": "tests/golden/generate.py", "torch": torch.__version__, "cases": rng_cases()}, f)
+        normal, embedding = normal_cases()
+        json.dump({"generator": "tests/golden/generate.py", "torch": torch.__version__, "cases": rng_cases(),
+                   "normal": normal, "embedding": embedding}, f)
         f.write("\n")
     print("torch.rand and nn.Linear bits written to tests/golden/rng.json")
 
