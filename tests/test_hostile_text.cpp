@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -131,5 +132,29 @@ TEST_CASE("error lines show control characters from paths, cells, option values 
     CHECK(control_bytes(r.err) == 0);
     CHECK((r.err.find("\\x1b") != std::string::npos || r.err.find("\\x07") != std::string::npos));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("a --text sentence of control characters is tokenized, but never reaches the terminal", "[hostile][gpt2]") {
+  // NUL cannot be in argv; every other hostile string can, joined into one sentence.
+  std::string sentence;
+  for (const auto& h : kHostile)
+    if (h.find('\0') == std::string::npos) sentence += h + " ";
+  for (const std::string& lesson : {"simple", "mha", "kv-cache"}) {
+    INFO(lesson);
+    const auto text = run({lesson, "--text", sentence, "--heatmap", "always", "--color", "always"});
+    REQUIRE(text.status == 0);
+    // Colour escapes are attn's own (ESC [ ... m); nothing else that a terminal acts on.
+    const std::string without_colour = std::regex_replace(text.out, std::regex("\x1b\\[[0-9;]*m"), "");
+    CHECK(control_bytes(without_colour) == 0);
+    CHECK(text.out.find("\\x1b") != std::string::npos);  // ESC is a token of its own, shown as \x1b
+    // JSON keeps each token's text exactly, escaped as RFC 8259 says (DEL among them); a character GPT-2
+    // splits over several tokens (the bidi override, 3 bytes) cannot be JSON text in pieces and is written
+    // as its bytes' \x escapes.
+    const auto doc = nlohmann::json::parse(run({lesson, "--text", sentence, "--json"}).out);
+    const auto tokens = doc.at("inputs").at("tokens").get<std::vector<std::string>>();
+    CHECK(doc.at("inputs").at("token_ids").size() == tokens.size());
+    CHECK(std::any_of(tokens.begin(), tokens.end(), [](const std::string& t) { return t.find('\x7f') != std::string::npos; }));
+    CHECK(std::any_of(tokens.begin(), tokens.end(), [](const std::string& t) { return t.find("\\xe2") != std::string::npos; }));
   }
 }

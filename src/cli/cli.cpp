@@ -20,6 +20,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "core/torch_random.hpp"
+#include "io/text_inputs.hpp"
 #include "lessons/registry.hpp"
 #include "render/json.hpp"
 #include "render/npy.hpp"
@@ -281,6 +282,10 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
     check_used(sub, mode, *spec);
     spec->take(eff, parsed);
   }
+  for (const char* with_text : {"--d-in", "--embedding-seed"})
+    if (sub.given(with_text) && !sub.given("--text"))
+      throw UsageError(std::string(with_text) + " only applies with --text (it sizes and seeds the embeddings of your "
+                       "own sentence)");
   if (eff.output.json) {
     if (sub.given("--format")) throw UsageError("--json and --format exclude each other (--json is --format json)");
     eff.output.format = "json";
@@ -291,6 +296,9 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
 // The inputs the options ask for: --random, --input (a file, or - for `stdin_stream`), or the bundled file.
 Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream) {
   if (opt.random && !opt.input.empty()) throw UsageError("--input and --random exclude each other");
+  if (opt.text && (opt.random || !opt.input.empty()))
+    throw UsageError(std::string("--text and ") + (opt.random ? "--random" : "--input") + " exclude each other");
+  if (opt.text) return inputs_from_text(*opt.text, opt.d_in, opt.embedding_seed);
   if (!opt.random) return load_embeddings(opt.input.empty() ? default_embeddings_path() : opt.input, stdin_stream);
   const auto [n, d] = *opt.random;
   Inputs in;

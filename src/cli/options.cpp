@@ -326,6 +326,25 @@ std::vector<OptionSpec> make_table() {
     t.push_back(input);
   }
   t.push_back(random_option());
+  {
+    OptionSpec text = entry(I, std::nullopt, "--text", "TEXT", "",
+                            "Your own sentence instead: GPT-2's tokens of it, each embedded as chapter 2 does "
+                            "(nn.Embedding for the tokens plus one for their positions, after torch.manual_seed); "
+                            "the ids and embeddings are the first steps (docs/inputs.md)");
+    bind(text, &InputOptions::text);
+    text.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+      return app->add_option_function<std::string>("--text", [&target](const std::string& v) { target.input.text = v; },
+                                                    help)
+          ->type_name("TEXT");
+    };
+    t.push_back(text);
+  }
+  // Every run draws the whole (50257, d_in) table, which takes about a second at 1,024 (GPT-2 medium's size).
+  t.push_back(whole(I, std::nullopt, "--d-in", "N", &InputOptions::d_in, 1, 1024, "",
+                    "With --text: the size of each token's embedding (the book's toy uses 3, GPT-2 small 768)"));
+  t.push_back(whole(I, std::nullopt, "--embedding-seed", "N", &InputOptions::embedding_seed, 0,
+                    std::numeric_limits<std::uint64_t>::max(), "",
+                    "With --text: the torch.manual_seed before the two embedding layers (chapter 2's 123)"));
   t.push_back(format_option());
   t.push_back(flag(O, std::nullopt, "--json", &OutputOptions::json, "",
                    "Print one JSON document (config, inputs, every step's tensor) instead of text; the same as "

@@ -27,6 +27,9 @@ namespace attn {
 struct InputOptions {
   std::string input;  // --input FILE; empty: the bundled journey.json
   std::optional<std::pair<std::size_t, std::size_t>> random;  // --random NxD
+  std::optional<std::string> text;  // --text TEXT: GPT-2's tokens of it, embedded as chapter 2 does
+  std::size_t d_in = 3;             // --d-in N, with --text: the embedding size (the book's toy: 3)
+  std::size_t embedding_seed = 123; // --embedding-seed N, with --text: chapter 2's torch.manual_seed(123)
 };
 
 // How the output looks (every lesson and the tour).

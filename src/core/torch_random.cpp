@@ -120,19 +120,31 @@ void normal_fill_16(float* data) {
 
 std::vector<float> TorchGenerator::normal(std::size_t count) {
   std::vector<float> out(count);
+  normal(count, [&out](std::size_t i, float v) { out[i] = v; });
+  return out;
+}
+
+void TorchGenerator::normal(std::size_t count, const std::function<void(std::size_t, float)>& emit) {
   if (count >= 16) {
-    for (auto& v : out) v = uniform(0.0f, 1.0f);
-    for (std::size_t i = 0; i + 16 <= count; i += 16) normal_fill_16(out.data() + i);
-    if (count % 16 != 0) {  // the last 16 again, from new uniforms
-      float* tail = out.data() + count - 16;
-      for (std::size_t i = 0; i < 16; ++i) tail[i] = uniform(0.0f, 1.0f);
-      normal_fill_16(tail);
+    // PyTorch draws all `count` uniforms first, then transforms each block of 16; a block's values depend
+    // only on its own uniforms, so drawing and transforming block by block gives the same numbers.
+    float block[16];
+    const std::size_t whole = count / 16 * 16;
+    for (std::size_t i = 0; i < whole; i += 16) {
+      for (float& u : block) u = uniform(0.0f, 1.0f);
+      normal_fill_16(block);
+      for (std::size_t k = 0; k < 16; ++k) emit(i + k, block[k]);
     }
-    return out;
+    if (whole == count) return;
+    for (std::size_t i = whole; i < count; ++i) (void)uniform(0.0f, 1.0f);  // drawn, then overwritten below
+    for (float& u : block) u = uniform(0.0f, 1.0f);  // the last 16 again, from new uniforms
+    normal_fill_16(block);
+    for (std::size_t k = 0; k < 16; ++k) emit(count - 16 + k, block[k]);
+    return;
   }
-  for (auto& v : out) {
+  for (std::size_t i = 0; i < count; ++i) {
     if (next_double_normal_) {
-      v = static_cast<float>(*next_double_normal_);
+      emit(i, static_cast<float>(*next_double_normal_));
       next_double_normal_.reset();
       continue;
     }
@@ -142,9 +154,8 @@ std::vector<float> TorchGenerator::normal(std::size_t count) {
     const double r = std::sqrt(-2.0 * std::log1p(-u2));
     const double theta = 2.0 * 3.14159265358979323846 * u1;
     next_double_normal_ = r * std::sin(theta);
-    v = static_cast<float>(r * std::cos(theta));
+    emit(i, static_cast<float>(r * std::cos(theta)));
   }
-  return out;
 }
 
 Vector TorchGenerator::rand(std::size_t n) {

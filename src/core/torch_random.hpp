@@ -5,6 +5,7 @@
 // is written here are PyTorch's transforms of its draws: torch.rand / uniform_ (24-bit floats),
 // nn.Linear's kaiming-uniform init, and the two ways PyTorch builds draw dropout keep-masks.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -48,6 +49,10 @@ class TorchGenerator {
   //   - fewer: one double Box-Muller pair per two elements, from 53-bit uniforms, the second of each pair
   //     kept for the next draw (until manual_seed), as at::normal_distribution<double> does.
   std::vector<float> normal(std::size_t count);
+  // The same draws, handed to `emit(index, value)` as they are made instead of kept: an element the tail
+  // redraws is emitted twice, the second value the final one. For nn.Embedding(50257, d), whose rows are
+  // only wanted at a few token ids.
+  void normal(std::size_t count, const std::function<void(std::size_t, float)>& emit);
 
   // nn.Dropout(p)'s keep-mask drawn over `count` elements in row-major order, already scaled: each
   // entry is 1/(1-p) (kept) or 0 (dropped). p == 0 and p == 1 draw nothing, as in PyTorch.

@@ -4,6 +4,7 @@
 // np.savetxt writes it), or NumPy's .npy.
 #include <cstddef>
 #include <iosfwd>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,10 +14,20 @@
 
 namespace attn {
 
+// A step of making the inputs themselves (--text: the token ids, the two embedding layers, their sum),
+// shown before every lesson's own steps. Plain data: Trace (src/trace) makes Steps of them.
+struct InputStep {
+  std::string id, title, explanation, code;
+  AnyTensor tensor;
+  bool integer = false;  // an integer dtype in the book's code (token ids)
+};
+
 struct Inputs {
   std::vector<std::string> tokens;  // one label per row; "x1".."xN" when the file names none
   Matrix embeddings;                // (num_tokens, d_in)
   std::string source;               // where they came from, as shown to the user
+  std::vector<std::int64_t> token_ids;  // GPT-2's ids of the tokens (--text); empty otherwise
+  std::vector<InputStep> steps;         // how the embeddings were made (--text); empty otherwise
 
   std::size_t num_tokens() const { return embeddings.shape(0); }
   std::size_t d_in() const { return embeddings.shape(1); }

@@ -138,6 +138,7 @@ ojson trace_to_json(const Trace& trace, const Document& shown) {
   doc["lesson"] = trace.info.name;
   doc["config"] = trace.config;
   doc["inputs"]["tokens"] = trace.inputs.tokens;
+  if (!trace.inputs.token_ids.empty()) doc["inputs"]["token_ids"] = trace.inputs.token_ids;  // --text
   if (writes_embeddings(shown)) doc["inputs"]["embeddings"] = tensor_data(AnyTensor(trace.inputs.embeddings));
   doc["modules"] = ojson::array();
   for (const auto& m : trace.modules)

@@ -717,6 +717,50 @@ def module_configurations():
     return [(lesson, args.split(), file, lesson_kwargs(args.split())) for lesson, args, file in runs]
 
 
+# --text: the student's sentence, tokenized by the reference BPE of gpt2_tokens.py and embedded as chapter 2
+# does. The lesson then runs on those embeddings, after the four steps that made them.
+TEXT_RUNS = [
+    ("simple", "Your journey starts with one step", []), ("simple", "Akwirw ier", ["--d-in", "2", "--embedding-seed", "4294967301"]),
+    ("all-tokens", "Hello, do you like tea?", ["--d-in", "4"]), ("trainable", "The cat sat.", ["--embedding-seed", "7", "--d-in", "5"]),
+    ("causal", "a b", []), ("dropout", "x", ["--d-in", "2"]), ("mha-wrapper", "<|endoftext|>Hello", ["--d-in", "2"]),
+    ("mha", "The quick brown fox jumps over the lazy dog.", ["--d-in", "8", "--d-out", "4", "--heads", "2"]),
+    ("gqa", "I \u2764\ufe0f NY", ["--d-in", "4", "--embedding-seed", "0"]),
+    ("kv-cache", "Your journey starts with one step", []), ("kv-cache", "don't stop", ["--d-in", "4", "--kv-groups", "1"]),
+]
+
+
+def text_inputs(text, d_in=3, seed=123):
+    import gpt2_tokens
+    ids = gpt2_tokens.Reference().encode(text)
+    torch.manual_seed(seed)
+    tok = nn.Embedding(50257, d_in)
+    pos = nn.Embedding(len(ids), d_in)
+    token_ids = torch.tensor(ids)
+    token_embeddings = tok(token_ids)
+    pos_embeddings = pos(torch.arange(len(ids)))
+    inputs = (token_embeddings + pos_embeddings).detach()
+    steps = {"token_ids": token_ids, "token_embeddings": token_embeddings, "pos_embeddings": pos_embeddings,
+             "input_embeddings": inputs}
+    return inputs, steps
+
+
+def text_configurations():
+    out = []
+    for lesson, text, options in TEXT_RUNS:
+        lesson_opts, text_opts = [], {}
+        i = 0
+        while i < len(options):
+            if options[i] == "--d-in":
+                text_opts["d_in"] = int(options[i + 1])
+            elif options[i] == "--embedding-seed":
+                text_opts["seed"] = int(options[i + 1])
+            else:
+                lesson_opts += options[i:i + 2]
+            i += 2
+        out.append((lesson, ["--text", text] + options, text, text_opts, lesson_kwargs(lesson_opts)))
+    return out
+
+
 def lesson_kwargs(argv):
     """attn's options -> the Python lesson's keyword arguments."""
     kwargs = {}
@@ -901,6 +945,10 @@ def main():
             "args": args + (["--input", "inputs/" + file] if file else []),
             "steps": [dict(id=k, **encode(v)) for k, v in steps.items()],
         })
+    for lesson, args, text, text_opts, kwargs in text_configurations():
+        inputs, steps = text_inputs(text, **text_opts)
+        steps.update(LESSONS[lesson](inputs, **kwargs))
+        cases.append({"lesson": lesson, "args": args, "steps": [dict(id=k, **encode(v)) for k, v in steps.items()]})
     with open(os.path.join(HERE, "lessons.json"), "w") as f:
         json.dump({"generator": "tests/golden/generate.py", "torch": torch.__version__, "cases": cases}, f,
                   allow_nan=False)  # NaN and inf go as strings (encode), never as NaN/Infinity tokens

@@ -1,0 +1,100 @@
+#include "io/text_inputs.hpp"
+
+#include <unordered_map>
+
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "core/strings.hpp"
+#include "core/torch_random.hpp"
+#include "io/gpt2_tokenizer.hpp"
+
+namespace attn {
+
+namespace {
+
+// A token's text quoted as Python's repr would, with each space shown as U+2423 (the open box, "␣"), GPT-2's
+// "Ġ" made readable: 'Your', '␣journey', '\n'. (The open box also keeps a quoted token on one line when the
+// explanation is wrapped.)
+std::string py_repr(const std::string& text) {
+  std::string out = "'";
+  for (const char ch : text) {
+    if (ch == '\'' || ch == '\\') out += std::string("\\") + ch;
+    else if (ch == ' ') out += "\xe2\x90\xa3";
+    else if (ch == '\n') out += "\\n";
+    else if (ch == '\t') out += "\\t";
+    else if (ch == '\r') out += "\\r";
+    else out += ch;
+  }
+  return out + "'";
+}
+
+// Rows `ids` of nn.Embedding(num_embeddings, dim)'s weight, drawn now from `gen` (normal_ over the whole
+// (num_embeddings, dim) table, as nn.Embedding's init does); only the rows asked for are kept.
+Matrix embedding_rows(TorchGenerator& gen, std::size_t num_embeddings, std::size_t dim, const std::vector<std::int64_t>& ids) {
+  std::unordered_multimap<std::size_t, std::size_t> rows_of;  // table row -> output rows
+  for (std::size_t r = 0; r < ids.size(); ++r) rows_of.emplace(static_cast<std::size_t>(ids[r]), r);
+  Matrix out = xt::zeros<float>({ids.size(), dim});  // (len(ids), dim)
+  gen.normal(num_embeddings * dim, [&](std::size_t i, float v) {
+    const auto [first, last] = rows_of.equal_range(i / dim);
+    for (auto it = first; it != last; ++it) out(it->second, i % dim) = v;
+  });
+  return out;
+}
+
+}  // namespace
+
+Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed) {
+  const std::vector<Gpt2Token> tokens = Gpt2Tokenizer::bundled().encode(text);
+  if (tokens.empty()) throw UsageError("--text has no tokens (give it a word or more)");
+  if (tokens.size() > kMaxTokens)
+    throw UsageError("--text has " + with_commas(tokens.size()) + " tokens, more than the limit of " +
+                     with_commas(kMaxTokens));
+  const std::size_t n = tokens.size();
+  Inputs in;
+  std::string listed;
+  for (std::size_t i = 0; i < n; ++i) {
+    in.token_ids.push_back(tokens[i].id);
+    in.tokens.push_back(gpt2_readable(tokens[i].bytes));
+    if (i < 12) listed += (i ? ", " : "") + py_repr(in.tokens.back()) + " " + std::to_string(tokens[i].id);
+  }
+  if (n > 12) listed += ", ... (" + std::to_string(n - 12) + " more)";
+  Vector ids = xt::empty<float>({n});  // (num_tokens,)
+  for (std::size_t i = 0; i < n; ++i) ids(i) = static_cast<float>(tokens[i].id);
+
+  TorchGenerator gen(seed);
+  std::vector<std::int64_t> positions(n);
+  for (std::size_t i = 0; i < n; ++i) positions[i] = static_cast<std::int64_t>(i);
+  const Matrix token_embeddings = embedding_rows(gen, kGpt2VocabularySize, d_in, in.token_ids);  // (n, d_in)
+  const Matrix pos_embeddings = embedding_rows(gen, n, d_in, positions);                        // (n, d_in)
+  in.embeddings = token_embeddings + pos_embeddings;                                             // (n, d_in)
+  const std::string d = std::to_string(d_in), s = std::to_string(seed), ctx = std::to_string(n);
+  in.source = "--text: GPT-2's tokenizer, then nn.Embedding(50257, " + d + ") + nn.Embedding(" + ctx + ", " + d +
+              ") after torch.manual_seed(" + s + ")";
+  in.steps.push_back({"token_ids", "The text as GPT-2's token ids",
+                      "GPT-2's byte-level BPE splits the text into " + count_of(n, "token") + " (a leading space, "
+                      "shown as \xe2\x90\xa3, belongs to the word after it, and rare words split into pieces): " +
+                          listed + ".",
+                      "tokenizer = tiktoken.get_encoding(\"gpt2\")\ntoken_ids = torch.tensor(tokenizer.encode(text, "
+                      "allowed_special={\"<|endoftext|>\"}))",
+                      AnyTensor(ids), /*integer=*/true});
+  in.steps.push_back({"token_embeddings", "Token embeddings",
+                      "A lookup table of 50,257 rows, one per token of GPT-2's vocabulary, drawn from a normal "
+                      "distribution (nn.Embedding's init); each token's id picks its row: (num_tokens, d_in).",
+                      "torch.manual_seed(" + s + ")\ntoken_embedding_layer = torch.nn.Embedding(50257, " + d +
+                          ")\ntoken_embeddings = token_embedding_layer(token_ids)",
+                      AnyTensor(token_embeddings)});
+  in.steps.push_back({"pos_embeddings", "Positional embeddings",
+                      "A second table, one row per position: the same word gets a different vector at another "
+                      "place in the sentence. context_length is the number of tokens here.",
+                      "context_length = " + ctx + "\npos_embedding_layer = torch.nn.Embedding(context_length, " + d +
+                          ")\npos_embeddings = pos_embedding_layer(torch.arange(context_length))",
+                      AnyTensor(pos_embeddings)});
+  in.steps.push_back({"input_embeddings", "The inputs: token plus position",
+                      "Their sum is what the attention lessons take as inputs, one row per token, as chapter 2 "
+                      "builds them.",
+                      "input_embeddings = token_embeddings + pos_embeddings\ninputs = input_embeddings",
+                      AnyTensor(in.embeddings)});
+  return in;
+}
+
+}  // namespace attn

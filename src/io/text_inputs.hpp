@@ -1,0 +1,20 @@
+#pragma once
+// --text: the student's own sentence as the lesson's inputs, as chapter 2 of the book makes them. GPT-2's
+// tokenizer splits it (src/io/gpt2_tokenizer), then, after torch.manual_seed(seed), nn.Embedding(50257,
+// d_in) embeds the tokens and nn.Embedding(context_length, d_in) their positions (context_length = the
+// number of tokens), and the two are summed. The ids and both embeddings become the first steps of every
+// lesson (Inputs::steps).
+#include <cstdint>
+#include <string>
+
+#include "io/embeddings.hpp"
+
+namespace attn {
+
+inline constexpr std::uint64_t kBookEmbeddingSeed = 123;  // chapter 2's torch.manual_seed(123)
+inline constexpr std::size_t kGpt2VocabularySize = 50257;
+
+// A UsageError for text that is not UTF-8 or has no token, or more tokens than the limit.
+Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed);
+
+}  // namespace attn
