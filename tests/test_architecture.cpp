@@ -164,6 +164,15 @@ TEST_CASE("the JSON config: input, the mode's options in table order, then what 
   const auto estimate = ojson::parse(run({"kv-cache", "--estimate", "--json"}).out)["config"];
   CHECK(keys_of(estimate) == std::vector<std::string>{"estimate", "emb_dim", "heads", "kv_groups", "layers",
                                                       "context_length", "batch", "dtype"});
+  // --text: what reproduces the inputs follows "input", before the lesson's options.
+  const auto text = ojson::parse(run({"causal", "--json", "--text", "Hi there", "--d-in", "4"}).out)["config"];
+  const std::vector<std::string> text_keys = keys_of(text);
+  REQUIRE(text_keys.size() > 4);
+  CHECK(std::vector<std::string>(text_keys.begin(), text_keys.begin() + 5) ==
+        std::vector<std::string>{"input", "text", "d_in", "embedding_seed", "d_out"});
+  CHECK(text["text"] == "Hi there");
+  CHECK(text["d_in"] == 4);
+  CHECK(text["embedding_seed"] == 123);
   // kv-cache's --kv-groups has no default value: null without it (MultiHeadAttention), as seed is.
   const auto decoded = ojson::parse(run({"kv-cache", "--json"}).out);
   CHECK(decoded["config"]["kv_groups"].is_null());

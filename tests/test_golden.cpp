@@ -172,7 +172,7 @@ TEST_CASE("each step asked for alone with --step is the same tensor as in the fu
       ++checked;
     }
   }
-  CHECK(checked > 3000);  // every step of 157 configurations, 62 of them at numeric extremes
+  CHECK(checked > 3500);  // every step of 168 configurations, 62 at numeric extremes and 11 from --text
 }
 
 // The numeric-extreme configurations in the book's view too: every lesson prints its NaN and infinities

@@ -317,6 +317,11 @@ Trace run_mode(const LessonMode& mode, const Inputs& in, const CommandLine& opti
   if (!t.resolved()) throw std::logic_error("lesson " + t.info.name + " returned without Trace::resolve()");
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
   if (mode.uses_inputs) config["input"] = in.source;
+  if (mode.uses_inputs && options.input.text) {  // what reproduces the inputs
+    config["text"] = *options.input.text;
+    config["d_in"] = options.input.d_in;
+    config["embedding_seed"] = options.input.embedding_seed;
+  }
   for (const OptionSpec* spec : options_in(Scope::Lesson))
     if (mode.takes(*spec->opt) && spec->config) config[spec->key] = spec->config(options);
   for (const auto& [key, value] : t.config.items()) config[key] = value;
