@@ -22,6 +22,12 @@ std::string mode_command(const Lesson& lesson, const LessonMode& mode) {
   return c;
 }
 
+// An option's default in one mode: the mode's words for it where it has some (kv-cache's --kv-groups:
+// "none"), else the value of the mode's defaults.
+std::string mode_default(const OptionSpec& spec, const OptionUse& use, const CommandLine& defaults) {
+  return use.default_note.empty() ? spec.shown_default(defaults) : use.default_note;
+}
+
 // Every lesson mode that takes `o`, each with its default as help shows it.
 struct Use {
   const Lesson* lesson;
@@ -38,8 +44,7 @@ std::vector<Use> uses_of(Opt o) {
         if (use.opt == o) {
           CommandLine defaults;
           defaults.lesson = mode.defaults;
-          const std::string d = spec.shown_default(defaults);
-          out.push_back({&lesson, &mode, use.help, d.empty() ? use.default_note : d});
+          out.push_back({&lesson, &mode, use.help, mode_default(spec, use, defaults)});
         }
   return out;
 }
@@ -178,8 +183,7 @@ std::string man_page() {
       defaults.lesson = u.mode->defaults;
       const OptionSpec& spec = lesson_option(u.use->opt);
       std::string text = u.use->help.empty() ? spec.help : u.use->help;
-      std::string d = spec.shown_default(defaults);  // (--seed and --query say theirs in their help)
-      if (d.empty()) d = u.use->default_note;
+      const std::string d = mode_default(spec, *u.use, defaults);  // (--seed and --query say theirs in their help)
       if (!d.empty())
         text += ". Default: " + d +
                 (u.mode->selector ? " (with " + lesson_option(*u.mode->selector).spellings().front() + ")" : "");

@@ -101,19 +101,13 @@ OptionSpec whole(Scope scope, std::optional<Opt> opt, std::string name, std::str
   OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
   s.range = std::to_string(min) + " to " + std::to_string(max);
   bind(s, field);
-  // A default below the range is no value: the lesson derives it (kv-cache's --kv-groups 0: as many as
-  // --heads), and the mode's help says how. Nothing is shown for it.
-  s.shown_default = [field, min](const CommandLine& c) {
-    const std::size_t v = part<S>(c).*field;
-    return v < min ? std::string() : std::to_string(v);
-  };
+  s.shown_default = [field](const CommandLine& c) { return std::to_string(part<S>(c).*field); };
   s.add = [name = s.name, type = s.type_name, field, min, max](CLI::App* app, CommandLine& target,
                                                                const CommandLine& defaults, const std::string& help) {
-    const std::size_t d = part<S>(defaults).*field;
     return app->add_option(name, part<S>(target).*field, help)
         ->check(whole_number(min, max))
         ->type_name(type)
-        ->default_str(d < min ? std::string() : std::to_string(d));
+        ->default_str(std::to_string(part<S>(defaults).*field));
   };
   return s;
 }

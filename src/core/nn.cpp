@@ -118,10 +118,12 @@ AnyTensor softmax_last(const AnyTensor& x) {
   return out;
 }
 
-Matrix causal_mask(std::size_t n) {
-  Matrix mask = xt::zeros<float>({n, n});  // (n, n)
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = i + 1; j < n; ++j) mask(i, j) = 1.0f;
+Matrix causal_mask(std::size_t n) { return causal_mask_rows(0, n, n); }
+
+Matrix causal_mask_rows(std::size_t from, std::size_t rows, std::size_t keys) {
+  Matrix mask = xt::zeros<float>({rows, keys});  // (rows, keys)
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = from + i + 1; j < keys; ++j) mask(i, j) = 1.0f;
   return mask;
 }
 

@@ -41,6 +41,10 @@ AnyTensor softmax_last(const AnyTensor& x);
 
 // torch.triu(torch.ones(n, n), diagonal=1): 1 above the diagonal, where a token would see the future.
 Matrix causal_mask(std::size_t n);  // (n, n)
+// Rows [from, from + rows) and columns [0, keys) of causal_mask(n) for any n past them, built directly (a
+// KV-cache call's slice self.mask[ptr:ptr + num_tokens_Q, :num_tokens_K]): 1 where the key comes after the
+// query's position.
+Matrix causal_mask_rows(std::size_t from, std::size_t rows, std::size_t keys);  // (rows, keys)
 // x.masked_fill(mask.bool(), -inf) over the last two dimensions of x, whose sizes are (n, n).
 AnyTensor mask_future(const AnyTensor& x);
 

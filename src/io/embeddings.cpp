@@ -1,7 +1,6 @@
 #include "io/embeddings.hpp"
 
 #include <cerrno>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>

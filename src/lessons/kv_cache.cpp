@@ -86,16 +86,6 @@ struct CachedCall {
   Lazy<Tensor3> context_vec;       // (b, num_tokens_Q, d_out), after out_proj
 };
 
-// Rows [from, from + rows) and columns [0, keys) of the registered mask triu(ones(n, n), diagonal=1):
-// 1 where the key comes after the query's position. Built directly, not cut from an (n, n) matrix, which
-// would cost every call of a long decode n * n work.
-Matrix mask_slice(std::size_t from, std::size_t rows, std::size_t keys) {
-  Matrix mask = xt::zeros<float>({rows, keys});  // (rows, keys)
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = from + i + 1; j < keys; ++j) mask(i, j) = 1.0f;
-  return mask;
-}
-
 // Multiply-adds of one forward call on one sequence: num_tokens_Q new tokens against num_tokens_K keys
 // (the projections, the scores and weights @ values of every head, out_proj). What the "macs" step's code
 // writes as macs_of(Q, K).
@@ -107,6 +97,13 @@ std::size_t macs_of(std::size_t q, std::size_t k, std::size_t d_in, std::size_t 
 // "tokens 0 to 2" for positions first..first+count-1 (count > 1).
 std::string tokens_from_to(std::size_t first, std::size_t count) {
   return "tokens " + std::to_string(first) + " to " + std::to_string(first + count - 1);
+}
+
+// v with `decimals` digits after the point: "3.8", "17.18".
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
 }
 
 std::string shape_text(std::initializer_list<std::size_t> dims) {
@@ -189,7 +186,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
     const CachedCall* previous = calls.empty() ? nullptr : calls.back().get();
     calls.push_back(std::make_unique<CachedCall>(t, m, batch.value, first, count, previous,
                                                  [first = first, count = count] {
-                                                   return mask_slice(first, count, first + count);
+                                                   return causal_mask_rows(first, count, first + count);
                                                  }));
     const CachedCall& c = *calls.back();
     const std::size_t q = count, k = first + count;
@@ -272,7 +269,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
   const std::size_t chunk = n - prompt;
   const CachedCall& prompt_call = *calls.front();
   const CachedCall wrong(t, m, batch.value, prompt, chunk, &prompt_call,
-                         [n, chunk] { return mask_slice(0, chunk, n); });
+                         [n, chunk] { return causal_mask_rows(0, chunk, n); });
   const std::string chunk_call = m.name + "(batch[:, " + std::to_string(prompt) + ":" + std::to_string(n) +
                                  "], use_cache=True)  # the rest in one call: num_tokens_Q = " +
                                  std::to_string(chunk) + ", num_tokens_K = " + std::to_string(n);
@@ -309,7 +306,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
             "all zeros over the cached keys). reset_cache() sets it back to 0.",
         "mask_bool = self.mask.bool()[self.ptr_current_pos:self.ptr_current_pos + num_tokens_Q, :num_tokens_K]\n"
         "self.ptr_current_pos += num_tokens_Q",
-        {chunk, n}, [n, prompt, chunk] { return mask_slice(prompt, chunk, n); });
+        {chunk, n}, [n, prompt, chunk] { return causal_mask_rows(prompt, chunk, n); });
 
   // 1. Equivalence with the full causal forward.
   const auto cached = t.lazy<Tensor3>([&] {
@@ -369,9 +366,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
     total_cached += macs(spans[c].second, k);
   }
   const auto ratio_text = [](std::size_t a, std::size_t c) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(a) / static_cast<double>(c));
-    return std::string(buf);
+    return fixed(static_cast<double>(a) / static_cast<double>(c), 1);
   };
   // GPT-2 small's attention (d_in = d_out = 768, 12 heads of 64) generating 1,024 tokens one by one.
   std::size_t gpt2_full = 0, gpt2_cached = 0;
@@ -450,11 +445,6 @@ Trace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, const Less
   const std::size_t mha = cache_bytes(cfg.heads), gqa = cache_bytes(cfg.kv_groups);
   const double ratio = static_cast<double>(mha) / static_cast<double>(gqa);
   const double savings = 100.0 * (1.0 - static_cast<double>(gqa) / static_cast<double>(mha));
-  const auto fixed = [](double v, int decimals) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return std::string(buf);
-  };
 
   Trace t(info, in, sel);
   t.info.title = "KV-cache memory of multi-head vs grouped-query attention";

@@ -17,7 +17,7 @@ struct OptionUse {
   Opt opt;
   std::string help;
   // The default in words, where the mode's default is no value of the option (kv-cache's --kv-groups:
-  // "none (MultiHeadAttention)"); --help, the man page and the README show it.
+  // "none", its LessonConfig holding 0); --help, the man page and the README show it instead of the value.
   std::string default_note = {};
 };
 

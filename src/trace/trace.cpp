@@ -11,15 +11,7 @@ namespace attn {
 Trace::Trace(LessonInfo lesson_info, const Inputs& in, Selection sel)
     : info(std::move(lesson_info)), inputs(in), selection(std::move(sel)) {
   // How the inputs were made comes first, in every lesson (made already: copied only if shown).
-  for (const InputStep& is : inputs.steps) {
-    Step& s = append(is.id, is.title, is.explanation, is.code);
-    s.shape.assign(is.tensor.shape().begin(), is.tensor.shape().end());
-    s.integer = is.integer;
-    if (selection.shows(s.id) && !selection.plan_only) {
-      s.tensor = is.tensor;
-      s.computed = true;
-    }
-  }
+  for (const InputStep& is : inputs.steps) add(is.id, is.title, is.explanation, is.code, is.tensor).integer = is.integer;
 }
 
 std::size_t Step::numel() const {
