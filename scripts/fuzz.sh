@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer) and fuzzes each
 # for SECONDS (default 60) from its committed seed corpus: fuzz_embeddings (any bytes as an embeddings
-# file, then every lesson and both renderers, their output checked) and fuzz_cli (any command line, its
+# file, then every lesson and both renderers, their output checked), fuzz_safetensors (any bytes as a
+# model.safetensors file, every float tensor of one that parses read) and fuzz_cli (any command line, its
 # exit status, stderr line and output checked; tests/fuzz/cli.dict as the dictionary). New corpus entries
 # go to scratch directories; a crash fails the run and leaves its input in build-fuzz/.
 set -euo pipefail
@@ -11,7 +12,7 @@ bash scripts/deps.sh fuzz
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -g -O1"
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DATTN_BUILD_TESTS=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags" >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_embeddings fuzz_cli
+cmake --build build-fuzz -j2 --target fuzz_embeddings fuzz_safetensors fuzz_cli
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cd build-fuzz
@@ -33,4 +34,5 @@ fuzz() {
   echo "fuzz: ${runs:-?} inputs in ${seconds} s through $what, no crash"
 }
 fuzz fuzz_embeddings ../tests/fuzz/corpus "the embeddings loader, every lesson and both renderers"
+fuzz fuzz_safetensors ../tests/fuzz/corpus-safetensors "the safetensors header parser (--model)"
 fuzz fuzz_cli ../tests/fuzz/corpus-cli "the command line" -dict=../tests/fuzz/cli.dict

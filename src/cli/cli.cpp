@@ -20,6 +20,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "core/torch_random.hpp"
+#include "io/gpt2_model.hpp"
 #include "io/text_inputs.hpp"
 #include "lessons/registry.hpp"
 #include "render/json.hpp"
@@ -282,10 +283,25 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
     check_used(sub, mode, *spec);
     spec->take(eff, parsed);
   }
-  for (const char* with_text : {"--d-in", "--embedding-seed"})
+  const bool model = sub.given("--model");
+  for (const char* with_text : {"--d-in", "--embedding-seed"}) {
+    if (sub.given(with_text) && model)
+      throw UsageError(std::string(with_text) + " does not apply with --model, whose own trained embeddings are used");
     if (sub.given(with_text) && !sub.given("--text"))
       throw UsageError(std::string(with_text) + " only applies with --text (it sizes and seeds the embeddings of your "
                        "own sentence)");
+  }
+  for (const char* with_model : {"--layer", "--head"})
+    if (sub.given(with_model) && !model)
+      throw UsageError(std::string(with_model) + " only applies with --model (it picks a block or a head of a "
+                       "pretrained GPT-2)");
+  if (model && mode != nullptr && !mode->takes_model)
+    throw UsageError("attn " + sub.lesson->info.name + " does not take --model: " + mode->no_model_reason);
+  // The real layer fixes the shapes the book leaves open.
+  for (const char* shape : {"--d-out", "--heads", "--qkv-bias", "--kv-groups"})
+    if (model && sub.given(shape))
+      throw UsageError(std::string(shape) + " does not apply with --model: the layer's real weights set d_out, the "
+                       "heads and the bias (pick a head with --head where a lesson uses one)");
   if (eff.output.json) {
     if (sub.given("--format")) throw UsageError("--json and --format exclude each other (--json is --format json)");
     eff.output.format = "json";
@@ -298,6 +314,10 @@ Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream) {
   if (opt.random && !opt.input.empty()) throw UsageError("--input and --random exclude each other");
   if (opt.text && (opt.random || !opt.input.empty()))
     throw UsageError(std::string("--text and ") + (opt.random ? "--random" : "--input") + " exclude each other");
+  if (!opt.model.empty() && (opt.random || !opt.input.empty()))
+    throw UsageError(std::string("--model and ") + (opt.random ? "--random" : "--input") +
+                     " exclude each other (--model embeds --text, or the book's sentence, itself)");
+  if (!opt.model.empty()) return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer);
   if (opt.text) return inputs_from_text(*opt.text, opt.d_in, opt.embedding_seed);
   if (!opt.random) return load_embeddings(opt.input.empty() ? default_embeddings_path() : opt.input, stdin_stream);
   const auto [n, d] = *opt.random;
@@ -317,7 +337,11 @@ Trace run_mode(const LessonMode& mode, const Inputs& in, const CommandLine& opti
   if (!t.resolved()) throw std::logic_error("lesson " + t.info.name + " returned without Trace::resolve()");
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
   if (mode.uses_inputs) config["input"] = in.source;
-  if (mode.uses_inputs && options.input.text) {  // what reproduces the inputs
+  if (mode.uses_inputs && !options.input.model.empty()) {  // what reproduces the inputs
+    config["model"] = options.input.model;
+    config["text"] = options.input.text.value_or(kBookSentence);
+    config["layer"] = options.input.layer;
+  } else if (mode.uses_inputs && options.input.text) {
     config["text"] = *options.input.text;
     config["d_in"] = options.input.d_in;
     config["embedding_seed"] = options.input.embedding_seed;
@@ -469,6 +493,7 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
     plans.command = doc.command;
     plans.only = doc.only;
     for (const Lesson& lesson : lessons()) {
+      if (inputs.model && !lesson.modes.front().takes_model) continue;  // gqa: GPT-2 has no grouped heads
       Selection plan_only{o.steps, checks(plans, true), true};
       plans.traces.push_back(run_mode(lesson.modes.front(), inputs, tour_options(lesson), plan_only));
     }
@@ -480,7 +505,8 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
       doc.traces.push_back(run_mode(*mode, inputs, options, selection));
     } else {
       for (const Lesson& lesson : lessons())
-        doc.traces.push_back(run_mode(lesson.modes.front(), inputs, tour_options(lesson), selection));
+        if (!inputs.model || lesson.modes.front().takes_model)
+          doc.traces.push_back(run_mode(lesson.modes.front(), inputs, tour_options(lesson), selection));
     }
   }
   const std::vector<Chunk> chunks = renderer->render(doc);

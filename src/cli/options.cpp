@@ -339,6 +339,21 @@ std::vector<OptionSpec> make_table() {
   t.push_back(whole(I, std::nullopt, "--embedding-seed", "N", &InputOptions::embedding_seed, 0,
                     std::numeric_limits<std::uint64_t>::max(), "",
                     "With --text: the torch.manual_seed before the two embedding layers (chapter 2's 123)"));
+  {
+    OptionSpec model = entry(I, std::nullopt, "--model", "DIR", "",
+                             "A pretrained GPT-2 as Hugging Face ships it (config.json, model.safetensors, vocab.json, "
+                             "merges.txt): --text (or the book's sentence) runs through its blocks up to --layer, and "
+                             "the lesson uses that layer's real weights (docs/gpt2.md)");
+    bind(model, &InputOptions::model);
+    model.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+      return app->add_option("--model", target.input.model, help)->type_name("DIR")->check([](const std::string& name) {
+        return name.empty() ? std::string("needs a directory (a Hugging Face GPT-2 download)") : std::string();
+      });
+    };
+    t.push_back(model);
+  }
+  t.push_back(whole(I, std::nullopt, "--layer", "L", &InputOptions::layer, 0, 1023, "",
+                    "With --model: the block whose attention the lesson shows, counted from 0"));
   t.push_back(format_option());
   t.push_back(flag(O, std::nullopt, "--json", &OutputOptions::json, "",
                    "Print one JSON document (config, inputs, every step's tensor) instead of text; the same as "
@@ -422,6 +437,10 @@ std::vector<OptionSpec> make_table() {
   t.push_back(whole(Le, Opt::Prompt, "--prompt", "N", &L::prompt, 1, kMaxTokens, "prompt",
                     "Cache the first N tokens in one call, then decode the rest one token per call"));
   t.back().range = "1 to the number of tokens - 1";
+  t.push_back(maybe_whole(Le, Opt::Head, "--head", "H", &L::head, 0, kMaxHeads - 1, "head",
+                          "With --model: which of the layer's heads gives the query, key and value weights"));
+  t.back().default_note = "0";
+  t.back().range = "0 to the model's heads - 1";
   t.push_back(choice(Le, Opt::DType, "--dtype", "TYPE", &L::dtype,
                      std::vector<std::pair<std::string, CacheDType>>{
                          {"fp32", CacheDType::FP32}, {"bf16", CacheDType::BF16}, {"fp16", CacheDType::FP16}},

@@ -30,6 +30,8 @@ struct InputOptions {
   std::optional<std::string> text;  // --text TEXT: GPT-2's tokens of it, embedded as chapter 2 does
   std::size_t d_in = 3;             // --d-in N, with --text: the embedding size (the book's toy: 3)
   std::size_t embedding_seed = 123; // --embedding-seed N, with --text: chapter 2's torch.manual_seed(123)
+  std::string model;                // --model DIR: a Hugging Face GPT-2 directory; empty: none
+  std::size_t layer = 0;            // --layer L, with --model: the block whose attention the lesson shows
 };
 
 // How the output looks (every lesson and the tour).

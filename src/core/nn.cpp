@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <sleef.h>
 #include <xtensor-blas/xblas.hpp>
@@ -211,6 +212,28 @@ Tensor3 Linear::forward(const Tensor3& x) const {
 Matrix Linear::forward(const Matrix& x) const {
   Matrix out = matmul(x, weight, /*transpose_b=*/true);  // (n, out)
   if (bias.size() > 0) out += xt::view(bias, xt::newaxis(), xt::all());
+  return out;
+}
+
+Matrix layer_norm(const Matrix& x, const Vector& scale, const Vector& shift, float eps) {
+  const std::size_t n = x.shape(0), d = x.shape(1);
+  Matrix out = xt::empty<float>({n, d});  // (n, d)
+  std::vector<float> centred(d);
+  for (std::size_t r = 0; r < n; ++r) {
+    const float* row = &x(r, 0);
+    const float mean = sum_of(row, d) / static_cast<float>(d);  // x.mean(dim=-1, keepdim=True)
+    for (std::size_t c = 0; c < d; ++c) centred[c] = (row[c] - mean) * (row[c] - mean);
+    const float var = sum_of(centred.data(), d) / static_cast<float>(d);  // x.var(dim=-1, unbiased=False)
+    const float denominator = std::sqrt(var + eps);
+    for (std::size_t c = 0; c < d; ++c) out(r, c) = scale(c) * ((row[c] - mean) / denominator) + shift(c);
+  }
+  return out;
+}
+
+Matrix gelu(const Matrix& x) {
+  const float k = std::sqrt(static_cast<float>(2.0 / M_PI));  // torch.sqrt(torch.tensor(2.0 / torch.pi))
+  Matrix out = x;  // (n, d)
+  for (float& v : out) v = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * (v * v * v))));
   return out;
 }
 

@@ -2,6 +2,7 @@
 // The torch.nn pieces chapter 3 uses: nn.Linear (with PyTorch's init), softmax, matrix products
 // through xtensor-blas / OpenBLAS, and dropout in training mode.
 #include <cstddef>
+#include <utility>
 
 #include "core/tensor.hpp"
 #include "core/torch_random.hpp"
@@ -65,6 +66,8 @@ Vector row_sums(const Matrix& x);  // (rows, n) -> (rows,)
 // then the bias from U(-1/sqrt(in), 1/sqrt(in)).
 struct Linear {
   Linear(std::size_t in_features, std::size_t out_features, bool bias, TorchGenerator& gen);
+  // A layer holding given parameters (a pretrained model's): weight (out, in), bias (out,) or (0,).
+  Linear(Matrix weight_, Vector bias_) : weight(std::move(weight_)), bias(std::move(bias_)) {}
 
   Matrix forward(const Matrix& x) const;   // (n, in) -> (n, out): x @ weight.T + bias
   Tensor3 forward(const Tensor3& x) const;  // (b, n, in) -> (b, n, out), as one (b*n, in) product
@@ -74,5 +77,11 @@ struct Linear {
   Matrix weight;  // (out_features, in_features)
   Vector bias;    // (out_features,), or (0,) without a bias
 };
+
+// Chapter 4's LayerNorm over the last dimension: (x - mean) / sqrt(var + eps) * scale + shift, with the
+// biased variance (unbiased=False), as GPT-2 was trained.
+Matrix layer_norm(const Matrix& x, const Vector& scale, const Vector& shift, float eps);  // (n, d) -> (n, d)
+// Chapter 4's GELU, GPT-2's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+Matrix gelu(const Matrix& x);  // any shape, elementwise
 
 }  // namespace attn

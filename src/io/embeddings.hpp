@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <iosfwd>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,12 +23,16 @@ struct InputStep {
   bool integer = false;  // an integer dtype in the book's code (token ids)
 };
 
+struct ModelLayer;  // io/gpt2_model.hpp
+
 struct Inputs {
   std::vector<std::string> tokens;  // one label per row; "x1".."xN" when the file names none
   Matrix embeddings;                // (num_tokens, d_in)
   std::string source;               // where they came from, as shown to the user
   std::vector<std::int64_t> token_ids;  // GPT-2's ids of the tokens (--text); empty otherwise
-  std::vector<InputStep> steps;         // how the embeddings were made (--text); empty otherwise
+  std::vector<InputStep> steps;         // how the embeddings were made (--text, --model); empty otherwise
+  // --model: the pretrained layer whose weights the lesson uses instead of drawing its own; null otherwise.
+  std::shared_ptr<const ModelLayer> model;
 
   std::size_t num_tokens() const { return embeddings.shape(0); }
   std::size_t d_in() const { return embeddings.shape(1); }

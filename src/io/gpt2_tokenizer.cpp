@@ -49,7 +49,32 @@ std::string pretokenizer_pattern() {
          "])|[" + ws + "]+";
 }
 
+// A byte-encoded token's bytes: the inverse of gpt2_byte_symbols, each of its characters one byte. A
+// character that is no byte's symbol (a vocabulary file's own token) is kept as it is.
+std::string symbol_bytes(const std::string& symbol) {
+  static const std::unordered_map<std::string, char> byte_of = [] {
+    std::unordered_map<std::string, char> m;
+    for (int b = 0; b < 256; ++b) m.emplace(gpt2_byte_symbols()[b], static_cast<char>(b));
+    return m;
+  }();
+  std::string bytes;
+  for (std::size_t i = 0; i < symbol.size();) {
+    const unsigned char lead = static_cast<unsigned char>(symbol[i]);
+    const std::size_t len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;  // valid UTF-8 (checked)
+    const std::string ch = symbol.substr(i, len);
+    const auto it = byte_of.find(ch);
+    bytes += it != byte_of.end() ? std::string(1, it->second) : ch;
+    i += len;
+  }
+  return bytes;
+}
+
 }  // namespace
+
+std::string Gpt2Tokenizer::decode(std::int64_t id) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= token_of_.size()) throw std::out_of_range("token id past the vocabulary");
+  return id == end_of_text_ ? std::string(kEndOfText) : symbol_bytes(token_of_[static_cast<std::size_t>(id)]);
+}
 
 struct Gpt2Tokenizer::Pattern {
   pcre2_code* code = nullptr;
@@ -96,6 +121,8 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& vocabulary_path, const std:
     seen[id.get<std::size_t>()] = true;
     t.id_of_.emplace(token, id.get<std::int64_t>());
   }
+  t.token_of_.resize(doc.size());
+  for (const auto& [token, id] : t.id_of_) t.token_of_[static_cast<std::size_t>(id)] = token;
   const auto eot = t.id_of_.find(kEndOfText);
   if (eot == t.id_of_.end()) throw InputError(vocabulary_path + ": the tokenizer vocabulary has no <|endoftext|>");
   t.end_of_text_ = eot->second;
@@ -174,12 +201,6 @@ std::vector<std::string> Gpt2Tokenizer::bpe(const std::string& piece) const {
 std::vector<Gpt2Token> Gpt2Tokenizer::encode(const std::string& text) const {
   if (!valid_utf8(text)) throw UsageError("--text is not valid UTF-8");
   std::vector<Gpt2Token> out;
-  // Each byte-encoded symbol's bytes: the inverse of gpt2_byte_symbols, for Gpt2Token::bytes.
-  static const std::unordered_map<std::string, char> byte_of = [] {
-    std::unordered_map<std::string, char> m;
-    for (int b = 0; b < 256; ++b) m.emplace(gpt2_byte_symbols()[b], static_cast<char>(b));
-    return m;
-  }();
   const auto encode_part = [&](const std::string& part) {
     pcre2_match_data* match = pcre2_match_data_create_from_pattern(pattern_->code, nullptr);
     PCRE2_SIZE at = 0;
@@ -191,13 +212,7 @@ std::vector<Gpt2Token> Gpt2Tokenizer::encode(const std::string& text) const {
       for (const std::string& symbol : bpe(part.substr(span[0], span[1] - span[0]))) {
         const auto id = id_of_.find(symbol);
         if (id == id_of_.end()) throw InputError("the tokenizer vocabulary has no token " + visible(symbol));
-        std::string bytes;
-        for (std::size_t i = 0; i < symbol.size();) {  // symbols are whole UTF-8 characters of byte_of's keys
-          const std::size_t len = (static_cast<unsigned char>(symbol[i]) < 0x80) ? 1 : 2;
-          bytes += byte_of.at(symbol.substr(i, len));
-          i += len;
-        }
-        out.push_back({id->second, bytes});
+        out.push_back({id->second, symbol_bytes(symbol)});
       }
       at = span[1] > at ? span[1] : at + 1;
     }

@@ -31,6 +31,8 @@ class Gpt2Tokenizer {
   // special token 50256 wherever it appears.
   std::vector<Gpt2Token> encode(const std::string& text) const;
   std::size_t vocabulary_size() const { return id_of_.size(); }
+  // Token `id`'s text as the UTF-8 bytes it stands for (" journey"); std::out_of_range past the vocabulary.
+  std::string decode(std::int64_t id) const;
 
   Gpt2Tokenizer(Gpt2Tokenizer&&) noexcept;
   ~Gpt2Tokenizer();
@@ -40,6 +42,7 @@ class Gpt2Tokenizer {
   std::vector<std::string> bpe(const std::string& piece) const;  // byte-encoded symbols after the merges
 
   std::unordered_map<std::string, std::int64_t> id_of_;  // byte-encoded token -> id
+  std::vector<std::string> token_of_;                     // id -> byte-encoded token
   std::unordered_map<std::string, std::size_t> rank_of_;  // "a b" -> merge rank
   std::int64_t end_of_text_ = -1;
   struct Pattern;

@@ -10,8 +10,6 @@
 
 namespace attn {
 
-namespace {
-
 // A token's text quoted as Python's repr would, with each space shown as U+2423 (the open box, "␣"), GPT-2's
 // "Ġ" made readable: 'Your', '␣journey', '\n'. (The open box also keeps a quoted token on one line when the
 // explanation is wrapped.)
@@ -28,6 +26,8 @@ std::string py_repr(const std::string& text) {
   return out + "'";
 }
 
+namespace {
+
 // Rows `ids` of nn.Embedding(num_embeddings, dim)'s weight, drawn now from `gen` (normal_ over the whole
 // (num_embeddings, dim) table, as nn.Embedding's init does); only the rows asked for are kept.
 Matrix embedding_rows(TorchGenerator& gen, std::size_t num_embeddings, std::size_t dim, const std::vector<std::int64_t>& ids) {
@@ -43,14 +43,14 @@ Matrix embedding_rows(TorchGenerator& gen, std::size_t num_embeddings, std::size
 
 }  // namespace
 
-Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed) {
-  const std::vector<Gpt2Token> tokens = Gpt2Tokenizer::bundled().encode(text);
+void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string& text, std::size_t max_tokens,
+                   const std::string& limit) {
+  const std::vector<Gpt2Token> tokens = tokenizer.encode(text);
   if (tokens.empty()) throw UsageError("--text has no tokens (give it a word or more)");
-  if (tokens.size() > kMaxTokens)
-    throw UsageError("--text has " + with_commas(tokens.size()) + " tokens, more than the limit of " +
-                     with_commas(kMaxTokens));
+  if (tokens.size() > max_tokens)
+    throw UsageError("--text has " + with_commas(tokens.size()) + " tokens, more than " + limit + " of " +
+                     with_commas(max_tokens));
   const std::size_t n = tokens.size();
-  Inputs in;
   std::string listed;
   for (std::size_t i = 0; i < n; ++i) {
     in.token_ids.push_back(tokens[i].id);
@@ -60,7 +60,19 @@ Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t
   if (n > 12) listed += ", ... (" + std::to_string(n - 12) + " more)";
   Vector ids = xt::empty<float>({n});  // (num_tokens,)
   for (std::size_t i = 0; i < n; ++i) ids(i) = static_cast<float>(tokens[i].id);
+  in.steps.push_back({"token_ids", "The text as GPT-2's token ids",
+                      "GPT-2's byte-level BPE splits the text into " + count_of(n, "token") + " (a leading space, "
+                      "shown as \xe2\x90\xa3, belongs to the word after it, and rare words split into pieces): " +
+                          listed + ".",
+                      "tokenizer = tiktoken.get_encoding(\"gpt2\")\ntoken_ids = torch.tensor(tokenizer.encode(text, "
+                      "allowed_special={\"<|endoftext|>\"}))",
+                      AnyTensor(ids), /*integer=*/true});
+}
 
+Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed) {
+  Inputs in;
+  tokenize_into(in, Gpt2Tokenizer::bundled(), text, kMaxTokens, "the limit");
+  const std::size_t n = in.token_ids.size();
   TorchGenerator gen(seed);
   std::vector<std::int64_t> positions(n);
   for (std::size_t i = 0; i < n; ++i) positions[i] = static_cast<std::int64_t>(i);
@@ -70,13 +82,6 @@ Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t
   const std::string d = std::to_string(d_in), s = std::to_string(seed), ctx = std::to_string(n);
   in.source = "--text: GPT-2's tokenizer, then nn.Embedding(50257, " + d + ") + nn.Embedding(" + ctx + ", " + d +
               ") after torch.manual_seed(" + s + ")";
-  in.steps.push_back({"token_ids", "The text as GPT-2's token ids",
-                      "GPT-2's byte-level BPE splits the text into " + count_of(n, "token") + " (a leading space, "
-                      "shown as \xe2\x90\xa3, belongs to the word after it, and rare words split into pieces): " +
-                          listed + ".",
-                      "tokenizer = tiktoken.get_encoding(\"gpt2\")\ntoken_ids = torch.tensor(tokenizer.encode(text, "
-                      "allowed_special={\"<|endoftext|>\"}))",
-                      AnyTensor(ids), /*integer=*/true});
   in.steps.push_back({"token_embeddings", "Token embeddings",
                       "A lookup table of 50,257 rows, one per token of GPT-2's vocabulary, drawn from a normal "
                       "distribution (nn.Embedding's init); each token's id picks its row: (num_tokens, d_in).",

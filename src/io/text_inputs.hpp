@@ -13,8 +13,19 @@ namespace attn {
 
 inline constexpr std::uint64_t kBookEmbeddingSeed = 123;  // chapter 2's torch.manual_seed(123)
 inline constexpr std::size_t kGpt2VocabularySize = 50257;
+// What --model reads without --text: the book's six tokens as words.
+inline constexpr const char* kBookSentence = "Your journey starts with one step";
 
 // A UsageError for text that is not UTF-8 or has no token, or more tokens than the limit.
 Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed);
+
+// A token's text quoted as Python's repr would, each space shown as U+2423 ("␣"): 'Your', '␣journey'.
+std::string py_repr(const std::string& text);
+
+class Gpt2Tokenizer;
+// The text's tokens into `in` (tokens, token_ids) and the first input step, "token_ids". A UsageError for
+// text that is not UTF-8 or has no token, or more than `max_tokens` (`limit` says which limit that is).
+void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string& text, std::size_t max_tokens,
+                   const std::string& limit);
 
 }  // namespace attn

@@ -14,16 +14,19 @@ static LessonInfo causal_info() {
 }
 
 namespace {
-SelfAttention_v2 seeded_sa_v2(std::size_t d_in, std::size_t d_out, std::uint64_t seed, bool qkv_bias) {
+SelfAttention_v2 seeded_sa_v2(const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias, std::size_t head) {
   TorchGenerator gen(seed);
-  return SelfAttention_v2(d_in, d_out, qkv_bias, gen);
+  SelfAttention_v2 sa_v2(in.d_in(), d_out, qkv_bias, gen);
+  if (in.model) use_real_head(in, head, sa_v2.W_query, sa_v2.W_key, sa_v2.W_value);
+  return sa_v2;
 }
 }  // namespace
 
-CausalWeights::CausalWeights(Trace& t, const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias)
+CausalWeights::CausalWeights(Trace& t, const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias,
+                             std::size_t head)
     : n(in.num_tokens()),
       scale(static_cast<float>(std::sqrt(static_cast<double>(d_out)))),
-      sa_v2(seeded_sa_v2(in.d_in(), d_out, seed, qkv_bias)),
+      sa_v2(seeded_sa_v2(in, d_out, seed, qkv_bias, head)),
       queries(t.lazy<Matrix>([this, in = &in] { return sa_v2.W_query.forward(in->embeddings); })),  // (n, d_out)
       keys(t.lazy<Matrix>([this, in = &in] { return sa_v2.W_key.forward(in->embeddings); })),       // (n, d_out)
       attn_scores(t.lazy<Matrix>([this] { return matmul(queries(), keys(), /*transpose_b=*/true); })),  // (n, n)
@@ -47,20 +50,23 @@ CausalWeights::CausalWeights(Trace& t, const Inputs& in, std::size_t d_out, std:
         return softmax(masked_scaled);
       })) {}
 
-Trace run_causal(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
+Trace run_causal(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+  Trace t(causal_info(), in, sel);
+  const LessonConfig cfg = model_config(given, in, ModelUse::OneHead, t);
   check_elements("the (b, num_tokens, num_tokens) attention weights", {cfg.batch, in.num_tokens(), in.num_tokens()});
   const std::uint64_t seed_v2 = cfg.seed.value_or(789);
   const std::uint64_t seed_ca = cfg.seed.value_or(123);
   const std::string bias_arg = cfg.qkv_bias ? ", qkv_bias=True" : "";
   const std::size_t b = cfg.batch, n = in.num_tokens(), d_out = cfg.d_out;
-  Trace t(causal_info(), in, sel);
   t.config["manual_seeds"] = {seed_v2, seed_ca};
+  if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead));
+  const std::string real = in.model ? "\n# --model: the head's rows of the real c_attn, loaded into its layers" : "";
 
-  const CausalWeights w(t, in, d_out, seed_v2, cfg.qkv_bias);
+  const CausalWeights w(t, in, d_out, seed_v2, cfg.qkv_bias, cfg.head.value_or(0));
   t.add("queries", "Queries of SelfAttention_v2",
         "We reuse the SelfAttention_v2 of section 3.4.2 to get attention weights to mask.",
         "torch.manual_seed(" + std::to_string(seed_v2) + ")\nsa_v2 = SelfAttention_v2(d_in, d_out" + bias_arg +
-            ")\nqueries = sa_v2.W_query(inputs)",
+            ")" + real + "\nqueries = sa_v2.W_query(inputs)",
         {n, d_out}, w.queries);
   t.add("keys", "Keys of SelfAttention_v2", "Every token projected by W_key.", "keys = sa_v2.W_key(inputs)",
         {n, d_out}, w.keys);
@@ -96,7 +102,8 @@ Trace run_causal(const Inputs& in, const LessonConfig& cfg, const Selection& sel
   const BatchStep batch(t, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed_ca);
-  const CausalAttention ca(in.d_in(), d_out, cfg.dropout, cfg.qkv_bias, gen);
+  CausalAttention ca(in.d_in(), d_out, cfg.dropout, cfg.qkv_bias, gen);
+  if (in.model) use_real_head(in, cfg.head.value_or(0), ca.W_query, ca.W_key, ca.W_value);
   const std::string ctor = "CausalAttention(d_in, d_out, context_length, " + py_float(cfg.dropout) +
                            bias_arg + ")";
   t.modules.push_back({"ca", ctor, ca.num_parameters()});
@@ -115,7 +122,7 @@ Trace run_causal(const Inputs& in, const LessonConfig& cfg, const Selection& sel
   t.add("context_vecs", "Context vectors of CausalAttention",
         "One context vector per token and sequence: (batch, num_tokens, d_out). Each depends only on its token and "
         "the ones before it.",
-        "torch.manual_seed(" + std::to_string(seed_ca) + ")\ncontext_length = batch.shape[1]\nca = " + ctor +
+        "torch.manual_seed(" + std::to_string(seed_ca) + ")\ncontext_length = batch.shape[1]\nca = " + ctor + real +
             "\ncontext_vecs = ca(batch)",
         {b, n, d_out}, [&] { return pass().context_vec; });
   t.resolve();
@@ -129,7 +136,8 @@ Lesson causal_lesson() {
              {Opt::DropoutRng, ""},
              {Opt::Batch, ""},
              {Opt::Seed, seed_help("789 for sa_v2, 123 for CausalAttention")},
-             {Opt::QkvBias, ""}},
+             {Opt::QkvBias, ""},
+             {Opt::Head, ""}},
             LessonConfig{},
             run_causal}}};
 }

@@ -10,18 +10,20 @@ static LessonInfo dropout_info() {
   return {"dropout", "3.5.2", "Masking additional attention weights with dropout", "Dropout on a matrix of ones and on the causal attention weights"};
 }
 
-Trace run_dropout(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
+Trace run_dropout(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+  Trace t(dropout_info(), in, sel);
+  const LessonConfig cfg = model_config(given, in, ModelUse::OneHead, t);
   const std::uint64_t seed_v2 = cfg.seed.value_or(789);
   const std::uint64_t seed_drop = cfg.seed.value_or(123);
   const std::size_t n = in.num_tokens();
   const std::string p = py_float(cfg.dropout);
-  Trace t(dropout_info(), in, sel);
   t.config["manual_seeds"] = {seed_v2, seed_drop, seed_drop};
   t.notes.push_back("dropout: p = " + p + ", masks drawn as PyTorch builds " +
                     (cfg.dropout_rng == DropoutRng::Mkl ? "with MKL do (--dropout-rng mkl)"
                                                         : "without MKL do (--dropout-rng default, the book's)"));
 
-  const CausalWeights w(t, in, cfg.d_out, seed_v2, cfg.qkv_bias);
+  if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead));
+  const CausalWeights w(t, in, cfg.d_out, seed_v2, cfg.qkv_bias, cfg.head.value_or(0));
   t.add("causal_attn_weights", "The causal attention weights of 3.5.1",
         "What dropout will be applied to: each row sums to 1 over the visible tokens.",
         "torch.manual_seed(" + std::to_string(seed_v2) +
@@ -65,7 +67,8 @@ Lesson dropout_lesson() {
              {Opt::DropoutRng, ""},
              {Opt::DOut, "Output dimension of the SelfAttention_v2 whose weights are dropped"},
              {Opt::Seed, seed_help("789 for sa_v2, 123 before each dropout call")},
-             {Opt::QkvBias, ""}},
+             {Opt::QkvBias, ""},
+             {Opt::Head, ""}},
             book,
             run_dropout}}};
 }

@@ -113,6 +113,10 @@ Lesson gqa_lesson() {
                      {Opt::QkvBias, ""}},
                     book,
                     run_gqa};
+  lesson.takes_model = false;
+  lesson.no_model_reason = "GroupedQueryAttention shares each key/value head among several query heads, and GPT-2 "
+                           "has none to share: every one of its heads has its own keys and values (attn mha --model "
+                           "shows them)";
   // The memory estimate began here; attn kv-cache --estimate is the same report.
   const LessonMode kv_cache = kv_cache_estimate_mode(
       gqa_info(), Opt::KvCache,

@@ -1,5 +1,7 @@
 #include "lessons/helpers.hpp"
 
+#include "io/gpt2_model.hpp"
+
 namespace attn {
 
 std::size_t effective_query(const std::optional<std::int64_t>& query, const Inputs& in) {
@@ -74,6 +76,44 @@ std::string query_note(const Inputs& in, std::size_t q) {
   return "The book's query is x^(2), inputs[1]; the steps keep its names (x_2, query_2, attn_scores_2, "
          "context_vec_2, ...), and here they hold x^(" + std::to_string(q + 1) + "), inputs[" + std::to_string(q) +
          "], \"" + in.tokens.at(q) + "\".";
+}
+
+LessonConfig model_config(const LessonConfig& cfg, const Inputs& in, ModelUse use, Trace& t) {
+  if (!in.model) return cfg;
+  const Gpt2Config& c = in.model->model->config();
+  LessonConfig out = cfg;
+  out.qkv_bias = true;
+  out.d_out = use == ModelUse::Layer ? c.n_embd : c.head_dim();
+  out.heads = use == ModelUse::OneHead ? 1 : c.n_head;
+  if (use == ModelUse::OneHead) {
+    if (cfg.head && *cfg.head >= c.n_head)
+      throw UsageError("--head " + std::to_string(*cfg.head) + " is past the last head of the model, which has " +
+                       count_of(c.n_head, "head") + " per block: --head 0 to " + std::to_string(c.n_head - 1));
+    out.head = cfg.head.value_or(0);
+    t.config["head"] = *out.head;
+  }
+  t.config["d_out"] = out.d_out;
+  if (use != ModelUse::OneHead) t.config["heads"] = out.heads;
+  t.config["qkv_bias"] = true;
+  return out;
+}
+
+void use_real_head(const Inputs& in, std::size_t head, Linear& W_query, Linear& W_key, Linear& W_value) {
+  const Gpt2Attention& a = in.model->attention;  // (n_embd, n_embd) each, nn.Linear's layout
+  const std::size_t head_dim = in.model->model->config().head_dim();
+  W_query = head_rows(a.W_query, head, head_dim);  // (head_dim, n_embd)
+  W_key = head_rows(a.W_key, head, head_dim);      // (head_dim, n_embd)
+  W_value = head_rows(a.W_value, head, head_dim);  // (head_dim, n_embd)
+}
+
+std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use) {
+  const Gpt2Config& c = in.model->model->config();
+  const std::string block = "GPT-2's block " + std::to_string(in.model->layer) + " (--layer)";
+  if (use == ModelUse::OneHead)
+    return "weights: " + block + ", head " + std::to_string(cfg.head.value_or(0)) + " of " + std::to_string(c.n_head) +
+           " (--head): its rows of c_attn, d_out = head_dim = " + std::to_string(c.head_dim()) + ", with the bias";
+  return "weights: " + block + ", all " + std::to_string(c.n_head) + " heads of head_dim " +
+         std::to_string(c.head_dim()) + ", c_attn split into W_query, W_key, W_value, with the bias";
 }
 
 }  // namespace attn

@@ -58,4 +58,17 @@ std::string token_label(const Inputs& in, std::size_t i);
 // x^(2) and what they hold here. "" for the book's query.
 std::string query_note(const Inputs& in, std::size_t q);
 
+// --model: how a lesson uses the pretrained layer. OneHead: one head's slices (trainable, causal, dropout;
+// d_out = head_dim). EveryHead: one CausalAttention per head (mha-wrapper). Layer: the whole layer (mha,
+// kv-cache; d_out = n_embd).
+enum class ModelUse { OneHead, EveryHead, Layer };
+// The config a lesson runs with: under --model, d_out, heads and qkv_bias (GPT-2's c_attn has a bias) are the
+// layer's, recorded in the trace's config, and --head is checked against the model's heads. Unchanged without.
+LessonConfig model_config(const LessonConfig& cfg, const Inputs& in, ModelUse use, Trace& t);
+// --model: head `head`'s real projections in place of the three a module drew (d_out = head_dim). The module
+// is built, and draws, first all the same, so dropout afterwards draws what the book's code would.
+void use_real_head(const Inputs& in, std::size_t head, Linear& W_query, Linear& W_key, Linear& W_value);
+// What a lesson's notes say under --model: "Weights: GPT-2's block 0, head 3 (--head)".
+std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use);
+
 }  // namespace attn

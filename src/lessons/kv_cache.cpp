@@ -114,7 +114,9 @@ std::string shape_text(std::initializer_list<std::size_t> dims) {
 
 }  // namespace
 
-Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
+Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+  Trace t(kv_cache_info(), in, sel);
+  const LessonConfig cfg = model_config(given, in, ModelUse::Layer, t);  // --model: the real layer's MHA
   const bool grouped = cfg.kv_groups != 0;  // --kv-groups given: GroupedQueryAttention
   LessonConfig shape = cfg;
   shape.kv_groups = grouped ? cfg.kv_groups : cfg.heads;
@@ -132,7 +134,6 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
   check_elements("the (b, num_tokens, d_out) projections", {b, n, d_out});
   const std::uint64_t seed = cfg.seed.value_or(123);
 
-  Trace t(kv_cache_info(), in, sel);
   // null without --kv-groups (MultiHeadAttention), as seed is null without --seed
   t.config["kv_groups"] = grouped ? nlohmann::ordered_json(kv) : nlohmann::ordered_json(nullptr);
   t.config["manual_seeds"] = {seed};
@@ -156,6 +157,14 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& s
     add_linear_steps(t, "gqa.out_proj", gqa->out_proj, "mixes the heads' concatenated outputs (no bias in this class)");
   } else {
     mha = std::make_unique<MultiHeadAttention>(d_in, d_out, 0.0, h, cfg.qkv_bias, gen);
+    if (in.model) {  // the real layer (drawn first all the same, as attn mha --model does)
+      const Gpt2Attention& real = in.model->attention;
+      mha->W_query = real.W_query;
+      mha->W_key = real.W_key;
+      mha->W_value = real.W_value;
+      mha->out_proj = real.out_proj;
+      t.notes.push_back(model_note(in, cfg, ModelUse::Layer));
+    }
     m = {"mha",
          "MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads=" + std::to_string(h) +
              (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")",

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/attention.hpp"
+#include "io/gpt2_model.hpp"
 #include "lessons/config.hpp"
 #include "lessons/helpers.hpp"
 #include "lessons/registry.hpp"
@@ -28,7 +29,8 @@ Trace run_causal(const Inputs& in, const LessonConfig& cfg, const Selection& sel
 // The causal attention weights of 3.5.1 (SelfAttention_v2 after manual_seed(seed)), every step on the
 // way, each a Lazy value of the trace `t`: computed only if a shown step needs it.
 struct CausalWeights {
-  CausalWeights(Trace& t, const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias);
+  // Under --model, sa_v2 holds head `head`'s real projections (lessons/helpers: use_real_head).
+  CausalWeights(Trace& t, const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias, std::size_t head = 0);
   CausalWeights(const CausalWeights&) = delete;
 
   const std::size_t n;               // num_tokens

@@ -4,7 +4,13 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xmath.hpp>
 
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
 #include "core/attention.hpp"
+#include "io/gpt2_model.hpp"
+#include "io/text_inputs.hpp"
 #include "lessons/lessons.hpp"
 #include "lessons/multi_head.hpp"
 
@@ -15,7 +21,62 @@ static LessonInfo mha_info() {
   return {"mha", "3.6.2", "Implementing multi-head attention with weight splits", "MultiHeadAttention: one projection split into heads by view and transpose"};
 }
 
-Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
+// --model: what GPT-2 itself makes of the text, after this layer: the rest of its blocks, the final norm and
+// the output head (tied to the token embeddings), then the five most likely next tokens, as chapter 4's
+// generate_text_simple would pick from.
+static void add_next_token_steps(Trace& t, const Inputs& in, const Selection& sel) {
+  const ModelLayer& m = *in.model;
+  const Gpt2Model& model = *m.model;
+  using Ranking = std::vector<std::pair<float, std::int64_t>>;  // (probability, token id), best first
+  // Shared by the two steps' functions, which outlive this function (they run in t.resolve()).
+  const auto top5 = std::make_shared<Lazy<Ranking>>(t.values_computed, std::function<Ranking()>([&m, &model] {
+    const Vector logits = model.next_token_logits(m.block_input, m.layer);  // (vocab_size,)
+    const Vector probas = softmax(logits);                                 // (vocab_size,)
+    std::vector<std::pair<float, std::int64_t>> best;
+    for (std::size_t i = 0; i < probas.size(); ++i) best.push_back({probas(i), static_cast<std::int64_t>(i)});
+    std::partial_sort(best.begin(), best.begin() + 5, best.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    best.resize(5);
+    return best;
+  }));
+  t.holds(saturating_product({2, model.config().vocab_size}));
+  // The tokens themselves belong in the explanation, so the ranking is computed now when it is shown.
+  std::string words = "the ids above, as text";
+  if (!sel.plan_only && (sel.shows("top5_token_ids") || sel.shows("top5_probas"))) {
+    words.clear();
+    for (const auto& [p, id] : (*top5)()) {
+      char percent[32];
+      std::snprintf(percent, sizeof percent, " %.1f%%", 100.0 * p);
+      words += (words.empty() ? "" : ", ") + py_repr(gpt2_readable(model.tokenizer().decode(id))) + " " +
+               std::to_string(id) + percent;
+    }
+  }
+  const std::string rest = "logits = model(token_ids[None])  # blocks " + std::to_string(m.layer) + " to " +
+                           std::to_string(model.config().n_layer - 1) + ", final_norm, out_head\n"
+                           "probas = torch.softmax(logits[0, -1], dim=-1)\ntop5 = torch.topk(probas, 5)";
+  t.add("top5_token_ids", "GPT-2's five likeliest next tokens",
+        "The rest of the model runs on: this block and every later one, the final LayerNorm, and the output head, "
+        "which shares the token embeddings' weights. The last token's logits, through softmax, rank the whole "
+        "vocabulary; these are the ids of the top five.",
+        rest + "\ntop5.indices", {5}, [top5] {
+          Vector ids = xt::empty<float>({std::size_t{5}});  // (5,)
+          for (std::size_t i = 0; i < 5; ++i) ids(i) = static_cast<float>((*top5)()[i].second);
+          return ids;
+        })
+      .integer = true;
+  t.add("top5_probas", "... and how likely each is",
+        "Their probabilities, what the model would sample from: " + words + ".", "top5.values",
+        {5}, [top5] {
+          Vector p = xt::empty<float>({std::size_t{5}});  // (5,)
+          for (std::size_t i = 0; i < 5; ++i) p(i) = (*top5)()[i].first;
+          return p;
+        });
+}
+
+Trace run_mha(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+  Trace t(mha_info(), in, sel);
+  const LessonConfig cfg = model_config(given, in, ModelUse::Layer, t);
   check_heads(cfg, false);
   check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights",
                  {cfg.batch, cfg.heads, in.num_tokens(), in.num_tokens()});
@@ -26,7 +87,6 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
                                  std::to_string(n) + ", " + std::to_string(h) + ", " + std::to_string(hd) + ")";
   const std::string shape_bhnd = "(b, num_heads, num_tokens, head_dim) = (" + std::to_string(b) + ", " +
                                  std::to_string(h) + ", " + std::to_string(n) + ", " + std::to_string(hd) + ")";
-  Trace t(mha_info(), in, sel);
   t.config["manual_seeds"] = {seed};
   const std::string ctor = "MultiHeadAttention(d_in, d_out, context_length, " + py_float(cfg.dropout) +
                            ", num_heads=" + std::to_string(h) + (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
@@ -34,7 +94,15 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   const BatchStep batch(t, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
-  const MultiHeadAttention mha(in.d_in(), cfg.d_out, cfg.dropout, h, cfg.qkv_bias, gen);
+  MultiHeadAttention mha(in.d_in(), cfg.d_out, cfg.dropout, h, cfg.qkv_bias, gen);
+  if (in.model) {  // the real layer, drawn first all the same so that dropout draws as the book's code would
+    const Gpt2Attention& real = in.model->attention;
+    mha.W_query = real.W_query;
+    mha.W_key = real.W_key;
+    mha.W_value = real.W_value;
+    mha.out_proj = real.out_proj;
+    t.notes.push_back(model_note(in, cfg, ModelUse::Layer));
+  }
   t.modules.push_back({"mha", ctor, mha.num_parameters()});
   t.notes.push_back("num_heads = " + std::to_string(h) + ", head_dim = d_out / num_heads = " + std::to_string(hd));
   add_linear_steps(t, "mha.W_query", mha.W_query, "projects each token to the queries of all heads at once");
@@ -184,6 +252,7 @@ Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
         "torch.manual_seed(" + std::to_string(seed) + ")\nmha = " + ctor +
             "\ncontext_vecs = mha(batch)  # context_vec = self.out_proj(context_vec)",
         {b, n, cfg.d_out}, p.context_vecs);
+  if (in.model) add_next_token_steps(t, in, sel);
   t.resolve();
   return t;
 }

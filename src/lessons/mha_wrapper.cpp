@@ -10,13 +10,14 @@ static LessonInfo mha_wrapper_info() {
   return {"mha-wrapper", "3.6.1", "Stacking multiple single-head attention layers", "Multi-head attention as a list of CausalAttention heads, outputs concatenated"};
 }
 
-Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
+Trace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+  Trace t(mha_wrapper_info(), in, sel);
+  const LessonConfig cfg = model_config(given, in, ModelUse::EveryHead, t);
   check_elements("the (b, num_tokens, num_tokens) attention weights of every head",
                  {cfg.heads, cfg.batch, in.num_tokens(), in.num_tokens()});
   check_elements("the heads' weights", {cfg.heads, 3, in.d_in(), cfg.d_out});
   check_elements("the (b, num_tokens, heads * d_out) context vectors", {cfg.batch, in.num_tokens(), cfg.heads, cfg.d_out});
   const std::uint64_t seed = cfg.seed.value_or(123);
-  Trace t(mha_wrapper_info(), in, sel);
   const std::size_t b = cfg.batch, n = in.num_tokens(), d_out = cfg.d_out;
   t.config["manual_seeds"] = {seed};
   const std::string ctor = "MultiHeadAttentionWrapper(d_in, d_out, context_length, " + py_float(cfg.dropout) +
@@ -25,9 +26,14 @@ Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg, const Selection
   const BatchStep batch(t, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
-  const MultiHeadAttentionWrapper mha(in.d_in(), cfg.d_out, cfg.dropout, cfg.heads, cfg.qkv_bias, gen);
+  MultiHeadAttentionWrapper mha(in.d_in(), cfg.d_out, cfg.dropout, cfg.heads, cfg.qkv_bias, gen);
+  if (in.model) {  // each head takes its own rows of the real c_attn (drawn first, so dropout draws as before)
+    for (std::size_t h = 0; h < mha.heads.size(); ++h)
+      use_real_head(in, h, mha.heads[h].W_query, mha.heads[h].W_key, mha.heads[h].W_value);
+    t.notes.push_back(model_note(in, cfg, ModelUse::EveryHead));
+  }
   t.modules.push_back({"mha", ctor, mha.num_parameters()});
-  t.notes.push_back("each head is a CausalAttention with its own W_query, W_key, W_value (d_out = " +
+  if (!in.model) t.notes.push_back("each head is a CausalAttention with its own W_query, W_key, W_value (d_out = " +
                     std::to_string(cfg.d_out) + " per head), drawn head by head");
   for (std::size_t h = 0; h < mha.heads.size(); ++h) {
     const std::string head = "mha.heads." + std::to_string(h), which = "head " + std::to_string(h) + "'s ";

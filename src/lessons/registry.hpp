@@ -35,6 +35,10 @@ struct LessonMode {
   LessonConfig defaults;           // the book's values for this mode
   Run run;
   bool uses_inputs = true;         // false: --input/--random are refused and "input" is not in the config
+  // Whether it runs on a pretrained model's layer (--model); when not, why not, for the usage error. The tour
+  // leaves such a lesson out under --model.
+  bool takes_model = true;
+  std::string no_model_reason;
   std::optional<Opt> selector;     // the flag that picks this mode; none for the first mode
 
   bool takes(Opt o) const;

@@ -6,6 +6,7 @@
 
 #include <xtensor/xmath.hpp>
 #include <xtensor/xmanipulation.hpp>
+#include <xtensor/xview.hpp>
 
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
@@ -17,7 +18,9 @@ static LessonInfo trainable_info() {
   return {"trainable", "3.4.1-3.4.2", "Implementing self-attention with trainable weights", "Query, key and value weights, scaled dot-product attention, SelfAttention_v1 and _v2"};
 }
 
-Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
+Trace run_trainable(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+  Trace t(trainable_info(), in, sel);
+  const LessonConfig cfg = model_config(given, in, ModelUse::OneHead, t);
   if (cfg.d_out == 0) throw UsageError("--d-out must be at least 1");
   const std::size_t q = effective_query(cfg.query, in);
   const std::string qs = std::to_string(q);
@@ -30,7 +33,6 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& 
   const std::size_t d_out = cfg.d_out;
   const std::string bias_arg = cfg.qkv_bias ? ", qkv_bias=True" : "";
 
-  Trace t(trainable_info(), in, sel);
   const std::size_t n = in.num_tokens();
   t.config["query"] = q;
   t.config["manual_seeds"] = {seed_w, seed_v1, seed_v2};
@@ -39,6 +41,7 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& 
   t.notes.push_back("d_in = " + std::to_string(d_in) + ", d_out = " + std::to_string(d_out) +
                     "; torch.manual_seed values: " + std::to_string(seed_w) + ", " + std::to_string(seed_v1) +
                     ", " + std::to_string(seed_v2) + (cfg.seed ? " (--seed)" : " (the book's)"));
+  if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead));
 
   const Matrix& inputs = in.embeddings;  // (num_tokens, d_in)
   const Vector x_2 = xt::row(inputs, q);  // (d_in,)
@@ -51,35 +54,69 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& 
 
   TorchGenerator gen(seed_w);
   // Drawn in this order, as the book creates them.
-  const Matrix W_query = gen.rand(d_in, d_out);  // (d_in, d_out)
-  const Matrix W_key = gen.rand(d_in, d_out);    // (d_in, d_out)
-  const Matrix W_value = gen.rand(d_in, d_out);  // (d_in, d_out)
+  Matrix W_query = gen.rand(d_in, d_out);  // (d_in, d_out)
+  Matrix W_key = gen.rand(d_in, d_out);    // (d_in, d_out)
+  Matrix W_value = gen.rand(d_in, d_out);  // (d_in, d_out)
+  // --model: the head's real projections. Its c_attn columns are already (d_in, d_out), the layout of these
+  // plain parameters (x @ W); nn.Linear's (d_out, d_in) weight is their transpose. GPT-2's layers have a bias.
+  Vector b_query, b_key, b_value;  // (d_out,) each, under --model
+  if (in.model) {
+    Linear q(W_query, {}), k(W_key, {}), v(W_value, {});
+    use_real_head(in, *cfg.head, q, k, v);
+    W_query = xt::transpose(q.weight), W_key = xt::transpose(k.weight), W_value = xt::transpose(v.weight);
+    b_query = q.bias, b_key = k.bias, b_value = v.bias;
+  }
   const std::string rand_call = "torch.nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)";
+  const std::string real = in.model ? "  # --model: head " + std::to_string(cfg.head.value_or(0)) +
+                                          "'s columns of the real c_attn weight"
+                                    : "";
   t.add("W_query", "Query weight matrix W_q",
-        "Random numbers for now; training would tune them. It projects a " + std::to_string(d_in) +
-            "-dim embedding to a " + std::to_string(d_out) + "-dim query.",
-        "torch.manual_seed(" + std::to_string(seed_w) + ")\nW_query = " + rand_call, W_query);
-  t.add("W_key", "Key weight matrix W_k", "Drawn right after W_query from the same random stream.",
-        "W_key = " + rand_call, W_key);
-  t.add("W_value", "Value weight matrix W_v", "Drawn right after W_key.", "W_value = " + rand_call, W_value);
+        (in.model ? "Trained, not random: GPT-2's own query weights for this head." : "Random numbers for now; training would tune them.") +
+            std::string(" It projects a ") + std::to_string(d_in) + "-dim embedding to a " + std::to_string(d_out) +
+            "-dim query.",
+        "torch.manual_seed(" + std::to_string(seed_w) + ")\nW_query = " + rand_call + real, W_query);
+  t.add("W_key", "Key weight matrix W_k", in.model ? "The head's trained key weights." : "Drawn right after W_query from the same random stream.",
+        "W_key = " + rand_call + real, W_key);
+  t.add("W_value", "Value weight matrix W_v", in.model ? "The head's trained value weights." : "Drawn right after W_key.",
+        "W_value = " + rand_call + real, W_value);
+  if (in.model) {
+    const std::string part = "GPT-2's projections have a bias too (its c_attn.bias, the head's part): ";
+    t.add("b_query", "The query bias", part + "added to every query.", "b_query = c_attn.bias[query part, this head]",
+          b_query);
+    t.add("b_key", "The key bias", part + "added to every key.", "b_key = c_attn.bias[key part, this head]", b_key);
+    t.add("b_value", "The value bias", part + "added to every value.", "b_value = c_attn.bias[value part, this head]",
+          b_value);
+  }
+  const std::string plus_q = in.model ? " + b_query" : "", plus_k = in.model ? " + b_key" : "",
+                    plus_v = in.model ? " + b_value" : "";
+  const auto project = [&](const Vector& x, const Matrix& W, const Vector& bias) {
+    Vector y = matvec(x, W);  // (d_out,)
+    if (bias.size() > 0) y += bias;
+    return y;
+  };
+  const auto project_all = [&](const Matrix& W, const Vector& bias) {
+    Matrix y = matmul(inputs, W);  // (num_tokens, d_out)
+    if (bias.size() > 0) y += xt::view(bias, xt::newaxis(), xt::all());
+    return y;
+  };
 
-  const auto query_2 = t.lazy<Vector>([&] { return matvec(x_2, W_query); });  // (d_out,)
+  const auto query_2 = t.lazy<Vector>([&] { return project(x_2, W_query, b_query); });  // (d_out,)
   t.add("query_2", "The query vector of " + who,
-        "The query token projected by W_query: what this token is looking for.", "query_2 = x_2 @ W_query",
+        "The query token projected by W_query: what this token is looking for.", "query_2 = x_2 @ W_query" + plus_q,
         {d_out}, query_2);
   t.add("key_2", "The key vector of " + who, "The same token projected by W_key: what it offers to be found by.",
-        "key_2 = x_2 @ W_key", {d_out}, [&] { return matvec(x_2, W_key); });  // (d_out,)
+        "key_2 = x_2 @ W_key" + plus_k, {d_out}, [&] { return project(x_2, W_key, b_key); });  // (d_out,)
   t.add("value_2", "The value vector of " + who,
-        "The same token projected by W_value: what it contributes once attended to.", "value_2 = x_2 @ W_value",
-        {d_out}, [&] { return matvec(x_2, W_value); });  // (d_out,)
+        "The same token projected by W_value: what it contributes once attended to.",
+        "value_2 = x_2 @ W_value" + plus_v, {d_out}, [&] { return project(x_2, W_value, b_value); });  // (d_out,)
 
-  const auto keys = t.lazy<Matrix>([&] { return matmul(inputs, W_key); });  // (num_tokens, d_out)
+  const auto keys = t.lazy<Matrix>([&] { return project_all(W_key, b_key); });  // (num_tokens, d_out)
   t.add("keys", "Keys of all tokens",
         "Every token projected by W_key at once: " + count_of(n, "token") + ", each now " +
             std::to_string(d_out) + "-dimensional.",
-        "keys = inputs @ W_key", {n, d_out}, keys);
-  const auto values = t.lazy<Matrix>([&] { return matmul(inputs, W_value); });  // (num_tokens, d_out)
-  t.add("values", "Values of all tokens", "Every token projected by W_value.", "values = inputs @ W_value",
+        "keys = inputs @ W_key" + plus_k, {n, d_out}, keys);
+  const auto values = t.lazy<Matrix>([&] { return project_all(W_value, b_value); });  // (num_tokens, d_out)
+  t.add("values", "Values of all tokens", "Every token projected by W_value.", "values = inputs @ W_value" + plus_v,
         {n, d_out}, values);
 
   t.add("attn_score_22", "One unnormalised score: query " + who + " against key " + who,
@@ -108,7 +145,8 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& 
         {d_out}, [&] { return matvec(attn_weights_2(), values()); });  // (d_out,)
 
   gen.manual_seed(seed_v1);
-  const SelfAttention_v1 sa_v1(d_in, d_out, gen);
+  SelfAttention_v1 sa_v1(d_in, d_out, gen);
+  if (in.model) sa_v1.W_query = W_query, sa_v1.W_key = W_key, sa_v1.W_value = W_value;  // its class has no bias
   t.needs_temporarily(SelfAttention_v2::forward_numbers(n, d_out));  // each forward below, one at a time
   t.add("sa_v1_output", "SelfAttention_v1: every token's context vector",
         "The steps above packed into a module with three nn.Parameter matrices. Seeded the same way, its row " +
@@ -117,7 +155,8 @@ Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& 
         {n, d_out}, [&] { return sa_v1.forward(inputs); });  // (num_tokens, d_out)
 
   gen.manual_seed(seed_v2);
-  const SelfAttention_v2 sa_v2(d_in, d_out, cfg.qkv_bias, gen);
+  SelfAttention_v2 sa_v2(d_in, d_out, cfg.qkv_bias, gen);
+  if (in.model) use_real_head(in, *cfg.head, sa_v2.W_query, sa_v2.W_key, sa_v2.W_value);
   const auto sa_v2_output = t.lazy<Matrix>([&] { return sa_v2.forward(inputs); });  // (num_tokens, d_out)
   t.add("sa_v2_output", "SelfAttention_v2: the same with nn.Linear layers",
         "nn.Linear stores the transposed weight and initialises it with a better scheme than torch.rand, so "
@@ -162,7 +201,8 @@ Lesson trainable_lesson() {
           {{{{Opt::DOut, "Output dimension of the query, key and value projections"},
              {Opt::Seed, seed_help("123, 123 and 789; --seed 123 prints exercise 3.1's numbers")},
              {Opt::QkvBias, ""},
-             {Opt::Query, ""}},
+             {Opt::Query, ""},
+             {Opt::Head, ""}},
             LessonConfig{},
             run_trainable}}};
 }

@@ -215,6 +215,40 @@ class MklDropout:
         return x * noise.div_(1 - p)
 
 
+# --model: the real layer (set per configuration by model_configurations). Each module is built, and draws,
+# as without it; then its projections are replaced, so dropout draws afterwards as the book's code would.
+REAL = None
+
+
+def head_rows(head):
+    hd = REAL["att"].head_dim
+    return slice(head * hd, (head + 1) * hd)
+
+
+def real_head(module, head=None):
+    """A single-head module's W_query, W_key and W_value become head `head`'s rows of the real layer."""
+    if not REAL:
+        return
+    rows = head_rows(REAL["head"] if head is None else head)
+    att = REAL["att"]
+    with torch.no_grad():
+        for mine, real in ((module.W_query, att.W_query), (module.W_key, att.W_key), (module.W_value, att.W_value)):
+            mine.weight.copy_(real.weight[rows])
+            mine.bias.copy_(real.bias[rows])
+
+
+def real_layer(module):
+    """A MultiHeadAttention becomes the real layer: all heads, and out_proj."""
+    if not REAL:
+        return
+    att = REAL["att"]
+    with torch.no_grad():
+        for mine, real in ((module.W_query, att.W_query), (module.W_key, att.W_key), (module.W_value, att.W_value),
+                           (module.out_proj, att.out_proj)):
+            mine.weight.copy_(real.weight)
+            mine.bias.copy_(real.bias)
+
+
 def numel(module):
     return sum(p.numel() for p in module.parameters())
 
@@ -313,13 +347,21 @@ def lesson_trainable(inputs, d_out=2, seed=None, qkv_bias=False, query=None):
     W_query = torch.nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)
     W_key = torch.nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)
     W_value = torch.nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)
+    b_query = b_key = b_value = 0
+    if REAL:  # --model: the head's columns of c_attn, (d_in, d_out) as these parameters are, and its bias
+        rows = head_rows(REAL["head"])
+        att = REAL["att"]
+        W_query, W_key, W_value = (att.W_query.weight[rows].T, att.W_key.weight[rows].T, att.W_value.weight[rows].T)
+        b_query, b_key, b_value = att.W_query.bias[rows], att.W_key.bias[rows], att.W_value.bias[rows]
     steps["W_query"], steps["W_key"], steps["W_value"] = W_query, W_key, W_value
-    steps["query_2"] = x_2 @ W_query
-    steps["key_2"] = x_2 @ W_key
-    steps["value_2"] = x_2 @ W_value
+    if REAL:
+        steps["b_query"], steps["b_key"], steps["b_value"] = b_query, b_key, b_value
+    steps["query_2"] = x_2 @ W_query + b_query
+    steps["key_2"] = x_2 @ W_key + b_key
+    steps["value_2"] = x_2 @ W_value + b_value
     query_2 = steps["query_2"]
-    keys = inputs @ W_key
-    values = inputs @ W_value
+    keys = inputs @ W_key + b_key
+    values = inputs @ W_value + b_value
     steps["keys"], steps["values"] = keys, values
     keys_2 = keys[q]
     steps["attn_score_22"] = query_2.dot(keys_2)
@@ -331,9 +373,12 @@ def lesson_trainable(inputs, d_out=2, seed=None, qkv_bias=False, query=None):
     steps["context_vec_2"] = attn_weights_2 @ values
     torch.manual_seed(seed_v1)
     sa_v1 = SelfAttention_v1(d_in, d_out)
+    if REAL:  # the same real weights; SelfAttention_v1 has no bias
+        sa_v1.W_query, sa_v1.W_key, sa_v1.W_value = (nn.Parameter(W_query), nn.Parameter(W_key), nn.Parameter(W_value))
     steps["sa_v1_output"] = sa_v1(inputs)
     torch.manual_seed(seed_v2)
     sa_v2 = SelfAttention_v2(d_in, d_out, qkv_bias=qkv_bias)
+    real_head(sa_v2)
     steps["sa_v2_output"] = sa_v2(inputs)
     # Exercise 3.1 (exercise-solutions.ipynb): sa_v1 takes sa_v2's weights; nn.Linear stores them transposed.
     sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)
@@ -350,6 +395,7 @@ def causal_weights(inputs, d_out, seed_v2, qkv_bias, steps):
     d_in = inputs.shape[1]
     torch.manual_seed(seed_v2)
     sa_v2 = SelfAttention_v2(d_in, d_out, qkv_bias=qkv_bias)
+    real_head(sa_v2)
     queries = sa_v2.W_query(inputs)
     keys = sa_v2.W_key(inputs)
     attn_scores = queries @ keys.T
@@ -380,6 +426,7 @@ def lesson_causal(inputs, d_out=2, seed=None, qkv_bias=False, dropout=0.0, batch
     steps["batch"] = x
     torch.manual_seed(seed_ca)
     ca = CausalAttention(inputs.shape[1], d_out, x.shape[1], dropout, qkv_bias)
+    real_head(ca)
     use_dropout(ca, rng, seed_ca, numel(ca))
     params = parameters("ca", ca)
     steps.update(params)
@@ -412,6 +459,8 @@ def lesson_mha_wrapper(inputs, d_out=2, heads=2, seed=None, qkv_bias=False, drop
     steps = {"batch": x}
     torch.manual_seed(seed_mha)
     mha = MultiHeadAttentionWrapper(inputs.shape[1], d_out, x.shape[1], dropout, heads, qkv_bias)
+    for h, head in enumerate(mha.heads):
+        real_head(head, h)
     use_dropout(mha, rng, seed_mha, numel(mha))
     steps.update(parameters("mha", mha))
     outs = []
@@ -429,6 +478,7 @@ def lesson_mha(inputs, d_out=2, heads=2, seed=None, qkv_bias=False, dropout=0.0,
     steps = {"batch": x}
     torch.manual_seed(seed_mha)
     mha = MultiHeadAttention(inputs.shape[1], d_out, x.shape[1], dropout, heads, qkv_bias)
+    real_layer(mha)
     use_dropout(mha, rng, seed_mha, numel(mha))
     steps.update(parameters("mha", mha))
     steps["W_query_heads"] = mha.W_query.weight.view(heads, d_out // heads, inputs.shape[1])  # figure 3.26
@@ -458,6 +508,8 @@ def lesson_mha(inputs, d_out=2, heads=2, seed=None, qkv_bias=False, dropout=0.0,
         out[k] = v
         if k == "attn_scores":
             out.update(labml)
+    if REAL:  # GPT-2's own next-token ranking after the text
+        out["top5_token_ids"], out["top5_probas"] = REAL["top5"].indices, REAL["top5"].values
     return out
 
 
@@ -550,6 +602,7 @@ def lesson_kv_cache(inputs, d_out=2, heads=2, kv_groups=None, seed=None, qkv_bia
     torch.manual_seed(seed_used)
     if kv_groups is None:
         name, module = "mha", MultiHeadAttention(d_in, d_out, num_tokens, 0.0, heads, qkv_bias)
+        real_layer(module)
     else:
         name, module = "gqa", GroupedQueryAttention(d_in, d_out, 0.0, heads, kv_groups, qkv_bias)
     module.eval()
@@ -761,6 +814,51 @@ def text_configurations():
     return out
 
 
+# --model: the tiny GPT-2s of gpt2_models.py. (lesson, model, text or None for the book's sentence, layer,
+# lesson options). Each runs on the real layer's weights, as attn does with the same arguments.
+MODEL_RUNS = [
+    ("simple", "tiny-f32", "Your journey starts with one step", 0, []),
+    ("all-tokens", "tiny-f16", "Hello, world", 1, []),
+    ("trainable", "tiny-f32", "The cat sat on the mat.", 2, ["--head", "1"]),
+    ("trainable", "tiny-bf16", None, 1, ["--head", "3", "--query", "4"]),
+    ("causal", "tiny-f16", "I like tea", 1, ["--head", "2"]),
+    ("causal", "tiny-f32", "Hi", 0, []),
+    ("dropout", "tiny-f32", "a b c d", 1, ["--head", "1"]),
+    ("mha-wrapper", "tiny-bf16", "Akwirw ier", 0, []),
+    ("mha", "tiny-f32", None, 0, []),
+    ("mha", "tiny-f16", "The quick brown fox jumps over the lazy dog, again and again.", 1, ["--dropout", "0.1"]),
+    ("mha", "tiny-bf16", "one", 1, ["--batch", "1"]),
+    ("kv-cache", "tiny-f32", "Every step counts", 2, ["--prompt", "2"]),
+]
+# What the real layer fixes (attn's model_config): d_out, heads, qkv_bias.
+MODEL_SHAPES = {"trainable": "one", "causal": "one", "dropout": "one", "mha-wrapper": "every", "mha": "layer",
+                "kv-cache": "layer"}
+
+
+def model_configurations(models):
+    global REAL
+    import gpt2_models
+    out = []
+    for lesson, name, text, layer, options in MODEL_RUNS:
+        model = models[name]
+        emb, heads = gpt2_models.TINY_MODELS[name][0], gpt2_models.TINY_MODELS[name][1]
+        kwargs = lesson_kwargs(options)
+        head = kwargs.pop("head", 0)
+        inputs, steps, real = gpt2_models.model_inputs(model, text or "Your journey starts with one step", layer)
+        REAL = dict(real, head=head)
+        use = MODEL_SHAPES.get(lesson)
+        if use:
+            kwargs.update(qkv_bias=True, d_out=emb if use == "layer" else emb // heads)
+            if use != "one":
+                kwargs["heads"] = heads
+        with torch.no_grad():
+            steps.update(LESSONS[lesson](inputs, **kwargs))
+        REAL = None
+        args = ["--model", "models/" + name] + (["--text", text] if text else []) + ["--layer", str(layer)] + options
+        out.append({"lesson": lesson, "args": args, "steps": [dict(id=k, **encode(v)) for k, v in steps.items()]})
+    return out
+
+
 def lesson_kwargs(argv):
     """attn's options -> the Python lesson's keyword arguments."""
     kwargs = {}
@@ -949,6 +1047,8 @@ def main():
         inputs, steps = text_inputs(text, **text_opts)
         steps.update(LESSONS[lesson](inputs, **kwargs))
         cases.append({"lesson": lesson, "args": args, "steps": [dict(id=k, **encode(v)) for k, v in steps.items()]})
+    import gpt2_models
+    cases += model_configurations(gpt2_models.write_models())
     with open(os.path.join(HERE, "lessons.json"), "w") as f:
         json.dump({"generator": "tests/golden/generate.py", "torch": torch.__version__, "cases": cases}, f,
                   allow_nan=False)  # NaN and inf go as strings (encode), never as NaN/Infinity tokens

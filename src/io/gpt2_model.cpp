@@ -1,0 +1,292 @@
+#include "io/gpt2_model.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <xtensor/xview.hpp>
+
+#include "core/attention.hpp"
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "core/strings.hpp"
+#include "core/terminal_text.hpp"
+#include "io/text_inputs.hpp"
+
+namespace attn {
+
+namespace {
+
+constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;  // config.json: a few hundred bytes in practice
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// config.json: GPT2Config's keys, each checked. `path` labels the messages.
+Gpt2Config read_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open (a Hugging Face model directory has config.json)");
+  std::string bytes(kMaxConfigBytes + 1, '\0');
+  in.read(&bytes[0], static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  if (bytes.size() > kMaxConfigBytes) throw InputError(path + ": larger than 1 MiB, not a model's config");
+  if (!valid_utf8(bytes)) throw InputError(path + ": not UTF-8");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(bytes);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + ": not JSON (at byte " + std::to_string(e.byte) + ")");
+  }
+  if (!doc.is_object()) throw InputError(path + ": not a JSON object of settings");
+  const auto whole = [&](const std::vector<const char*>& keys, std::size_t max) -> std::size_t {
+    for (const char* key : keys) {
+      const auto it = doc.find(key);
+      if (it == doc.end()) continue;
+      if (!it->is_number_unsigned() || it->get<std::uint64_t>() == 0 || it->get<std::uint64_t>() > max)
+        throw InputError(path + ": \"" + key + "\" is not a whole number from 1 to " + with_commas(max));
+      return it->get<std::size_t>();
+    }
+    throw InputError(path + ": no \"" + keys.front() + "\" (not a GPT-2 config?)");
+  };
+  const auto model_type = doc.find("model_type");
+  if (model_type != doc.end() && *model_type != "gpt2")
+    throw InputError(path + ": model_type is " + visible(model_type->dump()) + "; attn runs GPT-2 (\"gpt2\") models");
+  Gpt2Config c;
+  c.vocab_size = whole({"vocab_size"}, std::size_t{1} << 22);
+  c.n_positions = whole({"n_positions", "n_ctx"}, std::size_t{1} << 20);
+  c.n_embd = whole({"n_embd"}, 16384);
+  c.n_layer = whole({"n_layer"}, 1024);
+  c.n_head = whole({"n_head"}, 1024);
+  if (c.n_embd % c.n_head != 0)
+    throw InputError(path + ": n_embd " + std::to_string(c.n_embd) + " is not a multiple of n_head " +
+                     std::to_string(c.n_head));
+  const auto eps = doc.find("layer_norm_epsilon");
+  if (eps != doc.end()) {
+    if (!eps->is_number() || !(eps->get<double>() > 0.0) || eps->get<double>() > 1.0)
+      throw InputError(path + ": layer_norm_epsilon is not a number between 0 and 1");
+    c.layer_norm_epsilon = eps->get<double>();
+  }
+  const auto act = doc.find("activation_function");
+  if (act != doc.end() && *act != "gelu_new" && *act != "gelu_pytorch_tanh")
+    throw InputError(path + ": activation_function is " + visible(act->dump()) +
+                     "; attn runs GPT-2's tanh GELU (\"gelu_new\")");
+  const auto inner = doc.find("n_inner");
+  if (inner != doc.end() && !inner->is_null() && !(inner->is_number_unsigned() && inner->get<std::uint64_t>() == 4 * c.n_embd))
+    throw InputError(path + ": n_inner is not null or 4 * n_embd (" + std::to_string(4 * c.n_embd) +
+                     "), GPT-2's feed-forward size");
+  return c;
+}
+
+// The tensors of one block, without "h.L.", with their shapes for n_embd E.
+std::vector<std::pair<std::string, std::vector<std::size_t>>> block_tensors(std::size_t E) {
+  return {{"ln_1.weight", {E}},          {"ln_1.bias", {E}},
+          {"attn.c_attn.weight", {E, 3 * E}}, {"attn.c_attn.bias", {3 * E}},
+          {"attn.c_proj.weight", {E, E}},     {"attn.c_proj.bias", {E}},
+          {"ln_2.weight", {E}},          {"ln_2.bias", {E}},
+          {"mlp.c_fc.weight", {E, 4 * E}},    {"mlp.c_fc.bias", {4 * E}},
+          {"mlp.c_proj.weight", {4 * E, E}},  {"mlp.c_proj.bias", {E}}};
+}
+
+std::string layer_name(std::size_t layer, const std::string& what) { return "h." + std::to_string(layer) + "." + what; }
+
+}  // namespace
+
+std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::string& dir) {
+  const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
+  const Gpt2Config config = read_config(base + "config.json");
+  Gpt2Tokenizer tokenizer = Gpt2Tokenizer::load(base + "vocab.json", base + "merges.txt");
+  if (tokenizer.vocabulary_size() > config.vocab_size)
+    throw InputError(base + "vocab.json: " + with_commas(tokenizer.vocabulary_size()) + " tokens, more than config.json's "
+                     "vocab_size " + with_commas(config.vocab_size));
+  auto model = std::make_shared<Gpt2Model>(SafetensorsFile::open(base + "model.safetensors"), std::move(tokenizer));
+  model->config_ = config;
+  model->dir_ = dir;
+  const SafetensorsFile& file = model->file_;
+  // GPT2Model names its tensors "wte.weight", GPT2LMHeadModel "transformer.wte.weight"; buffers such as
+  // "h.0.attn.bias" (the causal mask) and a tied "lm_head.weight" are there or not and are never read.
+  if (file.find("wte.weight") == nullptr && file.find("transformer.wte.weight") != nullptr) model->prefix_ = "transformer.";
+  const std::size_t E = config.n_embd;
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> expected = {
+      {"wte.weight", {config.vocab_size, E}}, {"wpe.weight", {config.n_positions, E}}};
+  for (std::size_t l = 0; l < config.n_layer; ++l)
+    for (const auto& [name, shape] : block_tensors(E)) expected.push_back({layer_name(l, name), shape});
+  expected.push_back({"ln_f.weight", {E}});
+  expected.push_back({"ln_f.bias", {E}});
+  const std::string& file_name = file.name();
+  for (const auto& [name, shape] : expected) {
+    const SafeTensor* t = file.find(model->prefix_ + name);
+    if (t == nullptr)
+      throw InputError(file_name + ": no tensor " + model->prefix_ + name + " (config.json: n_layer " +
+                       std::to_string(config.n_layer) + ", n_embd " + std::to_string(E) + ")");
+    if (!t->is_float())
+      throw InputError(file_name + ": " + name + " is " + to_string(t->dtype) + "; attn reads F32, F16 and BF16 weights");
+    if (t->shape != shape)
+      throw InputError(file_name + ": " + name + " has shape " + shape_text(t->shape) + " where config.json asks for " +
+                       shape_text(shape));
+  }
+  return model;
+}
+
+const SafeTensor& Gpt2Model::tensor(const std::string& name) const { return *file_.find(prefix_ + name); }  // checked in load
+
+Vector Gpt2Model::vector(const std::string& name) const {
+  const SafeTensor& t = tensor(name);
+  Vector out = xt::empty<float>({t.numel()});  // (size,)
+  t.to_float(out.data());
+  return out;
+}
+
+Matrix Gpt2Model::matrix(const std::string& name) const {
+  const SafeTensor& t = tensor(name);
+  Matrix out = xt::empty<float>({t.shape[0], t.shape[1]});  // (rows, cols), as stored
+  t.to_float(out.data());
+  return out;
+}
+
+Matrix Gpt2Model::token_embeddings(const std::vector<std::int64_t>& ids) const {
+  const SafeTensor& wte = tensor("wte.weight");
+  const std::size_t E = config_.n_embd;
+  Matrix out = xt::empty<float>({ids.size(), E});  // (len(ids), n_embd)
+  for (std::size_t r = 0; r < ids.size(); ++r)
+    for (std::size_t c = 0; c < E; ++c) out(r, c) = wte.at(static_cast<std::size_t>(ids[r]) * E + c);
+  return out;
+}
+
+Matrix Gpt2Model::position_embeddings(std::size_t n) const {
+  const SafeTensor& wpe = tensor("wpe.weight");
+  const std::size_t E = config_.n_embd;
+  Matrix out = xt::empty<float>({n, E});  // (n, n_embd)
+  for (std::size_t i = 0; i < n * E; ++i) out.data()[i] = wpe.at(i);
+  return out;
+}
+
+Matrix Gpt2Model::layer_norm_of(const Matrix& x, const std::string& prefix) const {
+  return layer_norm(x, vector(prefix + ".weight"), vector(prefix + ".bias"), static_cast<float>(config_.layer_norm_epsilon));
+}
+
+Matrix Gpt2Model::norm1(const Matrix& x, std::size_t layer) const { return layer_norm_of(x, layer_name(layer, "ln_1")); }
+
+Gpt2Attention Gpt2Model::attention(std::size_t layer) const {
+  const std::size_t E = config_.n_embd;
+  // Hugging Face's GPT-2 uses Conv1D layers, which store their weight as (in, out): y = x @ W + b. The book's
+  // nn.Linear stores (out, in) and computes x @ W.T + b, so each part of c_attn is transposed here, as
+  // load_weights_into_gpt does with np.split(c_attn.weight, 3, axis=-1) and .T.
+  const Matrix c_attn = matrix(layer_name(layer, "attn.c_attn.weight"));  // (E, 3E): [W_q | W_k | W_v], (in, out)
+  const Vector c_attn_bias = vector(layer_name(layer, "attn.c_attn.bias"));  // (3E,)
+  const auto part = [&](std::size_t k) {
+    Matrix w = xt::empty<float>({E, E});  // (E out, E in): columns k E .. (k + 1) E of c_attn, transposed
+    Vector b = xt::empty<float>({E});     // (E,)
+    for (std::size_t o = 0; o < E; ++o) {
+      for (std::size_t i = 0; i < E; ++i) w(o, i) = c_attn(i, k * E + o);
+      b(o) = c_attn_bias(k * E + o);
+    }
+    return Linear(std::move(w), std::move(b));
+  };
+  Matrix proj = xt::transpose(matrix(layer_name(layer, "attn.c_proj.weight")));  // (E, E): (in, out) -> (out, in)
+  return {part(0), part(1), part(2), Linear(std::move(proj), vector(layer_name(layer, "attn.c_proj.bias")))};
+}
+
+Matrix Gpt2Model::block(const Matrix& x, std::size_t layer) const {
+  const std::size_t n = x.shape(0), E = config_.n_embd;
+  // x = x + att(norm1(x)): the chapter's MultiHeadAttention (causal, dropout 0) on the real weights.
+  Gpt2Attention a = attention(layer);
+  const MultiHeadAttention att(std::move(a.W_query), std::move(a.W_key), std::move(a.W_value), std::move(a.out_proj),
+                               config_.n_head, /*dropout=*/0.0);
+  TorchGenerator unused(0);  // dropout 0 draws nothing
+  const Matrix h = norm1(x, layer);  // (n, E)
+  Tensor3 batch = xt::empty<float>({std::size_t{1}, n, E});  // (1, n, E)
+  std::copy(h.begin(), h.end(), batch.begin());
+  const Tensor3 attended = att.forward(batch, unused, DropoutRng::Default);  // (1, n, E)
+  Matrix x1 = x;  // (n, E)
+  for (std::size_t i = 0; i < n * E; ++i) x1.data()[i] += attended.data()[i];
+  // x = x + ff(norm2(x)): Linear(E, 4E), GELU, Linear(4E, E); Conv1D's (in, out) weight is x @ W directly.
+  const Matrix h2 = layer_norm_of(x1, layer_name(layer, "ln_2"));  // (n, E)
+  Matrix up = matmul(h2, matrix(layer_name(layer, "mlp.c_fc.weight")));  // (n, 4E)
+  up += xt::view(vector(layer_name(layer, "mlp.c_fc.bias")), xt::newaxis(), xt::all());
+  Matrix down = matmul(gelu(up), matrix(layer_name(layer, "mlp.c_proj.weight")));  // (n, E)
+  down += xt::view(vector(layer_name(layer, "mlp.c_proj.bias")), xt::newaxis(), xt::all());
+  return x1 + down;  // (n, E)
+}
+
+Vector Gpt2Model::next_token_logits(const Matrix& x_from, std::size_t from) const {
+  Matrix x = x_from;  // (n, E)
+  for (std::size_t l = from; l < config_.n_layer; ++l) x = block(x, l);
+  const Matrix h = layer_norm_of(x, "ln_f");  // (n, E): final_norm
+  const std::size_t E = config_.n_embd, V = config_.vocab_size, last = h.shape(0) - 1;
+  // out_head shares tok_emb's weight (GPT-2 ties them): logits = h[-1] @ wte.T, in blocks of rows so that
+  // the whole (V, E) table is never converted at once.
+  const SafeTensor& wte = tensor("wte.weight");
+  const Vector h_last = xt::row(h, last);  // (E,)
+  Vector logits = xt::empty<float>({V});   // (vocab_size,)
+  constexpr std::size_t kRows = 4096;
+  for (std::size_t from_row = 0; from_row < V; from_row += kRows) {
+    const std::size_t rows = std::min(kRows, V - from_row);
+    Matrix block_rows = xt::empty<float>({rows, E});  // (rows, E)
+    for (std::size_t i = 0; i < rows * E; ++i) block_rows.data()[i] = wte.at(from_row * E + i);
+    const Vector part = matvec(h_last, block_rows, /*transpose_b=*/true);  // (rows,)
+    std::copy(part.begin(), part.end(), logits.begin() + static_cast<std::ptrdiff_t>(from_row));
+  }
+  return logits;
+}
+
+Linear head_rows(const Linear& full, std::size_t head, std::size_t head_dim) {
+  const std::size_t in = full.weight.shape(1), from = head * head_dim;
+  Matrix w = xt::empty<float>({head_dim, in});  // (head_dim, in): rows from .. from + head_dim
+  std::copy(&full.weight(from, 0), &full.weight(from, 0) + head_dim * in, w.begin());
+  Vector b = xt::zeros<float>({full.bias.size() > 0 ? head_dim : std::size_t{0}});  // (head_dim,) or (0,)
+  for (std::size_t r = 0; r < b.size(); ++r) b(r) = full.bias(from + r);
+  return Linear(std::move(w), std::move(b));
+}
+
+Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer) {
+  auto model = Gpt2Model::load(dir);
+  const Gpt2Config& c = model->config();
+  const std::string shown_dir = visible(dir);
+  if (layer >= c.n_layer)
+    throw UsageError("--layer " + std::to_string(layer) + " is past the last block of " + shown_dir + ", which has " +
+                     count_of(c.n_layer, "block") + ": --layer 0 to " + std::to_string(c.n_layer - 1));
+  Inputs in;
+  const bool context_limits = c.n_positions <= kMaxTokens;
+  tokenize_into(in, model->tokenizer(), text, context_limits ? c.n_positions : kMaxTokens,
+                context_limits ? "the model's context length (n_positions)" : "the limit");
+  const std::size_t n = in.token_ids.size(), E = c.n_embd;
+  const std::string L = std::to_string(layer), shape = "(" + std::to_string(n) + ", " + std::to_string(E) + ")";
+  const Matrix tok_embeds = model->token_embeddings(in.token_ids);  // (n, E)
+  const Matrix pos_embeds = model->position_embeddings(n);          // (n, E)
+  in.steps.push_back({"tok_embeds", "GPT-2's token embeddings",
+                      "Each token's row of the trained embedding table wte (" + with_commas(c.vocab_size) + " rows of " +
+                          std::to_string(E) + "): " + shape + ". Training put related words near each other.",
+                      "tok_embeds = model.tok_emb(token_ids)", AnyTensor(tok_embeds)});
+  in.steps.push_back({"pos_embeds", "GPT-2's positional embeddings",
+                      "The trained rows of wpe for positions 0 to " + std::to_string(n - 1) + " (of " +
+                          with_commas(c.n_positions) + ").",
+                      "pos_embeds = model.pos_emb(torch.arange(num_tokens))", AnyTensor(pos_embeds)});
+  Matrix x = tok_embeds + pos_embeds;  // (n, E)
+  in.steps.push_back({"x_block_0", "Block 0's input: token plus position",
+                      "What the first transformer block takes: the two embeddings summed (GPTModel.forward; dropout "
+                      "is off when the model is used).",
+                      "x = tok_embeds + pos_embeds", AnyTensor(x)});
+  for (std::size_t l = 0; l < layer; ++l) {
+    x = model->block(x, l);  // (n, E)
+    in.steps.push_back({"x_block_" + std::to_string(l + 1), "Block " + std::to_string(l) + "'s output, block " +
+                                                                std::to_string(l + 1) + "'s input",
+                        "Block " + std::to_string(l) + " as chapter 4 builds it: x + att(norm1(x)), then that plus "
+                        "ff(norm2(...)), the feed-forward of Linear(" + std::to_string(E) + ", " + std::to_string(4 * E) +
+                            "), GELU and Linear(" + std::to_string(4 * E) + ", " + std::to_string(E) + ").",
+                        "x = model.trf_blocks[" + std::to_string(l) + "](x)", AnyTensor(x)});
+  }
+  in.embeddings = model->norm1(x, layer);  // (n, E)
+  in.steps.push_back({"norm1_x", "Block " + L + "'s attention input: norm1(x)",
+                      "Block " + L + " normalises each token's vector (mean 0, variance 1, then its trained scale and "
+                      "shift) before its attention: this is what the lesson's attention takes as inputs.",
+                      "inputs = model.trf_blocks[" + L + "].norm1(x)", AnyTensor(in.embeddings)});
+  in.source = "--model " + dir + ": GPT-2 (" + std::to_string(c.n_layer) + " blocks, " + std::to_string(c.n_head) +
+              " heads, n_embd " + std::to_string(E) + "), block " + L + "'s norm1";
+  in.model = std::make_shared<ModelLayer>(ModelLayer{model, layer, model->attention(layer), std::move(x)});
+  return in;
+}
+
+}  // namespace attn

@@ -1,0 +1,246 @@
+// The safetensors reader (src/io/safetensors) and --model's checks of a model directory (src/io/gpt2_model):
+// values read back exactly in every dtype attn converts, and every bad file refused with one line naming it.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "core/errors.hpp"
+#include "io/gpt2_model.hpp"
+#include "io/safetensors.hpp"
+#include "support.hpp"
+
+using attn::InputError;
+using attn::SafetensorsFile;
+
+namespace {
+
+// A safetensors file: the 8-byte little-endian header length, the header, the data.
+std::string file_of(const std::string& header, const std::string& data = "") {
+  std::string out(8, '\0');
+  std::uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  return out + header + data;
+}
+
+std::string floats(std::initializer_list<float> values) {
+  std::string out;
+  for (const float v : values) out.append(reinterpret_cast<const char*>(&v), 4);
+  return out;
+}
+
+std::string halves(std::initializer_list<std::uint16_t> values) {
+  std::string out;
+  for (const std::uint16_t v : values) out.append(reinterpret_cast<const char*>(&v), 2);
+  return out;
+}
+
+// The InputError's message for `bytes`, which must be refused.
+std::string refusal(const std::string& bytes) {
+  try {
+    SafetensorsFile::parse(bytes, "m.safetensors");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+std::string temp_dir() {
+  char pattern[] = "/tmp/attn-model-XXXXXX";
+  REQUIRE(::mkdtemp(pattern) != nullptr);
+  return pattern;
+}
+
+void write(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  REQUIRE(out.good());
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+const std::string kTiny = ATTN_TESTS_DIR "/golden/models/tiny-f32";
+
+// A copy of the tiny model's directory whose `file` is replaced by `bytes` (the tokenizer files are copied).
+std::string model_with(const std::string& file, const std::string& bytes) {
+  const std::string dir = temp_dir();
+  for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
+    write(dir + "/" + name, std::string(name) == file ? bytes : slurp(kTiny + "/" + name));
+  return dir;
+}
+
+std::string load_refusal(const std::string& dir) {
+  try {
+    attn::Gpt2Model::load(dir);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("safetensors: F32, F16 and BF16 values read back exactly, wherever their bytes start", "[safetensors]") {
+  // F16 then F32 right after it at an odd offset (3 halves = 6 bytes): not aligned, and accepted.
+  const std::string data = halves({0x3C00, 0xC000, 0x0001}) + floats({1.5f, -0.0f}) + halves({0x3F80, 0xC049});
+  const std::string header = R"({"__metadata__":{"format":"pt"},"b":{"dtype":"F32","shape":[2],"data_offsets":[6,14]},)"
+                             R"("a":{"dtype":"F16","shape":[3],"data_offsets":[0,6]},)"
+                             R"("c":{"dtype":"BF16","shape":[1,2],"data_offsets":[14,18]}}   )";  // padded
+  const SafetensorsFile f = SafetensorsFile::parse(file_of(header, data), "m.safetensors");
+  REQUIRE(f.tensors().size() == 3);
+  CHECK(f.tensors()[0].name == "a");  // in data order
+  CHECK(f.tensors()[1].name == "b");
+  const attn::SafeTensor* a = f.find("a");
+  REQUIRE(a != nullptr);
+  CHECK(a->at(0) == 1.0f);
+  CHECK(a->at(1) == -2.0f);
+  CHECK(a->at(2) == 5.960464477539063e-08f);
+  const attn::SafeTensor* b = f.find("b");
+  float out[2];
+  b->to_float(out);
+  CHECK(out[0] == 1.5f);
+  CHECK((out[1] == 0.0f && std::signbit(out[1])));
+  const attn::SafeTensor* c = f.find("c");
+  CHECK(c->shape == std::vector<std::size_t>{1, 2});
+  CHECK(c->at(0) == 1.0f);
+  CHECK(c->at(1) == -3.140625f);
+  CHECK(f.find("__metadata__") == nullptr);
+  CHECK(f.find("d") == nullptr);
+}
+
+TEST_CASE("safetensors: half-precision infinities, NaN, -0 and the largest values", "[safetensors]") {
+  CHECK(attn::half_to_float(0x7C00) == INFINITY);
+  CHECK(attn::half_to_float(0xFC00) == -INFINITY);
+  CHECK(std::isnan(attn::half_to_float(0x7E00)));
+  CHECK((attn::half_to_float(0x8000) == 0.0f && std::signbit(attn::half_to_float(0x8000))));
+  CHECK(attn::half_to_float(0x7BFF) == 65504.0f);
+  CHECK(attn::half_to_float(0x03FF) == 6.097555160522461e-05f);  // the largest subnormal
+  CHECK(attn::half_to_float(0x3555) == 0.333251953125f);
+  CHECK(attn::bfloat16_to_float(0x7F80) == INFINITY);
+  CHECK(std::isnan(attn::bfloat16_to_float(0x7FC0)));
+  CHECK(attn::bfloat16_to_float(0x3F80) == 1.0f);
+}
+
+TEST_CASE("safetensors: every bad file is one line that names it and says what is wrong", "[safetensors]") {
+  const std::string ok_entry = R"("t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "shorter than the 8-byte header length"},
+      {std::string("\x10\0\0\0", 4), "shorter than the 8-byte header length"},
+      {file_of("{}").substr(0, 8) + "{", "past the end of the file"},
+      {std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) + "{}", "past the end of the file"},
+      {file_of("{\"\xff\":1}"), "not UTF-8"},
+      {file_of("{\"t\":"), "not JSON"},
+      {file_of("[1,2]"), "not a JSON object"},
+      {file_of(R"({"t":5})"), "is not an object"},
+      {file_of(R"({"t":{"shape":[2],"data_offsets":[0,8]}})", floats({1, 2})), "no dtype"},
+      {file_of(R"({"t":{"dtype":"F32","data_offsets":[0,8]}})", floats({1, 2})), "no shape"},
+      {file_of(R"({"t":{"dtype":"F32","shape":[2]}})", floats({1, 2})), "data_offsets are not two whole numbers"},
+      {file_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[-1,8]}})", floats({1, 2})), "not two whole numbers"},
+      {file_of(R"({"t":{"dtype":"F31","shape":[2],"data_offsets":[0,8]}})", floats({1, 2})), "unknown dtype \"F31\""},
+      {file_of(R"({"t":{"dtype":"F32","shape":[2,-1],"data_offsets":[0,8]}})", floats({1, 2})), "not a list of whole"},
+      {file_of(R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", floats({1, 2})),
+       "more elements than fit"},
+      {file_of(R"({"t":{"dtype":"F64","shape":[4611686018427387904],"data_offsets":[0,8]}})", floats({1, 2})),
+       "more bytes than fit"},
+      {file_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", floats({1, 2})), "begin after they end"},
+      {file_of(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})", floats({1, 2})), "past the 8 bytes"},
+      {file_of(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", floats({1, 2})), "need 12"},
+      {file_of("{" + ok_entry + R"(,"u":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", floats({1, 2})), "overlap"},
+      {file_of(R"({"__metadata__":[1],)" + ok_entry + "}", floats({1, 2})), "__metadata__ is not an object"},
+      {file_of(R"({"__metadata__":{"a":1},)" + ok_entry + "}", floats({1, 2})), "\"a\" is not a string"},
+  };
+  for (const auto& [bytes, needle] : cases) {
+    const std::string message = refusal(bytes);
+    INFO(message);
+    CHECK(message.rfind("m.safetensors: ", 0) == 0);
+    CHECK(message.find(needle) != std::string::npos);
+    CHECK(message.find('\n') == std::string::npos);
+  }
+  // A control character in a tensor's name does not reach the terminal.
+  const std::string hostile = refusal(file_of("{\"t\x1b[31m\":{\"dtype\":\"X\",\"shape\":[],\"data_offsets\":[0,0]}}"));
+  CHECK(hostile.find('\x1b') == std::string::npos);
+  // And the good entry alone is fine.
+  CHECK(refusal(file_of("{" + ok_entry + "}", floats({1, 2}))) == "(accepted)");
+}
+
+TEST_CASE("safetensors: open() maps a real file, and refuses a directory or a missing file", "[safetensors]") {
+  const SafetensorsFile f = SafetensorsFile::open(kTiny + "/model.safetensors");
+  const attn::SafeTensor* wte = f.find("wte.weight");
+  REQUIRE(wte != nullptr);
+  CHECK(wte->shape == std::vector<std::size_t>{50257, 8});
+  CHECK(f.find("h.0.attn.bias") != nullptr);  // the buffer is in the file; the model never reads it
+  CHECK_THROWS_WITH(SafetensorsFile::open(ATTN_TESTS_DIR), Catch::Contains("cannot open: is a directory"));
+  CHECK_THROWS_WITH(SafetensorsFile::open("/nonexistent/model.safetensors"), Catch::Contains("cannot open: No such file"));
+}
+
+TEST_CASE("model: a directory that is not a GPT-2 download is refused before any work", "[safetensors][model]") {
+  const std::string config = slurp(kTiny + "/config.json");
+  const auto with_config = [&](const std::string& from, const std::string& to) {
+    std::string changed = config;
+    const auto at = changed.find(from);
+    REQUIRE(at != std::string::npos);
+    return model_with("config.json", changed.replace(at, from.size(), to));
+  };
+  CHECK_THAT(load_refusal("/nonexistent"), Catch::Contains("config.json: cannot open"));
+  CHECK_THAT(load_refusal(model_with("config.json", "{")), Catch::Contains("config.json: not JSON"));
+  CHECK_THAT(load_refusal(with_config("\"n_embd\": 8", "\"n_embd\": 7")), Catch::Contains("not a multiple of n_head"));
+  CHECK_THAT(load_refusal(with_config("\"n_embd\": 8", "\"n_embd\": 4")),
+             Catch::Contains("wte.weight has shape [50257, 8] where config.json asks for [50257, 4]"));
+  CHECK_THAT(load_refusal(with_config("\"n_layer\": 3", "\"n_layer\": 4")), Catch::Contains("no tensor h.3.ln_1.weight"));
+  CHECK_THAT(load_refusal(with_config("\"n_layer\": 3", "\"n_layer\": 0")), Catch::Contains("\"n_layer\" is not a whole number"));
+  CHECK_THAT(load_refusal(with_config("\"gelu_new\"", "\"relu\"")), Catch::Contains("activation_function is \"relu\""));
+  CHECK_THAT(load_refusal(model_with("vocab.json", "[]")), Catch::Contains("vocab.json: the tokenizer vocabulary is not"));
+  CHECK_THAT(load_refusal(model_with("merges.txt", "#version: 0.2\n")), Catch::Contains("merges.txt: the tokenizer merges"));
+  const std::string weights = slurp(kTiny + "/model.safetensors");
+  CHECK_THAT(load_refusal(model_with("model.safetensors", weights.substr(0, weights.size() - 1))),
+             Catch::Contains("model.safetensors: tensor ln_f.bias's data ends at byte"));
+  // Through the command line: exit 1 and one line.
+  const attn_test::Run r = attn_test::run({"simple", "--model", model_with("config.json", "{")});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::StartsWith("attn: ") && Catch::Contains("config.json: not JSON"));
+}
+
+TEST_CASE("model: out-of-range values and options the model decides are usage errors that give the range",
+          "[model]") {
+  const auto refused = [](std::vector<std::string> args, const std::string& needle) {
+    const attn_test::Run r = attn_test::run(args);
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(needle) != std::string::npos);
+  };
+  refused({"simple", "--model", kTiny, "--layer", "3"}, "--layer 3 is past the last block of");
+  refused({"simple", "--model", kTiny, "--layer", "3"}, "--layer 0 to 2");
+  refused({"causal", "--model", kTiny, "--head", "2"}, "--head 0 to 1");
+  refused({"gqa", "--model", kTiny}, "attn gqa does not take --model: GroupedQueryAttention shares");
+  refused({"mha", "--model", kTiny, "--d-out", "4"}, "--d-out does not apply with --model");
+  refused({"mha", "--model", kTiny, "--head", "1"}, "attn mha does not take --head");
+  refused({"causal", "--head", "1"}, "--head only applies with --model");
+  refused({"simple", "--layer", "1"}, "--layer only applies with --model");
+  refused({"simple", "--model", kTiny, "--d-in", "4", "--text", "hi"}, "--d-in does not apply with --model");
+  refused({"simple", "--model", kTiny, "--random", "2x3"}, "--model and --random exclude each other");
+  refused({"simple", "--model", kTiny, "--text", "one two three four five six seven eight nine ten eleven twelve "
+                                                  "thirteen fourteen fifteen sixteen seventeen"},
+          "more than the model's context length (n_positions) of 16");
+}
+
+TEST_CASE("model: the tour runs every lesson that takes a model, and says which weights", "[model]") {
+  const attn_test::Run r = attn_test::run({"tour", "--model", kTiny, "--json"});
+  REQUIRE(r.status == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  std::vector<std::string> lessons;
+  for (const auto& l : doc.at("lessons")) lessons.push_back(l.at("lesson"));
+  CHECK(std::find(lessons.begin(), lessons.end(), "gqa") == lessons.end());
+  CHECK(std::find(lessons.begin(), lessons.end(), "mha") != lessons.end());
+  CHECK(lessons.size() == 8);
+}
