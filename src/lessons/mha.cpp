@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/attention.hpp"
+#include "core/terminal_text.hpp"
 #include "io/gpt2_model.hpp"
 #include "io/text_inputs.hpp"
 #include "lessons/lessons.hpp"
@@ -48,7 +49,8 @@ static void add_next_token_steps(Trace& t, const Inputs& in, const Selection& se
     for (const auto& [p, id] : (*top5)()) {
       char percent[32];
       std::snprintf(percent, sizeof percent, " %.1f%%", 100.0 * p);
-      words += (words.empty() ? "" : ", ") + py_repr(gpt2_readable(model.tokenizer().decode(id))) + " " +
+      // The vocabulary is a file from outside: its text is made visible, never trusted to print as it is.
+      words += (words.empty() ? "" : ", ") + visible(py_repr(gpt2_readable(model.tokenizer().decode(id)))) + " " +
                std::to_string(id) + percent;
     }
   }

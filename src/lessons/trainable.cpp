@@ -149,8 +149,10 @@ Trace run_trainable(const Inputs& in, const LessonConfig& given, const Selection
   if (in.model) sa_v1.W_query = W_query, sa_v1.W_key = W_key, sa_v1.W_value = W_value;  // its class has no bias
   t.needs_temporarily(SelfAttention_v2::forward_numbers(n, d_out));  // each forward below, one at a time
   t.add("sa_v1_output", "SelfAttention_v1: every token's context vector",
-        "The steps above packed into a module with three nn.Parameter matrices. Seeded the same way, its row " +
-            qs + " equals context_vec_2.",
+        in.model ? std::string("The steps above packed into a module with three nn.Parameter matrices, given the "
+                               "head's real weights; SelfAttention_v1 has no bias, so its rows are not context_vec_2.")
+                 : "The steps above packed into a module with three nn.Parameter matrices. Seeded the same way, its "
+                   "row " + qs + " equals context_vec_2.",
         "torch.manual_seed(" + std::to_string(seed_v1) + ")\nsa_v1 = SelfAttention_v1(d_in, d_out)\nprint(sa_v1(inputs))",
         {n, d_out}, [&] { return sa_v1.forward(inputs); });  // (num_tokens, d_out)
 
