@@ -220,16 +220,6 @@ MultiHeadAttention::MultiHeadAttention(std::size_t d_in, std::size_t d_out, doub
       out_proj(d_out, d_out, /*bias=*/true, gen),
       dropout(dropout_p) {}
 
-MultiHeadAttention::MultiHeadAttention(Linear W_query_, Linear W_key_, Linear W_value_, Linear out_proj_,
-                                       std::size_t num_heads_, double dropout_)
-    : num_heads(num_heads_),
-      head_dim(W_query_.weight.shape(0) / num_heads_),
-      W_query(std::move(W_query_)),
-      W_key(std::move(W_key_)),
-      W_value(std::move(W_value_)),
-      out_proj(std::move(out_proj_)),
-      dropout(dropout_) {}
-
 MultiHeadPass MultiHeadAttention::attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
   MultiHeadPass p;
   p.keys_proj = W_key.forward(x);      // (b, n, d_out)

@@ -116,9 +116,6 @@ struct MultiHeadPass {
 struct MultiHeadAttention {
   MultiHeadAttention(std::size_t d_in, std::size_t d_out, double dropout, std::size_t num_heads, bool qkv_bias,
                      TorchGenerator& gen);
-  // A module holding given layers (a pretrained model's), weights (d_out, d_in) and (d_out, d_out).
-  MultiHeadAttention(Linear W_query_, Linear W_key_, Linear W_value_, Linear out_proj_, std::size_t num_heads_,
-                     double dropout_);
   // Every intermediate, as the lesson shows them (PyTorch's bmm arithmetic).
   MultiHeadPass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
   // Just the output. Without dropout it takes the chapter's path with heads as strided views

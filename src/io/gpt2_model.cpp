@@ -3,10 +3,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
+#include <xtensor-blas/xblas.hpp>
 #include <xtensor/xview.hpp>
 
-#include "core/attention.hpp"
+#include "core/kernels.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/strings.hpp"
@@ -189,26 +192,45 @@ Gpt2Attention Gpt2Model::attention(std::size_t layer) const {
   return {part(0), part(1), part(2), Linear(std::move(proj), vector(layer_name(layer, "attn.c_proj.bias")))};
 }
 
+Matrix Gpt2Model::conv1d(const Matrix& x, const std::string& name) const {
+  const SafeTensor& w = tensor(name + ".weight");  // (in, out)
+  const std::size_t n = x.shape(0), in = w.shape[0], out = w.shape[1];
+  // F32 weights are used where they lie in the mapping (Conv1D's (in, out) layout is what x @ W reads);
+  // others, or F32 at an address that is no float's, are converted into a buffer first.
+  std::vector<float> converted;
+  const float* W = reinterpret_cast<const float*>(w.data);
+  if (w.dtype != SafeDType::F32 || reinterpret_cast<std::uintptr_t>(w.data) % alignof(float) != 0) {
+    converted.resize(w.numel());
+    w.to_float(converted.data());
+    W = converted.data();
+  }
+  Matrix y = xt::empty<float>({n, out});  // (n, out)
+  const Vector bias = vector(name + ".bias");  // (out,)
+  for (std::size_t r = 0; r < n; ++r) std::copy(bias.begin(), bias.end(), &y(r, 0));
+  using xt::blas_index_t;
+  cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, cxxblas::Transpose::NoTrans,
+                              static_cast<blas_index_t>(n), static_cast<blas_index_t>(out), static_cast<blas_index_t>(in),
+                              1.0f, x.data(), static_cast<blas_index_t>(in), W, static_cast<blas_index_t>(out), 1.0f,
+                              y.data(), static_cast<blas_index_t>(out));  // y = x @ W + bias
+  return y;
+}
+
 Matrix Gpt2Model::block(const Matrix& x, std::size_t layer) const {
-  const std::size_t n = x.shape(0), E = config_.n_embd;
-  // x = x + att(norm1(x)): the chapter's MultiHeadAttention (causal, dropout 0) on the real weights.
-  Gpt2Attention a = attention(layer);
-  const MultiHeadAttention att(std::move(a.W_query), std::move(a.W_key), std::move(a.W_value), std::move(a.out_proj),
-                               config_.n_head, /*dropout=*/0.0);
-  TorchGenerator unused(0);  // dropout 0 draws nothing
-  const Matrix h = norm1(x, layer);  // (n, E)
-  Tensor3 batch = xt::empty<float>({std::size_t{1}, n, E});  // (1, n, E)
-  std::copy(h.begin(), h.end(), batch.begin());
-  const Tensor3 attended = att.forward(batch, unused, DropoutRng::Default);  // (1, n, E)
-  Matrix x1 = x;  // (n, E)
-  for (std::size_t i = 0; i < n * E; ++i) x1.data()[i] += attended.data()[i];
-  // x = x + ff(norm2(x)): Linear(E, 4E), GELU, Linear(4E, E); Conv1D's (in, out) weight is x @ W directly.
-  const Matrix h2 = layer_norm_of(x1, layer_name(layer, "ln_2"));  // (n, E)
-  Matrix up = matmul(h2, matrix(layer_name(layer, "mlp.c_fc.weight")));  // (n, 4E)
-  up += xt::view(vector(layer_name(layer, "mlp.c_fc.bias")), xt::newaxis(), xt::all());
-  Matrix down = matmul(gelu(up), matrix(layer_name(layer, "mlp.c_proj.weight")));  // (n, E)
-  down += xt::view(vector(layer_name(layer, "mlp.c_proj.bias")), xt::newaxis(), xt::all());
-  return x1 + down;  // (n, E)
+  const std::size_t n = x.shape(0), E = config_.n_embd, H = config_.n_head;
+  // x = x + att(norm1(x)): queries, keys and values from one product with c_attn (what the book's three
+  // nn.Linear layers compute, side by side), then the chapter's causal multi-head attention on them as
+  // strided views (causal_attention_unfused, as MultiHeadAttention.forward runs it), then out_proj.
+  const Matrix h = norm1(x, layer);                                  // (n, E)
+  const Matrix qkv = conv1d(h, layer_name(layer, "attn.c_attn"));    // (n, 3E): [queries | keys | values]
+  Matrix context = xt::empty<float>({n, E});                         // (n, E): the heads side by side
+  causal_attention_unfused({1, n, H, H, E / H},
+                           {qkv.data(), 3 * E, qkv.data() + E, 3 * E, qkv.data() + 2 * E, 3 * E, context.data(), E},
+                           /*threads=*/2);
+  const Matrix x1 = x + conv1d(context, layer_name(layer, "attn.c_proj"));  // (n, E)
+  // x = x + ff(norm2(x)): Linear(E, 4E), GELU, Linear(4E, E).
+  const Matrix h2 = layer_norm_of(x1, layer_name(layer, "ln_2"));            // (n, E)
+  const Matrix up = gelu(conv1d(h2, layer_name(layer, "mlp.c_fc")));         // (n, 4E)
+  return x1 + conv1d(up, layer_name(layer, "mlp.c_proj"));                   // (n, E)
 }
 
 Vector Gpt2Model::next_token_logits(const Matrix& x_from, std::size_t from) const {
@@ -221,6 +243,15 @@ Vector Gpt2Model::next_token_logits(const Matrix& x_from, std::size_t from) cons
   const SafeTensor& wte = tensor("wte.weight");
   const Vector h_last = xt::row(h, last);  // (E,)
   Vector logits = xt::empty<float>({V});   // (vocab_size,)
+  if (wte.dtype == SafeDType::F32 && reinterpret_cast<std::uintptr_t>(wte.data) % alignof(float) == 0) {
+    // The table where it lies in the mapping: one product, h_last (1, E) @ wte.T (E, V).
+    using xt::blas_index_t;
+    cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, cxxblas::Transpose::Trans,
+                                1, static_cast<blas_index_t>(V), static_cast<blas_index_t>(E), 1.0f, h_last.data(),
+                                static_cast<blas_index_t>(E), reinterpret_cast<const float*>(wte.data),
+                                static_cast<blas_index_t>(E), 0.0f, logits.data(), static_cast<blas_index_t>(V));
+    return logits;
+  }
   constexpr std::size_t kRows = 4096;
   for (std::size_t from_row = 0; from_row < V; from_row += kRows) {
     const std::size_t rows = std::min(kRows, V - from_row);

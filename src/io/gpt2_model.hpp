@@ -2,7 +2,8 @@
 // --model DIR: a pretrained GPT-2 as Hugging Face ships it (config.json, model.safetensors, vocab.json and
 // merges.txt), run as chapter 4's GPTModel with the weights chapter 5's load_weights_into_gpt gives it.
 // The file is memory-mapped (src/io/safetensors) and every tensor is checked against config.json when the
-// model is loaded; weights are converted to float32 only when a layer is used.
+// model is loaded. The forward reads F32 weights where they lie in the mapping; F16 and BF16 ones are
+// converted to float32 when a layer uses them.
 //
 // GPTModel.forward up to block L, whose norm1 output is what a lesson then takes as its inputs:
 //   x_0 = tok_emb(token_ids) + pos_emb(arange(n))                      (n, n_embd)
@@ -68,6 +69,8 @@ class Gpt2Model {
   Vector vector(const std::string& name) const;                // (size,)
   Matrix matrix(const std::string& name) const;                // (rows, cols) as stored
   Matrix layer_norm_of(const Matrix& x, const std::string& prefix) const;
+  // Hugging Face's Conv1D `name`: x (n, in) @ name.weight (in, out) + name.bias.
+  Matrix conv1d(const Matrix& x, const std::string& name) const;
 
   SafetensorsFile file_;
   Gpt2Tokenizer tokenizer_;
