@@ -140,6 +140,7 @@ TEST_CASE("safetensors: every bad file is one line that names it and says what i
       {file_of("{\"\xff\":1}"), "not UTF-8"},
       {file_of("{\"t\":"), "not JSON"},
       {file_of("[1,2]"), "not a JSON object"},
+      {file_of(R"({"t":1e999})"), "a number too large"},  // nlohmann's out_of_range.406 (found by the fuzzer)
       {file_of(R"({"t":5})"), "is not an object"},
       {file_of(R"({"t":{"shape":[2],"data_offsets":[0,8]}})", floats({1, 2})), "no dtype"},
       {file_of(R"({"t":{"dtype":"F32","data_offsets":[0,8]}})", floats({1, 2})), "no shape"},
@@ -192,6 +193,8 @@ TEST_CASE("model: a directory that is not a GPT-2 download is refused before any
   };
   CHECK_THAT(load_refusal("/nonexistent"), Catch::Contains("config.json: cannot open"));
   CHECK_THAT(load_refusal(model_with("config.json", "{")), Catch::Contains("config.json: not JSON"));
+  CHECK_THAT(load_refusal(model_with("config.json", "{\"n_embd\": 1e999}")), Catch::Contains("config.json: holds a number too large"));
+  CHECK_THAT(load_refusal(model_with("vocab.json", "{\"a\": 1e999}")), Catch::Contains("vocab.json: the tokenizer vocabulary is not valid JSON"));
   CHECK_THAT(load_refusal(with_config("\"n_embd\": 8", "\"n_embd\": 7")), Catch::Contains("not a multiple of n_head"));
   CHECK_THAT(load_refusal(with_config("\"n_embd\": 8", "\"n_embd\": 4")),
              Catch::Contains("wte.weight has shape [50257, 8] where config.json asks for [50257, 4]"));

@@ -229,13 +229,13 @@ OptionSpec token_index_option() {
                        "one-token input)");
   s.range = "0 to the number of tokens - 1";
   bind(s, &LessonConfig::query);
-  const std::int64_t limit = static_cast<std::int64_t>(kMaxTokens);
-  s.add = [limit](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
+  static constexpr std::int64_t limit = static_cast<std::int64_t>(kMaxTokens);  // used without a capture
+  s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
     return app
         ->add_option_function<std::int64_t>(
             "--query", [&target](const std::int64_t& q) { target.lesson.query = q; }, help)
         ->check(CLI::Validator(
-            [limit](std::string& v) -> std::string {
+            [](std::string& v) -> std::string {
               const bool negative = !v.empty() && v[0] == '-';
               const std::string digits = negative ? v.substr(1) : v;
               if (!whole_number_error(digits, 0, static_cast<std::uint64_t>(limit)).empty())

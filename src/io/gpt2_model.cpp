@@ -42,6 +42,8 @@ Gpt2Config read_config(const std::string& path) {
     doc = nlohmann::json::parse(bytes);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path + ": not JSON (at byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::out_of_range&) {  // out_of_range.406: a number such as 1e999
+    throw InputError(path + ": holds a number too large for any JSON reader");
   }
   if (!doc.is_object()) throw InputError(path + ": not a JSON object of settings");
   const auto whole = [&](const std::vector<const char*>& keys, std::size_t max) -> std::size_t {

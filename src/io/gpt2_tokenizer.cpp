@@ -107,7 +107,7 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& vocabulary_path, const std:
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(vocabulary);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // parse_error, or out_of_range.406 for a number like 1e999
     throw InputError(vocabulary_path + ": the tokenizer vocabulary is not valid JSON");
   }
   if (!doc.is_object() || doc.empty())

@@ -165,6 +165,8 @@ void SafetensorsFile::check(const unsigned char* bytes, std::size_t size) {
     doc = nlohmann::json::parse(header);
   } catch (const nlohmann::json::parse_error& e) {
     fail("the header is not JSON (at byte " + std::to_string(e.byte) + " of it)");
+  } catch (const nlohmann::json::out_of_range&) {  // out_of_range.406, e.g. 1e999 (found by the fuzzer)
+    fail("the header holds a number too large for any JSON reader");
   }
   if (!doc.is_object()) fail("the header is not a JSON object of tensors");
   const std::size_t data_size = size - 8 - static_cast<std::size_t>(header_length);
