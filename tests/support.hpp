@@ -15,7 +15,22 @@
 #include "cli/cli.hpp"
 #include "lessons/registry.hpp"
 
+extern "C" char* openblas_get_corename(void);
+
 namespace attn_test {
+
+// The kernels OpenBLAS runs in this process (openblas_get_corename): "SkylakeX" on AVX-512 CPUs,
+// "Haswell" or "Zen" on AVX2 ones. The AVX-512 kernels add a row's products in the same order whatever
+// the number of rows; the AVX2 ones do not always, in PyTorch as in attn (tests/golden/blas_variants.py).
+inline std::string blas_core() {
+  const char* core = openblas_get_corename();
+  return core == nullptr ? std::string("(unknown)") : std::string(core);
+}
+inline bool skylakex_kernels() {
+  const std::string core = blas_core();
+  return core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids";
+}
+inline bool haswell_kernels() { return blas_core() == "Haswell" || blas_core() == "Zen"; }
 
 struct Run {
   int status = -1;

@@ -6,6 +6,7 @@
 
 #include "core/attention.hpp"
 #include "lessons/lessons.hpp"
+#include "support.hpp"
 
 using namespace attn;
 
@@ -184,9 +185,15 @@ TEST_CASE("kv-cache: decoding token by token gives attn mha's and attn gqa's row
     const Trace full = c.kv_groups ? run_gqa(in, full_cfg) : run_mha(in, full_cfg);
     const AnyTensor& expected = full.step("context_vecs").tensor;  // (b, n, d_out)
     CHECK(same_bits(kv.step("context_vecs").tensor, expected));
-    // The decoded rows: bit for bit below 8 tokens (the book's arithmetic), within rounding beyond.
+    // The decoded rows: bit for bit below 8 tokens (the book's arithmetic), within rounding beyond. That
+    // holds on OpenBLAS's AVX-512 kernels, which add a row's products in one order however many rows are
+    // projected together; its AVX2 kernels (Haswell, Zen) do not, and there PyTorch's own decode differs
+    // from its full forward by up to 6e-8 below 8 tokens (the data_haswell of tests/golden/lessons.json,
+    // which test_golden holds attn to bit for bit). There the rows are held to rounding.
+    INFO("OpenBLAS core " << attn_test::blas_core());
+    const bool exact = c.n < 8 && attn_test::skylakex_kernels();
     const AnyTensor& decoded = kv.step("context_vecs_cached").tensor;
-    if (c.n < 8) {
+    if (exact) {
       CHECK(same_bits(decoded, expected));
       CHECK(kv.step("max_abs_diff").tensor() == 0.0f);
     } else {
@@ -216,8 +223,9 @@ TEST_CASE("kv-cache: decoding token by token gives attn mha's and attn gqa's row
           for (std::size_t g = 0; g < kvh; ++g)
             for (std::size_t e = 0; e < hd; ++e)
               worst_key = std::max(worst_key, std::fabs(cache_k(bi, j, g, e) - keys(bi, g, j, e)));
-      CHECK(worst <= (c.n < 8 ? 0.0f : 1e-6f));
-      CHECK(worst_key == 0.0f);  // a token's key does not depend on how many tokens are projected with it
+      CHECK(worst <= (exact ? 0.0f : 1e-6f));
+      // A token's key does not depend on how many tokens are projected with it (on AVX-512 kernels).
+      CHECK(worst_key <= (attn_test::skylakex_kernels() ? 0.0f : 1e-6f));
     }
     CHECK(kv.step("cache_k_0").shape == std::vector<std::size_t>{c.batch, c.prompt, kvh, hd});
     CHECK(kv.has_step("mask_0") == (c.prompt > 1));

@@ -10,6 +10,11 @@ tests/golden/lessons.json: for every configuration, the lesson, its command-line
 step's shape and data. tests/test_golden.cpp runs the same arguments through attn and requires the
 same step ids, shapes and values within 1e-5. The test suite never needs PyTorch; rerun this only
 when a lesson gains steps or configurations.
+
+Sums of products come out of OpenBLAS, and its kernels for different CPUs add in different orders: a few
+steps end in other last bits on AVX2 (Haswell, Zen) kernels than on AVX-512 (SkylakeX) ones, in PyTorch
+as in attn. The "data" here are SkylakeX's; run this on an AVX-512 CPU, then blas_variants.py, which
+adds the Haswell kernels' values as "data_haswell" to the steps where they differ.
 """
 import json
 import math
@@ -1022,9 +1027,9 @@ def normal_cases():
     return cases, big
 
 
-def main():
-    if torch.backends.mkl.is_available():
-        sys.exit("generate.py wants a PyTorch build without MKL (Debian's python3-torch): dropout masks differ")
+def blas_cases():
+    """Every configuration that does not load a model, computed here: the cases whose last bits can depend on
+    which OpenBLAS kernels run (blas_variants.py recomputes them under another core)."""
     os.makedirs(INPUT_DIR, exist_ok=True)
     files = write_inputs()
     files.update(write_extreme_inputs())
@@ -1047,6 +1052,36 @@ def main():
         inputs, steps = text_inputs(text, **text_opts)
         steps.update(LESSONS[lesson](inputs, **kwargs))
         cases.append({"lesson": lesson, "args": args, "steps": [dict(id=k, **encode(v)) for k, v in steps.items()]})
+    return cases
+
+
+def openblas_core():
+    """The core OpenBLAS chose in this process (torch links it as libblas.so.3), or None."""
+    import ctypes
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib.openblas_get_corename().decode()
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+# The kernels the "data" of lessons.json come from: OpenBLAS's SkylakeX family (AVX-512). Other cores
+# round some products differently; their values go in "data_haswell" (blas_variants.py).
+SKYLAKEX_FAMILY = ("SkylakeX", "Cooperlake", "SapphireRapids")
+
+
+def main():
+    if torch.backends.mkl.is_available():
+        sys.exit("generate.py wants a PyTorch build without MKL (Debian's python3-torch): dropout masks differ")
+    core = openblas_core()
+    if core not in SKYLAKEX_FAMILY:
+        print(f"warning: OpenBLAS runs its {core} kernels here, not SkylakeX's: some last bits will differ from "
+              "the committed data (run on an AVX-512 CPU, with OPENBLAS_CORETYPE=SkylakeX if need be)",
+              file=sys.stderr)
+    cases = blas_cases()
     import gpt2_models
     cases += model_configurations(gpt2_models.write_models())
     with open(os.path.join(HERE, "lessons.json"), "w") as f:
