@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev                      # command line, JSON
   libutf8proc-dev                                      # what a terminal shows: control characters, widths
   libpcre2-dev                                         # GPT-2's tokenizer pattern (Unicode classes)
+  libncurses-dev                                       # attn present: the full-screen presenter
   catch2 python3 python3-numpy jq tmux                 # tests: pipes into python3 (NumPy, as the docs use it),
                                                        # jq, a real terminal (tmux)
   man-db binutils                                      # tests: the man page through man -l, nm on the executables

@@ -140,7 +140,7 @@ TEST_CASE("pause mode waits for Enter after each step and stops on q", "[termina
   CHECK(r.status == 0);
   CHECK(r.out.find("[3/12] attn_scores_2") != std::string::npos);
   CHECK(r.out.find("[4/12]") == std::string::npos);
-  CHECK(r.out.find("-- Enter: next step, q: quit --") != std::string::npos);
+  CHECK(r.out.find("-- Enter: next step, q: quit (back and forth: attn present) --") != std::string::npos);
   // Not a terminal: --pause is ignored, everything is printed, nothing waits.
   const auto piped = attn_test::run({"simple", "--pause"});
   CHECK(piped.out.find("[12/12]") != std::string::npos);
@@ -163,7 +163,7 @@ TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter
   REQUIRE(shell(tmux + "new-session -d -s attn -x 100 -y 50 " +
                 quote(quote(ATTN_EXE) + " tour --pause; echo attn-exited-$?; sleep 30"))
               .status == 0);
-  CHECK(wait_for("-- Enter: next step, q: quit --"));
+  CHECK(wait_for("-- Enter: next step, q: quit (back and forth: attn present) --"));
   CHECK(screen().find("[1/12] inputs") != std::string::npos);
   CHECK(screen().find("[2/12]") == std::string::npos);
   shell(tmux + "send-keys -t attn Enter");

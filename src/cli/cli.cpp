@@ -25,6 +25,7 @@
 #include "lessons/registry.hpp"
 #include "render/json.hpp"
 #include "render/npy.hpp"
+#include "render/presenter.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -45,7 +46,8 @@ const char* const kFooter =
     "Examples:\n"
     "  attn list                      the lessons in book order\n"
     "  attn simple                    one query, step by step (start here)\n"
-    "  attn tour --pause              every lesson, one step per Enter (for class)\n"
+    "  attn present                   every lesson full screen, for class\n"
+    "  attn present causal --reveal   the code first, the result on the next key\n"
     "  attn trainable --seed 123      exercise 3.1: sa_v1 with sa_v2's weights\n"
     "  attn kv-cache                  decoding token by token: the KV cache growing\n"
     "  attn kv-cache --estimate       KV-cache memory: multi-head vs grouped-query\n"
@@ -68,6 +70,19 @@ const char* const kBenchFooter =
     "%SGEMM compares it with this machine's own matrix-product rate. The default\n"
     "shape is GPT-2 small's and takes about 20 s on two cores.\n"
     "Example: attn bench --tokens 256 --repeats 3. Figures: docs/performance.md.";
+
+const char* const kPresentFooter =
+    "Keys (presenter clickers send these too):\n"
+    "  -> Space PageDown Enter   next step      <- PageUp Backspace  previous\n"
+    "  Home End                  first, last    [ ]                  lessons\n"
+    "  g 12 Enter                step 12        Up Down              scroll a step\n"
+    "  n                         every number   s                    row scale\n"
+    "  b .                       blank screen   ?                    help\n"
+    "  q Esc Ctrl-C              quit (the terminal is restored)\n"
+    "Colour follows --color, NO_COLOR and TERM; without it the presenter is\n"
+    "monochrome, highlights in reverse video. Examples: attn present; attn present\n"
+    "causal mha --reveal; attn present --theme light --text \"The cat sat\".\n"
+    "Guide: docs/classroom.md.";
 
 // CLI11's help, wrapped to 80 columns, and a negatable flag named as "--explain, --no-explain" rather than
 // CLI11's "--explain,--no-explain{false}".
@@ -121,6 +136,7 @@ class HelpFormatter : public CLI::Formatter {
 struct Sub {
   CLI::App* app = nullptr;
   const Lesson* lesson = nullptr;  // for a lesson's subcommand
+  bool present = false;            // attn present (else, without a lesson, the tour or bench)
   std::vector<std::pair<const OptionSpec*, CLI::Option*>> options;
 
   void add(const OptionSpec& spec, CommandLine& target, const CommandLine& defaults, const std::string& help,
@@ -145,7 +161,7 @@ struct Sub {
 struct Cli {
   CLI::App app{kDescription, "attn"};
   std::vector<Sub> lessons;
-  Sub list, tour, bench;
+  Sub list, tour, present, bench;
 };
 
 void add_each(Sub& sub, Scope scope, CommandLine& target, const CommandLine& defaults) {
@@ -201,6 +217,21 @@ void setup(Cli& cli, CommandLine& parsed) {
   add_each(cli.tour, Scope::Input, parsed, defaults);
   add_each(cli.tour, Scope::Output, parsed, defaults);
 
+  cli.present.app = app.add_subcommand(
+      "present", "Full screen for class: every lesson (or the LESSONs named), one step per slide, clicker keys");
+  cli.present.present = true;
+  std::vector<const OptionSpec*> not_for_present = not_for_tour;
+  for (const OptionSpec* spec : options_in(Scope::Output))
+    if (spec->name != "--color" && spec->name != "--max-memory") not_for_present.push_back(spec);
+  add_hidden(cli.present, not_for_present, parsed, defaults);
+  add_each(cli.present, Scope::Input, parsed, defaults);
+  for (const OptionSpec* spec : options_in(Scope::Output))
+    if (spec->name == "--color" || spec->name == "--max-memory") cli.present.add(*spec, parsed, defaults, "");
+  add_each(cli.present, Scope::Present, parsed, defaults);
+  cli.present.app->add_option("LESSON", parsed.present.lessons, "Lessons to present, in the order given (attn list names them); none: every lesson")
+      ->type_name("");
+  cli.present.app->footer(kPresentFooter);
+
   cli.bench.app = app.add_subcommand(
       "bench", "Time the chapter's multi-head attention implementations (wrapper, mha, fused, gqa) at GPT-2 size");
   add_each(cli.bench, Scope::Bench, parsed, defaults);
@@ -253,6 +284,15 @@ const LessonMode& chosen_mode(const Sub& sub) {
 // A given option the chosen lesson and mode do not use: a UsageError that says so.
 void check_used(const Sub& sub, const LessonMode* mode, const OptionSpec& spec) {
   const std::string name = spec.spellings().front();
+  if (sub.present) {
+    if (spec.scope == Scope::Lesson)
+      throw UsageError("attn present runs each lesson with the book's values and does not take " + name +
+                       "; for one lesson's options use attn LESSON " + name + " --pause");
+    if (spec.scope == Scope::Output || spec.scope == Scope::Step)
+      throw UsageError("attn present draws on the terminal and does not take " + name +
+                       " (for a pipe or a file use attn tour or attn LESSON)");
+    return;
+  }
   if (sub.lesson == nullptr) {  // the tour (which has the lesson options only hidden), or bench
     if (spec.scope == Scope::Lesson)
       throw UsageError("attn tour runs every lesson with the book's values and does not take " + name);
@@ -405,7 +445,7 @@ void emit(const std::vector<Chunk>& chunks, bool pause, std::ostream& out, std::
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     out << chunks[i].text << std::flush;
     if (!chunks[i].pause_after || i + 1 == chunks.size()) continue;
-    out << paint.dim("-- Enter: next step, q: quit --") << std::flush;
+    out << paint.dim("-- Enter: next step, q: quit (back and forth: attn present) --") << std::flush;
     std::string line;
     if (!std::getline(in, line) || line == "q" || line == "Q") {
       out << "\n" << std::flush;
@@ -443,11 +483,40 @@ void check_budget(const std::string& command, std::size_t need, std::size_t budg
                    "; use fewer tokens, dimensions, heads or a smaller batch, or raise it with --max-memory");
 }
 
-// A lesson (`sub.lesson`) or the tour: load, run, render.
+// The lessons of the tour, or of attn present: those named, in the order given, else every lesson (with
+// --model, every lesson that takes it).
+std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parsed, bool model, const CLI::App& app) {
+  std::vector<const Lesson*> out;
+  if (!sub.present || parsed.present.lessons.empty()) {
+    for (const Lesson& lesson : lessons())
+      if (!model || lesson.modes.front().takes_model) out.push_back(&lesson);
+    return out;
+  }
+  for (const std::string& name : parsed.present.lessons) {
+    const Lesson* found = nullptr;
+    for (const Lesson& lesson : lessons())
+      if (lesson.info.name == name) found = &lesson;
+    if (found == nullptr) {
+      std::string hint = unknown_command(app, name);  // "attn: unknown command 'x'; did you mean 'y'? (...)\n"
+      hint = hint.substr(std::string("attn: unknown command").size());
+      throw UsageError("attn present: no lesson" + hint.substr(0, hint.size() - 1));
+    }
+    if (model && !found->modes.front().takes_model)
+      throw UsageError("attn present " + name + " does not take --model: " + found->modes.front().no_model_reason);
+    out.push_back(found);
+  }
+  return out;
+}
+
+// A lesson (`sub.lesson`), the tour or attn present: load, run, render (or present).
 int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, std::ostream& err, std::istream& in,
-                const Terminal& term) {
+                const Terminal& term, const CLI::App& app) {
   const LessonMode* mode = sub.lesson != nullptr ? &chosen_mode(sub) : nullptr;
   const CommandLine options = effective(sub, mode, parsed);
+  const std::vector<const Lesson*> deck = deck_lessons(sub, parsed, !options.input.model.empty(), app);
+  if (sub.present && !(term.stdin_tty && term.stdout_tty))  // before any work
+    throw UsageError("attn present draws on a terminal: run it with standard input and output on one (for a pipe "
+                     "or a file, use attn tour)");
   const OutputOptions& o = options.output;
   const TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, term);
   const Format& format = *find_format(o.format);
@@ -458,7 +527,7 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // before the work, not after it
 
   Document doc;
-  doc.command = sub.lesson != nullptr ? sub.lesson->info.name : "tour";
+  doc.command = sub.lesson != nullptr ? sub.lesson->info.name : sub.present ? "present" : "tour";
   doc.only = o.steps;
   const auto renderer = format.make(RenderOptions{style});
   // Each lesson plans its steps first; the renderer's limits and the memory budget are checked on the
@@ -492,22 +561,29 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
     Document plans;
     plans.command = doc.command;
     plans.only = doc.only;
-    for (const Lesson& lesson : lessons()) {
-      if (inputs.model && !lesson.modes.front().takes_model) continue;  // gqa: GPT-2 has no grouped heads
+    for (const Lesson* lesson : deck) {
       Selection plan_only{o.steps, checks(plans, true), true};
-      plans.traces.push_back(run_mode(lesson.modes.front(), inputs, tour_options(lesson), plan_only));
+      plans.traces.push_back(run_mode(lesson->modes.front(), inputs, tour_options(*lesson), plan_only));
     }
-    check_budget("tour", peak, o.max_memory);  // the largest need of any point of the tour
+    check_budget(doc.command, peak, o.max_memory);  // the largest need of any point of the tour
   }
   {
     const Progress progress(term.stderr_tty, doc.command, err);
     if (mode != nullptr) {
       doc.traces.push_back(run_mode(*mode, inputs, options, selection));
     } else {
-      for (const Lesson& lesson : lessons())
-        if (!inputs.model || lesson.modes.front().takes_model)
-          doc.traces.push_back(run_mode(lesson.modes.front(), inputs, tour_options(lesson), selection));
+      for (const Lesson* lesson : deck)
+        doc.traces.push_back(run_mode(lesson->modes.front(), inputs, tour_options(*lesson), selection));
     }
+  }
+  if (sub.present) {
+    PresentOptions p;
+    p.reveal = options.present.reveal;
+    p.theme = options.present.theme;
+    p.per_row = options.present.scale == HeatScale::Row;
+    p.color = style.color;
+    present(doc, p);
+    return kExitOk;
   }
   const std::vector<Chunk> chunks = renderer->render(doc);
   if (!o.save_npy.empty()) save_npy(doc, o.save_npy);  // before stdout: a failure leaves nothing half-written
@@ -609,7 +685,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       command = "bench";
       return run_bench(cli.bench, parsed, args, out, err, term);
     }
-    const Sub* chosen = cli.tour.app->parsed() ? &cli.tour : nullptr;
+    const Sub* chosen = cli.tour.app->parsed() ? &cli.tour : cli.present.app->parsed() ? &cli.present : nullptr;
     for (const Sub& sub : cli.lessons)
       if (sub.app->parsed()) chosen = &sub;
     if (chosen == nullptr) {  // plain `attn`: show what there is to learn
@@ -617,7 +693,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return kExitOk;
     }
     command = chosen->app->get_name();
-    return run_lessons(*chosen, parsed, out, err, in, term);
+    return run_lessons(*chosen, parsed, out, err, in, term, cli.app);
   } catch (...) {
     return report_failure(err, command);
   }

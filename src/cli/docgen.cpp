@@ -203,7 +203,19 @@ std::string man_page() {
   m += ".SH OTHER COMMANDS\n.SS \"attn tour\"\n" +
        roff("Every lesson in book order, each with its book defaults, as one document; it takes the options of "
             "every lesson except --step.") +
-       "\n.SS \"attn list\"\n" + roff("The lessons in book order: section, what each shows, how to run it.") + "\n";
+       "\n.SS \"attn present [LESSON ...]\"\n" +
+       roff("Full screen for class (ncurses): every lesson, or the lessons named, one step per slide. Keys: the "
+            "right arrow, Space, PageDown or Enter for the next step; the left arrow, PageUp or Backspace for the "
+            "previous; Home and End; [ and ] for lessons; g, a number and Enter to go to a step; Up and Down to "
+            "scroll a tall step; n for every number of a heatmap; s to scale heatmap rows on their own; b or . "
+            "for a blank screen; ? for help; q, Esc or Ctrl-C to quit. It takes the input options, --color and "
+            "--max-memory, and these:") +
+       "\n";
+  for (const OptionSpec* spec : options_in(Scope::Present)) {
+    const std::string d = spec->shown_default(defaults);
+    m += man_item(*spec, spec->help + (d.empty() || d == "off" ? "" : ". Default: " + d) + "." + spec_facts(*spec));
+  }
+  m += ".SS \"attn list\"\n" + roff("The lessons in book order: section, what each shows, how to run it.") + "\n";
   for (const OptionSpec* spec : options_in(Scope::List)) m += man_item(*spec, spec->help + ".");
   m += ".SS \"attn bench\"\n" +
        roff("Times the chapter's multi-head attention implementations (wrapper, mha, fused, gqa) at GPT-2 small's "
@@ -235,6 +247,7 @@ std::string man_page() {
        "\n";
   m += ".SH EXAMPLES\n.nf\n" +
        roff("attn simple                     # one query, step by step\n"
+            "attn present                    # every lesson full screen, for class\n"
             "attn tour --pause               # every lesson, one step per Enter\n"
             "attn mha --heads 4 --d-out 4    # the chapter's MultiHeadAttention\n"
             "attn kv-cache                   # decoding token by token: the KV cache\n"
@@ -252,7 +265,7 @@ std::string bash_completion() {
   const Inputs book = load_embeddings(default_embeddings_path());
   std::vector<std::string> commands;
   for (const Lesson& lesson : lessons()) commands.push_back(lesson.info.name);
-  commands.insert(commands.end(), {"list", "tour", "bench"});
+  commands.insert(commands.end(), {"list", "tour", "present", "bench"});
 
   const auto names_of = [](const std::vector<const OptionSpec*>& specs) {
     std::vector<std::string> out;
@@ -315,6 +328,15 @@ std::string bash_completion() {
     b += "    " + lesson.info.name + ") opts=\"" + words(opts) + "\" ;;\n";
   }
   b += "    tour) opts=\"" + words(names_of(common)) + "\" ;;\n";
+  {
+    std::vector<const OptionSpec*> present = options_in(Scope::Input);
+    for (const OptionSpec* s : options_in(Scope::Output))
+      if (s->name == "--color" || s->name == "--max-memory") present.push_back(s);
+    for (const OptionSpec* s : options_in(Scope::Present)) present.push_back(s);
+    std::vector<std::string> opts = names_of(present);
+    for (const Lesson& lesson : lessons()) opts.push_back(lesson.info.name);
+    b += "    present) opts=\"" + words(opts) + "\" ;;\n";
+  }
   b += "    list) opts=\"" + words(names_of(options_in(Scope::List))) + "\" ;;\n";
   b += "    bench) opts=\"" + words(names_of(options_in(Scope::Bench))) + "\" ;;\n";
   b += "    *) return ;;\n  esac\n";
@@ -341,6 +363,10 @@ std::string readme_option_tables() {
     t += "| `" + with_type(*spec) + "` | " + md_lessons(uses) + " | " + md_cell(md_defaults(*spec, uses)) + " | " +
          md_cell(spec->help) + " |\n";
   }
+  t += "\n`attn present [LESSON ...]` (also the input options, `--color` and `--max-memory`):\n\n";
+  t += "| option | default | meaning |\n| --- | --- | --- |\n";
+  for (const OptionSpec* spec : options_in(Scope::Present))
+    t += "| `" + with_type(*spec) + "` | " + md_cell(spec->shown_default(defaults)) + " | " + md_cell(spec->help) + " |\n";
   t += "\n`attn bench`:\n\n| option | default | meaning |\n| --- | --- | --- |\n";
   for (const OptionSpec* spec : options_in(Scope::Bench)) {
     std::string d = spec->shown_default(defaults);

@@ -27,6 +27,7 @@ template <> OutputOptions& part<OutputOptions>(CommandLine& c) { return c.output
 template <> LessonConfig& part<LessonConfig>(CommandLine& c) { return c.lesson; }
 template <> BenchOptions& part<BenchOptions>(CommandLine& c) { return c.bench; }
 template <> ListOptions& part<ListOptions>(CommandLine& c) { return c.list; }
+template <> PresentCli& part<PresentCli>(CommandLine& c) { return c.present; }
 template <class S> const S& part(const CommandLine& c) { return part<S>(const_cast<CommandLine&>(c)); }
 
 // "never, auto or always"
@@ -460,6 +461,22 @@ std::vector<OptionSpec> make_table() {
   t.push_back(impl_option());
   t.push_back(flag(B, std::nullopt, "--json", &OutputOptions::json, "", "Print the results as one JSON document"));
   t.push_back(flag(Scope::List, std::nullopt, "--json", &ListOptions::json, "", "Print the list as JSON"));
+  // attn present
+  const auto P = Scope::Present;
+  t.push_back(flag(P, std::nullopt, "--reveal", &PresentCli::reveal, "",
+                   "Predict, then see: each step shows its explanation and code first, and its result on the next "
+                   "key"));
+  t.push_back(choice(P, std::nullopt, "--theme", "THEME", &PresentCli::theme,
+                     std::vector<std::pair<std::string, Theme>>{
+                         {"dark", Theme::Dark}, {"light", Theme::Light}, {"contrast", Theme::Contrast}},
+                     "",
+                     "Colours for the room: dark (light text on black), light (black on white, for bright rooms and "
+                     "projectors that wash out dark slides) or contrast (bold white and yellow on black)"));
+  t.push_back(choice(P, std::nullopt, "--scale", "HOW", &PresentCli::scale,
+                     std::vector<std::pair<std::string, HeatScale>>{{"matrix", HeatScale::Matrix}, {"row", HeatScale::Row}},
+                     "",
+                     "Heatmap colours from the whole matrix's min to max, or each row's own (row: small weights "
+                     "told apart next to a large one; the s key switches)"));
   return t;
 }
 

@@ -14,6 +14,7 @@
 #include "bench/options.hpp"
 #include "core/limits.hpp"
 #include "lessons/config.hpp"
+#include "render/presenter.hpp"
 #include "render/style.hpp"
 
 namespace CLI {
@@ -52,6 +53,16 @@ struct ListOptions {
   bool json = false;  // attn list --json
 };
 
+enum class HeatScale { Matrix, Row };
+
+// attn present [LESSON ...]
+struct PresentCli {
+  std::vector<std::string> lessons;  // the positional lesson names; none: every lesson (the tour)
+  bool reveal = false;               // --reveal
+  Theme theme = Theme::Dark;         // --theme
+  HeatScale scale = HeatScale::Matrix;  // --scale
+};
+
 // Everything a command line can say, each part with its defaults.
 struct CommandLine {
   InputOptions input;
@@ -59,6 +70,7 @@ struct CommandLine {
   LessonConfig lesson;
   BenchOptions bench;
   ListOptions list;
+  PresentCli present;
 };
 
 // Which subcommands an option belongs to.
@@ -69,6 +81,7 @@ enum class Scope {
   Lesson,  // the lessons whose registry entry lists it (OptionSpec::opt)
   Bench,   // attn bench
   List,    // attn list
+  Present, // attn present (which also takes the Input options, --color and --max-memory)
 };
 
 struct OptionSpec {

@@ -7,67 +7,12 @@
 #include <limits>
 
 #include "core/terminal_text.hpp"
+#include "render/palette.hpp"
 
 namespace attn {
 
-namespace {
-
-constexpr std::size_t kCell = 6;   // characters per cell
-constexpr std::size_t kLabel = 8;  // characters of a row label
-const char* const kMasked = "\xc2\xb7";  // "·": a masked (future) cell
-
-struct Rgb {
-  double r, g, b;
-};
-
-// Viridis, sampled at ten even stops (matplotlib's colormap, public domain).
-Rgb viridis(double x) {
-  static const std::array<Rgb, 10> stops{{{68, 1, 84},
-                                          {72, 40, 120},
-                                          {62, 74, 137},
-                                          {49, 104, 142},
-                                          {38, 130, 142},
-                                          {31, 158, 137},
-                                          {53, 183, 121},
-                                          {109, 205, 89},
-                                          {180, 222, 44},
-                                          {253, 231, 37}}};
-  x = (std::isnan(x) ? 0.0 : std::clamp(x, 0.0, 1.0)) * (stops.size() - 1);  // NaN has no place on the scale
-  const std::size_t i = std::min(static_cast<std::size_t>(x), stops.size() - 2);
-  const double f = x - static_cast<double>(i);
-  const Rgb& a = stops[i];
-  const Rgb& b = stops[i + 1];
-  return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f};
-}
-
-// The nearest colour of the xterm 256-colour cube (levels 0, 95, 135, 175, 215, 255).
-int xterm256(const Rgb& c) {
-  static const std::array<int, 6> levels{0, 95, 135, 175, 215, 255};
-  const auto nearest = [](double v) {
-    int best = 0;
-    for (int i = 1; i < 6; ++i)
-      if (std::fabs(levels[i] - v) < std::fabs(levels[best] - v)) best = i;
-    return best;
-  };
-  return 16 + 36 * nearest(c.r) + 6 * nearest(c.g) + nearest(c.b);
-}
-
-// Background colour for a value in [0, 1], with black or white text, whichever reads better.
-std::string paint(const std::string& cell, double x, const TextStyle& style) {
-  if (!style.color) return cell;
-  const Rgb c = viridis(x);
-  const bool light = 0.299 * c.r + 0.587 * c.g + 0.114 * c.b > 140.0;
-  const std::string fg = light ? "30" : "97";
-  if (style.truecolor) {
-    char bg[32];
-    std::snprintf(bg, sizeof bg, "48;2;%d;%d;%d", static_cast<int>(c.r), static_cast<int>(c.g), static_cast<int>(c.b));
-    return "\x1b[" + fg + ";" + bg + "m" + cell + "\x1b[0m";
-  }
-  return "\x1b[" + fg + ";48;5;" + std::to_string(xterm256(c)) + "m" + cell + "\x1b[0m";
-}
-
 // A number in at most kCell - 1 characters: 0.55, -1.25, 12.3, 1e+04.
-std::string number(float v) {
+std::string heat_number(float v) {
   char buf[32];
   const double a = std::fabs(static_cast<double>(v));
   if (a < 9.995) {
@@ -81,6 +26,26 @@ std::string number(float v) {
   }
   return buf;
 }
+
+// Background colour for a value in [0, 1], with black or white text, whichever reads better.
+std::string ansi_cell(const std::string& cell, double x, const TextStyle& style) {
+  if (!style.color) return cell;
+  const Rgb c = viridis(x);
+  const bool light = is_light(c);
+  const std::string fg = light ? "30" : "97";
+  if (style.truecolor) {
+    char bg[32];
+    std::snprintf(bg, sizeof bg, "48;2;%d;%d;%d", static_cast<int>(c.r), static_cast<int>(c.g), static_cast<int>(c.b));
+    return "\x1b[" + fg + ";" + bg + "m" + cell + "\x1b[0m";
+  }
+  return "\x1b[" + fg + ";48;5;" + std::to_string(xterm256(c)) + "m" + cell + "\x1b[0m";
+}
+
+namespace {
+
+constexpr std::size_t kCell = 6;   // characters per cell
+constexpr std::size_t kLabel = 8;  // characters of a row label
+const char* const kMasked = "\xc2\xb7";  // "·": a masked (future) cell
 
 std::string pad_left(const std::string& s, std::size_t width, std::size_t visible) {
   return visible >= width ? s : std::string(width - visible, ' ') + s;
@@ -106,9 +71,9 @@ std::string one_map(const float* m, std::size_t rows, std::size_t keys, std::siz
   std::string out = "  " + caption + "\n";
   // Legend: the range, a ramp of the palette, what the symbol means.
   std::string ramp;
-  for (int k = 0; k < 8; ++k) ramp += paint(style.color ? "  " : "", k / 7.0, style);
-  out += "  min " + number(static_cast<float>(lo)) + " " + (style.color ? ramp + " " : "-> ") + "max " +
-         number(static_cast<float>(hi)) + (causal ? "   " + std::string(kMasked) + " masked (a later token)" : "") +
+  for (int k = 0; k < 8; ++k) ramp += ansi_cell(style.color ? "  " : "", k / 7.0, style);
+  out += "  min " + heat_number(static_cast<float>(lo)) + " " + (style.color ? ramp + " " : "-> ") + "max " +
+         heat_number(static_cast<float>(hi)) + (causal ? "   " + std::string(kMasked) + " masked (a later token)" : "") +
          "\n";
   // Column labels: keys.
   out += std::string(kLabel + 2, ' ');
@@ -131,8 +96,8 @@ std::string one_map(const float* m, std::size_t rows, std::size_t keys, std::siz
         out += " " + pad_left(text, kCell - 1, text.size());
         continue;
       }
-      const std::string text = number(v);
-      out += " " + paint(pad_left(text, kCell - 1, text.size()), (static_cast<double>(v) - lo) / span, style);
+      const std::string text = heat_number(v);
+      out += " " + ansi_cell(pad_left(text, kCell - 1, text.size()), (static_cast<double>(v) - lo) / span, style);
     }
     out += "\n";
   }

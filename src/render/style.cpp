@@ -1,6 +1,7 @@
 #include "render/style.hpp"
 
 #include <cstdlib>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 namespace attn {
@@ -17,6 +18,8 @@ Terminal Terminal::of_process() {
   t.no_color = env("NO_COLOR");
   t.term = env("TERM");
   t.colorterm = env("COLORTERM");
+  winsize size{};
+  if (t.stdout_tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) t.columns = size.ws_col;
   return t;
 }
 
@@ -28,6 +31,7 @@ TextStyle resolve_style(When color, When heatmap, bool explain, bool quiet, cons
   style.heatmaps = heatmap == When::Always || (heatmap == When::Auto && term.stdout_tty);
   style.explain = explain && !quiet;
   style.quiet = quiet;
+  style.width = term.stdout_tty ? term.columns : 0;
   return style;
 }
 

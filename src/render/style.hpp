@@ -12,6 +12,7 @@ struct Terminal {
   std::string no_color;   // $NO_COLOR
   std::string term;       // $TERM
   std::string colorterm;  // $COLORTERM ("truecolor" or "24bit" announce 24-bit colour)
+  std::size_t columns = 0;  // stdout's terminal width (TIOCGWINSZ); 0 when unknown or not a terminal
 
   static Terminal of_process();
 };
@@ -24,6 +25,10 @@ struct TextStyle {
   bool heatmaps = false;   // draw weight matrices as heatmaps too
   bool explain = true;     // titles' explanation and the book's code
   bool quiet = false;      // only step ids and tensors
+  // The columns of the terminal stdout is, 0 when it is not one (a pipe, a file): then the output is the
+  // same whatever the terminal, 80-column text. On a terminal of known width, lines are wrapped between
+  // words and numbers and heatmaps fitted to it (render/layout.hpp), as the presenter does.
+  std::size_t width = 0;
 };
 
 // --color: auto means stdout is a terminal, NO_COLOR unset or empty, and TERM not "dumb".

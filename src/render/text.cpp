@@ -8,6 +8,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
+#include "render/layout.hpp"
 #include "render/torch_print.hpp"
 
 namespace attn {
@@ -19,10 +20,37 @@ constexpr std::size_t kWidth = 80;
 // Everything the text view prints goes through visible() (core/terminal_text.hpp): titles, explanations,
 // notes and code hold token text and file names, which come from outside.
 
-// `text` wrapped to kWidth columns, each line starting with `indent`.
-std::string wrap(const std::string& text, const std::string& indent) {
+// `text` wrapped to kWidth columns (fewer on a narrower terminal), each line starting with `indent`.
+std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
   std::string out;
-  for (const auto& line : wrap_words(visible(text), kWidth - indent.size())) out += indent + line + "\n";
+  for (const auto& line : wrap_words(visible(text), std::max<std::size_t>(width, indent.size() + 1) - indent.size()))
+    out += indent + line + "\n";
+  return out;
+}
+
+// On a terminal of known width: each line of `block` that is wider broken at spaces (render/layout.hpp),
+// so the terminal never wraps it inside a number or a word. Elsewhere `block` as it is.
+std::string fit(const std::string& block, const TextStyle& style, Role role) {
+  if (style.width == 0) return block;
+  std::istringstream lines(block);
+  std::string line, out;
+  while (std::getline(lines, line))
+    for (const Line& l : wrap_preformatted(line, style.width, role)) out += plain(l) + "\n";
+  return out;
+}
+
+// A laid-out line in ANSI: heatmap cells on their colour.
+std::string ansi(const Line& line, const TextStyle& style) {
+  const Paint paint{style.color};
+  std::string out;
+  for (const Span& s : line) {
+    switch (s.role) {
+      case Role::Cell: out += ansi_cell(s.text, s.shade, style); break;
+      case Role::StepId: out += paint.bold(paint.cyan(s.text)); break;
+      case Role::Heading: out += paint.bold(s.text); break;
+      default: out += s.text;
+    }
+  }
   return out;
 }
 
@@ -89,21 +117,37 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
     if (style.quiet) {
       out += (shown ? "\n" : "") + s.id + "\n";
     } else {
-      out += "\n" + paint.dim("[" + std::to_string(i + 1) + "/" + std::to_string(total) + "]") + " " +
-             paint.bold(paint.cyan(s.id)) + " -- " + visible(s.title) + "\n";
+      const std::string number = "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "]";
+      out += "\n" + paint.dim(number) + " " + paint.bold(paint.cyan(s.id));
+      if (style.width != 0 && display_width(number + " " + s.id + " -- " + visible(s.title)) > style.width) {
+        out += "\n" + wrap(s.title, "  ", style.width);  // a narrow terminal: the title on lines of its own
+      } else {
+        out += " -- " + visible(s.title) + "\n";
+      }
       if (style.explain) {
-        out += wrap(s.explanation, "  ");
-        out += paint.dim(prompt(s.code));
+        out += wrap(s.explanation, "  ", style.width != 0 ? std::min(style.width, kWidth) : kWidth);
+        out += paint.dim(fit(prompt(s.code), style, Role::Code));
       }
       out += s.python_float ? std::string("  a Python float, not a tensor\n")
              : s.python_int ? std::string("  a Python int, not a tensor\n")
                             : "  shape: " + torch_size(s.tensor) + "\n";
     }
-    out += (s.python_float ? py_float(*s.python_float)
-            : s.python_int ? std::to_string(*s.python_int)
-                           : torch_str(s.tensor, s.integer)) +
-           "\n";
-    if (style.heatmaps && s.heatmap && !style.quiet) out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, style, s.first_query);
+    out += fit((s.python_float ? py_float(*s.python_float)
+                : s.python_int ? std::to_string(*s.python_int)
+                               : torch_str(s.tensor, s.integer)) +
+                   "\n",
+               style, Role::Tensor);
+    if (style.heatmaps && s.heatmap && !style.quiet) {
+      if (style.width == 0) {
+        out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, style, s.first_query);
+      } else {  // fitted to the terminal: every number up to 16 keys that fit, colour-only cells to 64, a summary beyond
+        LayoutOptions layout;
+        layout.width = style.width;
+        layout.color = style.color;
+        for (const Line& l : heatmap_lines(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, s.first_query, layout))
+          out += ansi(l, style) + "\n";
+      }
+    }
     chunks.push_back({out, true});
     ++shown;
   }

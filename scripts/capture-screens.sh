@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Captures the presenter's screens for docs/classroom.md: attn present causal at step 11
+# (causal_attn_weights) in a 100 x 40 tmux window, once per theme and once without colour, as
+# docs/screens/present-<theme>.ansi (the escapes kept: `cat` one in a 256-colour terminal), and the text
+# of the dark and the monochrome one as .txt.
+# Needs a build (build/attn) and tmux. Not part of the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+attn=$(pwd)/build/attn
+sock=attn-screens-$$
+capture() {  # NAME ENV ARGS...
+  local name=$1 env=$2
+  shift 2
+  tmux -L "$sock" -f /dev/null new-session -d -s s -x 100 -y 40 \
+    "env TERM=tmux-256color LANG=C.UTF-8 $env $attn present causal $*; sleep 30"
+  sleep 1
+  tmux -L "$sock" send-keys -t s g 1 1 Enter
+  sleep 0.5
+  tmux -L "$sock" capture-pane -p -e -t s >"docs/screens/present-$name.ansi"
+  case $name in dark | mono)  # the text is the same in every theme
+    tmux -L "$sock" capture-pane -p -t s | sed -e 's/[[:space:]]*$//' >"docs/screens/present-$name.txt" ;;
+  esac
+  tmux -L "$sock" kill-server
+}
+capture dark "" --theme dark
+capture light "" --theme light
+capture contrast "" --theme contrast
+capture mono NO_COLOR=1
+echo "docs/screens/present-{dark,light,contrast,mono}.ansi and present-{dark,mono}.txt written"

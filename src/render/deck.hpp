@@ -1,0 +1,82 @@
+#pragma once
+// The presenter's slides and where the class is in them, without a terminal: which slide, how far it is
+// scrolled, whether its result is revealed, and what each key does. render/presenter.cpp draws a Deck
+// with ncurses and turns the terminal's keys into Deck::Key; the tests drive a Deck directly as well.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "render/layout.hpp"
+#include "trace/trace.hpp"
+
+namespace attn {
+
+class Deck {
+ public:
+  // What a key asks for, whichever key it was (presenter.cpp maps the terminal's keys and clicker keys).
+  enum class Key {
+    Next,        // → Space PageDown (what clickers send)
+    Prev,        // ← PageUp Backspace
+    First,       // Home F5
+    Last,        // End
+    PrevLesson,  // [
+    NextLesson,  // ]
+    Up,          // ↑ k: scroll the slide
+    Down,        // ↓ j
+    GoTo,        // g: then a number and Enter
+    Digit,       // 0-9 after g
+    Enter,       // Enter: ends g's number, else Next
+    Cancel,      // Esc: ends g's number, else quits
+    Help,        // ?
+    Numbers,     // n: every number of a heatmap
+    Scale,       // s: heatmap rows scaled on their own
+    Blank,       // b or .: a blank screen, as a clicker's "black screen" key
+    Quit,        // q, Ctrl-C
+  };
+
+  struct Slide {
+    std::size_t lesson;                // index into the document's traces
+    std::optional<std::size_t> step;   // index into its steps; none: the lesson's first slide
+  };
+
+  Deck(const Document& doc, bool reveal);
+
+  void press(Key key, char digit = 0);
+
+  // The slide's lines at `width` columns: the head, and the body once revealed.
+  std::vector<Line> lines(std::size_t width, bool color) const;
+  // The status line's text: lesson, step k/n, and as many of the keys as fit in `width` columns.
+  std::string status(std::size_t width) const;
+
+  const std::vector<Slide>& slides() const { return slides_; }
+  std::size_t at() const { return at_; }
+  bool revealed() const { return revealed_; }
+  bool quit() const { return quit_; }
+  bool help() const { return help_; }
+  bool blank() const { return blank_; }
+  bool numbers() const { return numbers_; }
+  bool per_row() const { return per_row_; }
+  const std::optional<std::string>& go_to() const { return go_to_; }
+  // Lines scrolled off the top; the presenter clamps it to what the screen can show (set_scroll).
+  std::size_t scroll() const { return scroll_; }
+  void set_scroll(std::size_t s) { scroll_ = s; }
+
+  // The help overlay's lines.
+  static std::vector<std::string> help_lines();
+
+ private:
+  void arrive(std::size_t slide, bool from_before);
+  std::size_t lesson_start(std::size_t lesson) const;
+  bool has_body(std::size_t slide) const;
+
+  const Document& doc_;
+  bool reveal_;
+  std::vector<Slide> slides_;
+  std::size_t at_ = 0;
+  std::size_t scroll_ = 0;
+  bool revealed_ = true;
+  bool quit_ = false, help_ = false, blank_ = false, numbers_ = false, per_row_ = false;
+  std::optional<std::string> go_to_;
+};
+
+}  // namespace attn

@@ -1,0 +1,417 @@
+#include "render/layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "core/strings.hpp"
+#include "core/terminal_text.hpp"
+#include "render/heatmap.hpp"
+#include "render/text.hpp"
+#include "render/torch_print.hpp"
+
+namespace attn {
+
+namespace {
+
+const char* const kDot = "\xc2\xb7";  // "·": a masked (future) cell
+// Block shades for cells without colour, lightest to darkest: the value's place from min to max.
+const char* const kShades[] = {" ", "\xe2\x96\x91", "\xe2\x96\x92", "\xe2\x96\x93", "\xe2\x96\x88"};  // " ░▒▓█"
+
+std::string repeat(const std::string& s, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+std::string pad_left(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
+}
+
+std::string pad_right(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+// Splits a word wider than `width` columns into pieces that fit (between grapheme clusters).
+std::vector<std::string> split_wide(std::string word, std::size_t width) {
+  std::vector<std::string> pieces;
+  width = std::max<std::size_t>(width, 1);
+  while (display_width(word) > width) {
+    std::string head = clip_to_width(word, width);
+    if (head.empty()) head = word.substr(0, 1);  // a character wider than the screen: one byte at a time
+    pieces.push_back(head);
+    word.erase(0, head.size());
+  }
+  if (!word.empty()) pieces.push_back(word);
+  return pieces;
+}
+
+// Words (split at spaces) laid into lines of `width` columns; the first line starts with `first`, the
+// others with `rest`.
+std::vector<std::string> fill(const std::vector<std::string>& words, std::size_t width, const std::string& first,
+                              const std::string& rest) {
+  std::vector<std::string> lines;
+  std::string line = first;
+  bool empty = first.empty() || first.back() == ' ';  // a first line that starts with a label: a space after it
+  // A word wider than a line is split to fit the wider of the two indents (a piece may start either).
+  const std::size_t indent = std::max(display_width(first), display_width(rest));
+  const std::size_t room = width > indent ? width - indent : 1;
+  for (const std::string& word : words) {
+    for (const std::string& piece : split_wide(word, room)) {
+      if (!empty && display_width(line) + 1 + display_width(piece) > width) {
+        lines.push_back(line);
+        line = rest;
+        empty = true;
+      }
+      line += (empty ? "" : " ") + piece;
+      empty = false;
+    }
+  }
+  if (!empty || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> words_of(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  std::string w;
+  while (in >> w) words.push_back(w);
+  return words;
+}
+
+// Where one weight matrix's cells sit on the palette: the whole matrix from its min to its max, or each
+// row from its own.
+struct Scale {
+  std::vector<double> lo, span;  // per row
+  double min = 0.0, max = 0.0;   // the whole matrix's, for the legend
+};
+
+struct Matrix2 {
+  const float* m;
+  std::size_t rows, keys, first;
+  bool causal;
+  bool masked(std::size_t i, std::size_t j) const {
+    return (causal && j > first + i) || m[i * keys + j] == -std::numeric_limits<float>::infinity();
+  }
+  float at(std::size_t i, std::size_t j) const { return m[i * keys + j]; }
+};
+
+Scale scale_of(const Matrix2& a, bool per_row) {
+  Scale s;
+  double glo = std::numeric_limits<double>::infinity(), ghi = -glo;
+  std::vector<double> lo(a.rows, glo), hi(a.rows, ghi);
+  for (std::size_t i = 0; i < a.rows; ++i)
+    for (std::size_t j = 0; j < a.keys; ++j)
+      if (!a.masked(i, j) && std::isfinite(a.at(i, j))) {
+        lo[i] = std::min(lo[i], static_cast<double>(a.at(i, j)));
+        hi[i] = std::max(hi[i], static_cast<double>(a.at(i, j)));
+      }
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    glo = std::min(glo, lo[i]);
+    ghi = std::max(ghi, hi[i]);
+  }
+  if (!std::isfinite(glo)) glo = ghi = 0.0;
+  s.min = glo;
+  s.max = ghi;
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    const double l = per_row && std::isfinite(lo[i]) ? lo[i] : glo, h = per_row && std::isfinite(hi[i]) ? hi[i] : ghi;
+    // A single value (a row that puts all its weight on one key) sits at the top of the palette.
+    s.lo.push_back(h > l ? l : h - 1.0);
+    s.span.push_back(h > l ? h - l : 1.0);
+  }
+  return s;
+}
+
+Span cell(const Matrix2& a, const Scale& s, std::size_t i, std::size_t j, std::size_t width, bool color,
+          const std::string& text = "") {
+  if (a.masked(i, j)) return {pad_right(pad_left(kDot, (width + 1) / 2), width), Role::Masked};
+  const float v = a.at(i, j);
+  if (!std::isfinite(v)) return {pad_left(text.empty() ? std::string(std::isnan(v) ? "?" : "!") : text, width), Role::Off};
+  const double x = std::clamp((static_cast<double>(v) - s.lo[i]) / s.span[i], 0.0, 1.0);
+  if (!text.empty()) return {pad_left(text, width), Role::Cell, x};
+  if (color) return {std::string(width, ' '), Role::Cell, x};
+  return {repeat(kShades[std::min<std::size_t>(4, static_cast<std::size_t>(std::lround(x * 4)))], width), Role::Cell, x};
+}
+
+Line legend(const Scale& s, bool causal, bool per_row, bool color, bool off_marks) {
+  Line l{{"  min " + heat_number(static_cast<float>(s.min)) + " ", Role::Legend}};
+  for (int k = 0; k < 8; ++k) {
+    const double x = k / 7.0;
+    l.push_back(color ? Span{"  ", Role::Cell, x}
+                      : Span{repeat(kShades[std::min<std::size_t>(4, static_cast<std::size_t>(std::lround(x * 4)))], 2),
+                             Role::Cell, x});
+  }
+  l.push_back({" max " + heat_number(static_cast<float>(s.max)), Role::Legend});
+  if (per_row) l.push_back({"  (each row scaled to its own min and max)", Role::Legend});
+  if (causal) {
+    l.push_back({"  ", Role::Legend});
+    l.push_back({std::string(kDot), Role::Masked});
+    l.push_back({" masked", Role::Legend});
+  }
+  if (off_marks) l.push_back({"  ? nan  ! inf", Role::Legend});
+  return l;
+}
+
+std::string label_of(const std::vector<std::string>& labels, std::size_t i, bool quoted) {
+  return quoted ? "'" + labels[i] + "'" : labels[i];
+}
+
+// Every number, row by row: "  3 'with':  0:0.1385  1:0.2379 ...", wrapped between numbers.
+void number_rows(const Matrix2& a, const std::vector<std::string>& labels, bool quoted, std::size_t width,
+                 std::vector<Line>& out) {
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    std::vector<std::string> items;
+    for (std::size_t j = 0; j < a.keys; ++j) {
+      char buf[48];
+      if (a.masked(i, j)) {
+        std::snprintf(buf, sizeof buf, "%zu:masked", j);
+      } else {
+        std::snprintf(buf, sizeof buf, "%zu:%.4f", j, static_cast<double>(a.at(i, j)));
+      }
+      items.push_back(buf);
+    }
+    const std::string head = "  " + std::to_string(a.first + i) + " " + label_of(labels, a.first + i, quoted) + ":";
+    for (const auto& line : fill(items, width, head, "      ")) out.push_back({{line, Role::Tensor}});
+  }
+}
+
+// Each query's strongest keys, for matrices too large to draw.
+void summary_rows(const Matrix2& a, const std::vector<std::string>& labels, bool quoted, std::size_t width,
+                  std::vector<Line>& out) {
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    std::vector<std::size_t> order;
+    for (std::size_t j = 0; j < a.keys; ++j)
+      if (!a.masked(i, j)) order.push_back(j);
+    const std::size_t top = std::min<std::size_t>(3, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                      [&](std::size_t x, std::size_t y) {
+                        const float vx = a.at(i, x), vy = a.at(i, y);
+                        if (std::isnan(vx) != std::isnan(vy)) return std::isnan(vy);
+                        return vx > vy;
+                      });
+    std::vector<std::string> items{"->"};
+    for (std::size_t k = 0; k < top; ++k)
+      items.push_back(std::to_string(order[k]) + " " + label_of(labels, order[k], quoted) + " " +
+                      heat_number(a.at(i, order[k])) + (k + 1 < top ? "," : ""));
+    const std::string head = "  " + std::to_string(a.first + i) + " " + label_of(labels, a.first + i, quoted);
+    for (const auto& line : fill(items, width, head, "      ")) out.push_back({{line, Role::Tensor}});
+  }
+}
+
+std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
+
+void one_map(const Matrix2& a, const std::vector<std::string>& labels, bool quoted, const std::string& caption,
+             const LayoutOptions& o, std::vector<Line>& out) {
+  for (const auto& line : fill(words_of(caption), o.width, "  ", "  ")) out.push_back({{line, Role::Legend}});
+  const Scale s = scale_of(a, o.per_row);
+  bool off = false;
+  for (std::size_t i = 0; i < a.rows; ++i)
+    for (std::size_t j = 0; j < a.keys; ++j) off = off || (!a.masked(i, j) && !std::isfinite(a.at(i, j)));
+  if (o.numbers) {
+    out.push_back({{"  every number (row: query, then key:value):", Role::Legend}});
+    number_rows(a, labels, quoted, o.width, out);
+    return;
+  }
+  constexpr std::size_t kLabel = 8, kCell = 6;
+  if (a.keys <= kHeatmapMaxTokens && 2 + kLabel + kCell * a.keys <= o.width) {  // every number in its cell
+    out.push_back(legend(s, a.causal, o.per_row, o.color, false));
+    Line head{{std::string(kLabel + 2, ' '), Role::Text}};
+    for (std::size_t j = 0; j < a.keys; ++j) head.push_back({pad_left(clip_to_width(labels[j], kCell - 1), kCell), Role::Label});
+    out.push_back(head);
+    for (std::size_t i = 0; i < a.rows; ++i) {
+      Line row{{"  " + pad_left(clip_to_width(labels[a.first + i], kLabel), kLabel), Role::Label}};
+      for (std::size_t j = 0; j < a.keys; ++j) {
+        row.push_back({" ", Role::Text});
+        const float v = a.at(i, j);
+        const std::string text = a.masked(i, j) ? std::string()
+                                 : std::isfinite(v) ? heat_number(v)
+                                                    : std::string(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+        row.push_back(cell(a, s, i, j, kCell - 1, o.color, text));
+      }
+      out.push_back(row);
+    }
+    return;
+  }
+  // Colour-only cells: rows labelled by position and clipped token, columns by position.
+  const std::size_t index_width = digits(a.keys - 1);
+  const std::size_t label = 2 + index_width + 1 + 6 + 1;
+  const std::size_t cell_width = a.keys <= kCompactMaxTokens && o.width > label ? std::min<std::size_t>(3, (o.width - label) / a.keys) : 0;
+  if (cell_width == 0) {
+    for (const auto& line : fill(words_of(std::to_string(a.keys) + " keys do not fit in " + std::to_string(o.width) +
+                                          " columns; each query's strongest keys:"),
+                                 o.width, "  ", "  "))
+      out.push_back({{line, Role::Legend}});
+    summary_rows(a, labels, quoted, o.width, out);
+    if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
+    return;
+  }
+  out.push_back(legend(s, a.causal, o.per_row, o.color, off));
+  // Column numbers, one digit per line, in each cell's last column.
+  for (std::size_t d = index_width; d-- > 0;) {
+    std::string digits_line(label, ' ');
+    for (std::size_t j = 0; j < a.keys; ++j) {
+      const std::string n = std::to_string(j);
+      const std::size_t from_right = d;  // 0: ones
+      const char c = from_right < n.size() ? n[n.size() - 1 - from_right] : ' ';
+      digits_line += std::string(cell_width - 1, ' ') + c;
+    }
+    out.push_back({{digits_line, Role::Label}});
+  }
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    const std::size_t q = a.first + i;
+    Line row{{"  " + pad_left(std::to_string(q), index_width) + " " + pad_right(clip_to_width(labels[q], 6), 6) + " ",
+              Role::Label}};
+    for (std::size_t j = 0; j < a.keys; ++j) row.push_back(cell(a, s, i, j, cell_width, o.color));
+    out.push_back(row);
+  }
+  // The labels the grid abbreviates.
+  std::vector<std::string> keys;
+  for (std::size_t j = 0; j < a.keys; ++j) keys.push_back(std::to_string(j) + "=" + label_of(labels, j, quoted));
+  for (const auto& line : fill(keys, o.width, "  keys:", "        ")) out.push_back({{line, Role::Label}});
+  if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
+}
+
+// The book's code as a Python prompt would echo it: ">>> " on the first line, "... " after.
+std::vector<std::string> prompt_lines(const std::string& code) {
+  std::istringstream lines(code);
+  std::string line;
+  std::vector<std::string> out;
+  bool first = true;
+  while (std::getline(lines, line)) {
+    const std::string marker = first ? "  >>>" : "  ...";
+    out.push_back(line.empty() ? marker : marker + " " + visible(line));
+    first = false;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Line> wrap_text(const std::string& text, std::size_t width, const std::string& indent, Role role) {
+  std::vector<Line> out;
+  for (const auto& line : fill(words_of(visible(text)), width, indent, indent)) out.push_back({{line, role}});
+  return out;
+}
+
+std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, Role role, std::size_t hang) {
+  if (display_width(line) <= width) return {{{line, role}}};
+  const std::size_t lead = line.find_first_not_of(' ');
+  const std::string indent = lead == std::string::npos ? std::string() : line.substr(0, lead);
+  // A tensor row continues under its first number, as PyTorch's own wrapped rows do; other lines hang.
+  std::size_t at = indent.size() + hang;
+  if (role == Role::Tensor && lead != std::string::npos) {
+    std::size_t first = lead + (line.compare(lead, 7, "tensor(") == 0 ? 7 : 0);
+    while (first < line.size() && line[first] == '[') ++first;
+    if (first < line.size()) at = first;
+  }
+  const std::string rest(std::min(at, width / 2), ' ');
+  std::vector<Line> out;
+  for (const auto& piece : fill(words_of(line), width, indent, rest)) out.push_back({{piece, role}});
+  return out;
+}
+
+std::vector<Line> heatmap_lines(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
+                                std::size_t first_query, const LayoutOptions& options) {
+  const std::size_t rank = t.dimension();
+  if (rank < 2 || rank > 4) return {};
+  const std::size_t keys = t.shape()[rank - 1], rows = t.shape()[rank - 2];
+  if (keys > tokens.size() || rows == 0 || keys == 0 || first_query + rows > keys) return {};
+  const std::size_t heads = rank == 4 ? t.shape()[1] : 1;
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < keys; ++i) labels.push_back(of_tokens ? visible(tokens[i]) : std::to_string(i));
+  std::vector<Line> out;
+  for (std::size_t h = 0; h < heads; ++h) {
+    std::string caption = of_tokens ? "heatmap: rows are queries, columns are keys"
+                                    : "heatmap: rows and columns are positions (not queries and keys)";
+    if (rank >= 3) caption += "; batch 0 of " + std::to_string(t.shape()[0]);
+    if (rank == 4) caption += ", head " + std::to_string(h);
+    if (h) out.push_back({});
+    one_map({t.data() + h * rows * keys, rows, keys, first_query, causal}, labels, of_tokens, caption, options, out);
+  }
+  return out;
+}
+
+SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions& o) {
+  const Step& s = trace.steps[index];
+  SlideText slide;
+  const std::string number = "[" + std::to_string(index + 1) + "/" + std::to_string(trace.steps.size()) + "] ";
+  const std::string title = " -- " + visible(s.title);
+  Line first{{number, Role::Text}, {s.id, Role::StepId}};
+  if (display_width(number + s.id + title) <= o.width) {
+    first.push_back({title, Role::Heading});
+    slide.head.push_back(first);
+  } else {
+    slide.head.push_back(first);
+    for (auto& l : wrap_text(s.title, o.width, "  ", Role::Heading)) slide.head.push_back(l);
+  }
+  slide.head.push_back({});
+  for (auto& l : wrap_text(s.explanation, o.width, "  ", Role::Text)) slide.head.push_back(l);
+  slide.head.push_back({});
+  for (const auto& code : prompt_lines(s.code))
+    for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.head.push_back(l);
+
+  const std::string shape = s.python_float ? "  a Python float, not a tensor"
+                            : s.python_int ? "  a Python int, not a tensor"
+                                           : "  shape: " + torch_size(s.tensor);
+  slide.body.push_back({{shape, Role::Tensor}});
+  const std::string value = s.python_float ? py_float(*s.python_float)
+                            : s.python_int ? std::to_string(*s.python_int)
+                                           : torch_str(s.tensor, s.integer);
+  std::istringstream lines(value);
+  std::string line;
+  while (std::getline(lines, line))
+    for (auto& l : wrap_preformatted(line, o.width, Role::Tensor, 4)) slide.body.push_back(l);
+  if (s.heatmap) {
+    std::vector<Line> map = heatmap_lines(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, s.first_query, o);
+    if (!map.empty()) slide.body.push_back({});
+    for (auto& l : map) slide.body.push_back(std::move(l));
+  }
+  return slide;
+}
+
+SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const LayoutOptions& o) {
+  SlideText slide;
+  const LessonInfo& info = trace.info;
+  for (auto& l : wrap_text("Lesson " + std::to_string(k) + " of " + std::to_string(n) + ": attn " + info.name + " -- " +
+                               info.section + " " + info.title,
+                           o.width, "", Role::Heading))
+    slide.head.push_back(l);
+  slide.head.push_back({});
+  for (auto& l : wrap_text(info.summary, o.width, "  ", Role::Text)) slide.head.push_back(l);
+  slide.head.push_back({});
+  if (trace.show_inputs) {
+    for (auto& l : wrap_text("inputs: " + count_of(trace.inputs.num_tokens(), "token") + " x " +
+                                 count_of(trace.inputs.d_in(), "dim") + " from " + trace.inputs.source,
+                             o.width, "  ", Role::Text))
+      slide.head.push_back(l);
+    std::vector<std::string> tokens{"tokens:"};
+    for (const auto& t : trace.inputs.tokens) tokens.push_back("'" + visible(t) + "'");
+    for (const auto& line : fill(tokens, o.width, "  ", "    ")) slide.head.push_back({{line, Role::Label}});
+  }
+  for (const auto& note : trace.notes)
+    for (auto& l : wrap_text(note, o.width, "  ", Role::Text)) slide.head.push_back(l);
+  for (const auto& m : trace.modules)
+    for (auto& l : wrap_preformatted("  module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) +
+                                         " parameters",
+                                     o.width, Role::Code, 4))
+      slide.head.push_back(l);
+  slide.head.push_back({});
+  for (auto& l : wrap_text(count_of(trace.steps.size(), "step") + " follow.", o.width, "  ", Role::Text))
+    slide.head.push_back(l);
+  return slide;
+}
+
+std::string plain(const Line& line) {
+  std::string out;
+  for (const auto& s : line) out += s.text;
+  return out;
+}
+
+std::size_t line_width(const Line& line) { return display_width(plain(line)); }
+
+}  // namespace attn

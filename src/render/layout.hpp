@@ -1,0 +1,76 @@
+#pragma once
+// A step laid out for a screen of a given width, as lines of spans that say what each piece of text is
+// (a title, code, a heatmap cell and its place on the palette), never how it looks. Two renderers draw
+// them: the presenter (render/presenter.cpp, ncurses, themes) and the text view on a terminal of known
+// width (render/text.cpp, ANSI). Both follow the same rules:
+// - text is wrapped between words, preformatted lines (code, PyTorch's tensor rows) at spaces only, so no
+//   word and no number is ever cut; only a word wider than the whole screen is split;
+// - a weight matrix is drawn with every number while it fits (at most 16 keys); from 17 to 64 keys, or
+//   when the numbers do not fit, as colour-only cells with abbreviated labels and a legend; beyond that,
+//   or where even those do not fit, as a summary (each query's strongest keys). With `numbers` on, every
+//   number is listed, row by row, whatever the size.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.hpp"
+#include "trace/trace.hpp"
+
+namespace attn {
+
+enum class Role : unsigned char {
+  Text,         // plain text
+  Heading,      // a lesson's or a step's title line
+  StepId,       // the book's variable name
+  Code,         // the book's PyTorch code
+  Tensor,       // a tensor as PyTorch prints it, the shape line
+  Label,        // a heatmap's token labels
+  Legend,       // a heatmap's caption and legend
+  Cell,         // a heatmap cell: `shade` is its place on the palette, 0 to 1
+  Masked,       // a masked (future) cell
+  Off,          // a cell off the scale (nan, inf): shown, not coloured
+};
+
+struct Span {
+  std::string text;
+  Role role = Role::Text;
+  double shade = 0.0;  // Role::Cell only
+};
+using Line = std::vector<Span>;
+
+struct LayoutOptions {
+  std::size_t width = 80;  // columns
+  bool numbers = false;    // list every number of a weight matrix, whatever its size
+  bool per_row = false;    // scale each row of a weight matrix from its own min to its max
+  bool color = true;       // cells are coloured (else shaded with block characters)
+  std::string numbers_hint;  // under a heatmap drawn without its numbers, how to see them ("" for none)
+};
+
+// The largest number of keys drawn cell by cell (colour-only past kHeatmapMaxTokens).
+inline constexpr std::size_t kCompactMaxTokens = 64;
+
+// `text` wrapped between words to `width` columns, every line starting with `indent`.
+std::vector<Line> wrap_text(const std::string& text, std::size_t width, const std::string& indent, Role role);
+// One preformatted line (code, a tensor row) broken at spaces only when wider than `width`; continuation
+// lines are indented by `hang` more columns than the line's own indentation.
+std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, Role role, std::size_t hang = 4);
+
+// The heatmaps of a weight-matrix step (render/heatmap.hpp says which shapes), fitted to options.width.
+std::vector<Line> heatmap_lines(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
+                                std::size_t first_query, const LayoutOptions& options);
+
+// A step as a slide: the head (title, explanation, code) is what --reveal shows first, the body (shape,
+// tensor, heatmaps) what it shows on the next key. `index` counts from 0 among trace.steps.
+struct SlideText {
+  std::vector<Line> head;
+  std::vector<Line> body;
+};
+SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions& options);
+// A lesson's first slide: its title, inputs, tokens, notes and modules (lesson k of n).
+SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const LayoutOptions& options);
+
+// A line's text without roles, and its width in columns.
+std::string plain(const Line& line);
+std::size_t line_width(const Line& line);
+
+}  // namespace attn

@@ -1,0 +1,22 @@
+#pragma once
+// `attn present`: the document full screen, one slide per step, on ncurses (the library made for
+// full-screen terminal programs: key codes of every terminal, resizes, the alternate screen, restoring
+// the terminal). What the keys do is render/deck.hpp; what a slide holds is render/layout.hpp.
+#include "trace/trace.hpp"
+
+namespace attn {
+
+enum class Theme { Dark, Light, Contrast };
+
+struct PresentOptions {
+  bool reveal = false;       // --reveal: each step's code first, its result on the next key
+  Theme theme = Theme::Dark;  // --theme
+  bool per_row = false;      // --scale row: heatmap rows scaled on their own
+  bool color = true;         // --color, NO_COLOR, TERM=dumb: off means monochrome with reverse video
+};
+
+// Runs until the class quits (q, Esc, Ctrl-C, SIGTERM, SIGHUP), then restores the terminal: also when an
+// error ends it. A UsageError when standard input and output are not a terminal that can place the cursor.
+void present(const Document& doc, const PresentOptions& options);
+
+}  // namespace attn
