@@ -423,7 +423,9 @@ TEST_CASE("present in tmux at 60, 80 and 120 columns: forward, back, jump, lesso
 
 TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a resize lays the step out again",
           "[present][tmux]") {
-  const Tmux t(80, 40, quote(ATTN_EXE) + " present causal --reveal");
+  for (const std::size_t width : {60, 80, 120}) {
+  INFO(width << " columns");
+  const Tmux t(width, 40, quote(ATTN_EXE) + " present causal --reveal");
   REQUIRE(t.ok());
   REQUIRE(t.wait_for("Lesson 1 of 1: attn causal"));
   t.keys("Right");
@@ -448,6 +450,58 @@ TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a res
   t.keys("C-c");  // Ctrl-C quits as q does
   REQUIRE(t.wait_for("attn-exited-0"));
   CHECK(t.format("#{alternate_on} #{cursor_flag}") == "0 1\n");
+  }
+}
+
+TEST_CASE("the text view on a terminal of known width: wrapped between numbers, heatmaps fitted, piped unchanged",
+          "[present][terminal]") {
+  const auto run_on = [](std::size_t columns, const std::vector<std::string>& args) {
+    Terminal term;
+    term.stdin_tty = term.stdout_tty = true;
+    term.term = "xterm-256color";
+    term.columns = columns;
+    std::ostringstream out, err;
+    std::istringstream in;
+    const int status = run_cli(args, out, err, in, term);
+    REQUIRE(status == 0);
+    return out.str();
+  };
+  const std::vector<std::string> args{"mha", "--random", "20x4", "--d-out", "4", "--heads", "1", "--batch", "1",
+                                      "--step", "attn_weights", "--color", "never"};
+  for (const std::size_t width : {60, 80, 120}) {
+    INFO(width << " columns");
+    const std::string out = run_on(width, args);
+    CHECK(fits(out, width));
+    CHECK(out.find("keys: 0='x1' 1='x2'") != std::string::npos);  // 20 keys: colour-only cells, the tokens listed
+    CHECK(out.find("heatmap left out") == std::string::npos);
+  }
+  // Not a terminal (or one of unknown width): the output of every other run, whatever the terminal.
+  const std::string piped = attn_test::run(std::vector<std::string>(args.begin(), args.end() - 2)).out;
+  CHECK(piped.find("keys:") == std::string::npos);
+  CHECK(run_on(0, args).find("(heatmap left out: more than 16 tokens)") != std::string::npos);
+  // The book's six tokens: at 200 columns exactly the text of a pipe; at 80, the same but for the lines a pipe
+  // has that are wider than 80 columns (a long line of code), which are broken at spaces. Every tensor the
+  // book prints is unchanged.
+  const std::vector<std::string> book{"causal", "--color", "never", "--heatmap", "always"};
+  const std::string plain_text = run_on(0, book), at80 = run_on(80, book);
+  CHECK(run_on(200, book) == plain_text);
+  CHECK(fits(at80, 80));
+  std::istringstream want(plain_text), got(at80);
+  std::string w, g;
+  std::size_t wide = 0;
+  while (std::getline(want, w)) {
+    if (display_width(w) > 80) {
+      ++wide;
+      while (std::getline(got, g) && g.find(w.substr(0, 20)) == std::string::npos) {
+      }
+      continue;  // its pieces follow; the next narrow line must come next after them
+    }
+    while (std::getline(got, g) && g != w) {
+      REQUIRE(display_width(g) <= 80);
+    }
+    CHECK(g == w);
+  }
+  CHECK(wide >= 1);  // causal's dropout line of code
 }
 
 TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, masked cells on a background of their own",

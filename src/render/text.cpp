@@ -39,6 +39,13 @@ std::string fit(const std::string& block, const TextStyle& style, Role role) {
   return out;
 }
 
+// The style for text that follows `used` columns already on its line (its first line only has less room;
+// fit() wraps at the same width throughout, which is what the continuation lines get).
+TextStyle StyleNarrowedBy(TextStyle style, std::size_t used) {
+  if (style.width != 0) style.width = style.width > used + 20 ? style.width - used : 20;
+  return style;
+}
+
 // A laid-out line in ANSI: heatmap cells on their colour.
 std::string ansi(const Line& line, const TextStyle& style) {
   const Paint paint{style.color};
@@ -95,15 +102,19 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
   const Paint paint{style.color};
   std::string head;
   if (!style.quiet) {
-    head += paint.bold("attn " + trace.info.name) + " -- " + trace.info.section + " " + trace.info.title + "\n";
+    const std::string name = "attn " + trace.info.name;
+    head += paint.bold(name) + fit(" -- " + trace.info.section + " " + trace.info.title + "\n",
+                                   StyleNarrowedBy(style, name.size()), Role::Text);
+    std::string about;  // wrapped at spaces on a narrow terminal
     if (trace.show_inputs) {
-      head += "inputs: " + count_of(trace.inputs.num_tokens(), "token") + " x " + count_of(trace.inputs.d_in(), "dim") +
-              " from " + visible(trace.inputs.source) + "\n";
-      head += "tokens: " + token_list(trace.inputs.tokens) + "\n";
+      about += "inputs: " + count_of(trace.inputs.num_tokens(), "token") + " x " + count_of(trace.inputs.d_in(), "dim") +
+               " from " + visible(trace.inputs.source) + "\n";
+      about += "tokens: " + token_list(trace.inputs.tokens) + "\n";
     }
-    for (const auto& note : trace.notes) head += visible(note) + "\n";
+    for (const auto& note : trace.notes) about += visible(note) + "\n";
     for (const auto& m : trace.modules)
-      head += "module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) + " parameters\n";
+      about += "module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) + " parameters\n";
+    head += fit(about, style, Role::Text);
   }
   chunks.push_back({head, false});
 
@@ -138,7 +149,9 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
                    "\n",
                style, Role::Tensor);
     if (style.heatmaps && s.heatmap && !style.quiet) {
-      if (style.width == 0) {
+      // Every number in its cell where that fits: the same heatmap as in a pipe.
+      const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
+      if (style.width == 0 || (keys <= kHeatmapMaxTokens && 10 + 6 * keys <= style.width)) {
         out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, style, s.first_query);
       } else {  // fitted to the terminal: every number up to 16 keys that fit, colour-only cells to 64, a summary beyond
         LayoutOptions layout;
@@ -165,14 +178,17 @@ class TextRenderer : public Renderer {
     }
     // The tour: a banner before each lesson.
     const Paint paint{style_.color};
-    const std::string rule(78, '=');
+    const std::string rule(style_.width != 0 ? std::min<std::size_t>(78, style_.width) : 78, '=');
     for (std::size_t k = 0; k < doc.traces.size(); ++k) {
       const Trace& t = doc.traces[k];
-      chunks.push_back({(k ? "\n" : "") + paint.bold(rule) + "\n" +
-                            paint.bold("Lesson " + std::to_string(k + 1) + " of " + std::to_string(doc.traces.size()) +
-                                       ": attn " + t.info.name + " -- " + t.info.section + " " + t.info.title) +
-                            "\n" + paint.bold(rule) + "\n",
-                        false});
+      std::string banner = fit("Lesson " + std::to_string(k + 1) + " of " + std::to_string(doc.traces.size()) +
+                                   ": attn " + t.info.name + " -- " + t.info.section + " " + t.info.title + "\n",
+                               style_, Role::Text);
+      banner.pop_back();  // each line bold on its own
+      std::string bold;
+      std::istringstream lines(banner);
+      for (std::string line; std::getline(lines, line);) bold += paint.bold(line) + "\n";
+      chunks.push_back({(k ? "\n" : "") + paint.bold(rule) + "\n" + bold + paint.bold(rule) + "\n", false});
       lesson_chunks(t, doc, style_, chunks);
     }
     return chunks;
