@@ -547,4 +547,11 @@ TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, mask
   CHECK(screen.find("\x1b[7m") != std::string::npos);  // the status line, and the step id
   mono.keys("Escape");
   REQUIRE(mono.wait_for("attn-exited-0"));
+  // TERM=dumb cannot place the cursor: one line that says so and where to go instead, exit 2, a clean terminal.
+  const Tmux dumb(200, 10, quote(ATTN_EXE) + " present", "TERM=dumb");
+  REQUIRE(dumb.ok());
+  REQUIRE(dumb.wait_for("attn-exited-2"));
+  CHECK(dumb.screen().find("attn: attn present needs a terminal that can place the cursor, which TERM='dumb' cannot; "
+                           "try attn tour --pause") != std::string::npos);
+  CHECK(dumb.wait_for("tty: echo icanon"));
 }
