@@ -4,6 +4,7 @@
 #include <cmath>
 #include <csignal>
 #include <clocale>
+#include <cstdlib>
 #include <cstring>
 #include <langinfo.h>
 #include <optional>
@@ -57,8 +58,9 @@ class Screen {
     if (::isatty(STDIN_FILENO) != 1 || ::isatty(STDOUT_FILENO) != 1)
       throw UsageError("attn present draws on a terminal: run it with standard input and output on one (for a pipe "
                        "or a file, use attn tour)");
-    // ncurses draws UTF-8 (labels, ·, shades) only under a UTF-8 locale.
-    std::setlocale(LC_ALL, "");
+    // ncurses draws UTF-8 (labels, ·, shades) only under a UTF-8 character locale. LC_CTYPE only: numbers
+    // keep the C locale's decimal point, as PyTorch prints them, whatever LC_NUMERIC the user has.
+    std::setlocale(LC_CTYPE, "");
     if (std::strcmp(nl_langinfo(CODESET), "UTF-8") != 0) std::setlocale(LC_CTYPE, "C.UTF-8");
     screen_ = newterm(nullptr, stdout, stdin);
     if (screen_ == nullptr)
