@@ -453,6 +453,24 @@ TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a res
   }
 }
 
+TEST_CASE("present in tmux: a step taller than the screen scrolls inside itself with Up and Down", "[present][tmux]") {
+  const Tmux t(80, 16, quote(ATTN_EXE) + " present causal");
+  REQUIRE(t.ok());
+  REQUIRE(t.wait_for("Lesson 1 of 1"));
+  t.keys("g 4 Enter");  // attn_weights: the tensor and its heatmap, about 30 lines
+  REQUIRE(t.wait_for("[4/18] attn_weights"));
+  CHECK(t.screen().find(" down, Up/Down]") != std::string::npos);
+  t.keys("Down Down Down");
+  REQUIRE(t.wait_for("[3 up "));
+  CHECK(t.screen().find("[4/18] attn_weights") == std::string::npos);  // the title scrolled off the top
+  t.keys("Up Up Up");
+  REQUIRE(t.wait_for("[4/18] attn_weights"));  // back at its top
+  t.keys("Down Right Left");
+  REQUIRE(t.wait_for("[4/18] attn_weights"));  // a slide comes back at its top
+  t.keys("q");
+  REQUIRE(t.wait_for("attn-exited-0"));
+}
+
 TEST_CASE("the text view on a terminal of known width: wrapped between numbers, heatmaps fitted, piped unchanged",
           "[present][terminal]") {
   const auto run_on = [](std::size_t columns, const std::vector<std::string>& args) {

@@ -53,7 +53,7 @@ std::string ansi(const Line& line, const TextStyle& style) {
   for (const Span& s : line) {
     switch (s.role) {
       case Role::Cell: out += ansi_cell(s.text, s.shade, style); break;
-      case Role::StepId: out += paint.bold(paint.cyan(s.text)); break;
+      case Role::StepId: out += paint.bold(s.text); break;
       case Role::Heading: out += paint.bold(s.text); break;
       default: out += s.text;
     }
@@ -129,7 +129,9 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
       out += (shown ? "\n" : "") + s.id + "\n";
     } else {
       const std::string number = "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "]";
-      out += "\n" + paint.dim(number) + " " + paint.bold(paint.cyan(s.id));
+      // Nothing essential is dim, and no colour is needed to read it: on a white background dim code and a
+      // cyan id all but vanish. The id is bold; code is marked by its >>> prompt.
+      out += "\n" + number + " " + paint.bold(s.id);
       if (style.width != 0 && display_width(number + " " + s.id + " -- " + visible(s.title)) > style.width) {
         out += "\n" + wrap(s.title, "  ", style.width);  // a narrow terminal: the title on lines of its own
       } else {
@@ -137,7 +139,7 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
       }
       if (style.explain) {
         out += wrap(s.explanation, "  ", style.width != 0 ? std::min(style.width, kWidth) : kWidth);
-        out += paint.dim(fit(prompt(s.code), style, Role::Code));
+        out += fit(prompt(s.code), style, Role::Code);
       }
       out += s.python_float ? std::string("  a Python float, not a tensor\n")
              : s.python_int ? std::string("  a Python int, not a tensor\n")
