@@ -302,6 +302,12 @@ TEST_CASE("present: refused before any work without a terminal, for other option
   r = attn_test::run({"present", "causl"});
   CHECK(r.status == 2);
   CHECK(r.err.find("attn: attn present: no lesson 'causl'; did you mean 'causal'?") == 0);
+  r = attn_test::run({"present", "lst"});  // near no lesson, though near attn list
+  CHECK(r.err.find("attn: attn present: no lesson 'lst' (attn list names them)") == 0);
+  r = attn_test::run({"present", "--input", "-"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("attn present reads its keys from standard input, which --input - reads the embeddings from") !=
+        std::string::npos);
   r = attn_test::run({"present", "--json"});
   CHECK(r.status == 2);
   CHECK(r.err.find("attn present draws on the terminal and does not take --json") != std::string::npos);

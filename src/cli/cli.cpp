@@ -228,7 +228,9 @@ void setup(Cli& cli, CommandLine& parsed) {
   for (const OptionSpec* spec : options_in(Scope::Output))
     if (spec->name == "--color" || spec->name == "--max-memory") cli.present.add(*spec, parsed, defaults, "");
   add_each(cli.present, Scope::Present, parsed, defaults);
-  cli.present.app->add_option("LESSON", parsed.present.lessons, "Lessons to present, in the order given (attn list names them); none: every lesson")
+  cli.present.app
+      ->add_option("LESSON", parsed.present.lessons,
+                   "Lessons to present, in the order given (attn list names them); none: every lesson")
       ->type_name("");
   cli.present.app->footer(kPresentFooter);
 
@@ -485,7 +487,7 @@ void check_budget(const std::string& command, std::size_t need, std::size_t budg
 
 // The lessons of the tour, or of attn present: those named, in the order given, else every lesson (with
 // --model, every lesson that takes it).
-std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parsed, bool model, const CLI::App& app) {
+std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parsed, bool model) {
   std::vector<const Lesson*> out;
   if (!sub.present || parsed.present.lessons.empty()) {
     for (const Lesson& lesson : lessons())
@@ -496,10 +498,16 @@ std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parse
     const Lesson* found = nullptr;
     for (const Lesson& lesson : lessons())
       if (lesson.info.name == name) found = &lesson;
-    if (found == nullptr) {
-      std::string hint = unknown_command(app, name);  // "attn: unknown command 'x'; did you mean 'y'? (...)\n"
-      hint = hint.substr(std::string("attn: unknown command").size());
-      throw UsageError("attn present: no lesson" + hint.substr(0, hint.size() - 1));
+    if (found == nullptr) {  // the nearest lesson name, if one is near (mha_wrapper -> mha-wrapper)
+      std::string normal = name, best;
+      for (char& c : normal) c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      std::size_t best_distance = std::max<std::size_t>(2, normal.size() / 3) + 1;
+      for (const Lesson& lesson : lessons()) {
+        const std::size_t d = edit_distance(normal, lesson.info.name);
+        if (d < best_distance) best_distance = d, best = lesson.info.name;
+      }
+      throw UsageError("attn present: no lesson '" + visible(name) + "'" +
+                       (best.empty() ? "" : "; did you mean '" + best + "'?") + " (attn list names them)");
     }
     if (model && !found->modes.front().takes_model)
       throw UsageError("attn present " + name + " does not take --model: " + found->modes.front().no_model_reason);
@@ -510,10 +518,13 @@ std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parse
 
 // A lesson (`sub.lesson`), the tour or attn present: load, run, render (or present).
 int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, std::ostream& err, std::istream& in,
-                const Terminal& term, const CLI::App& app) {
+                const Terminal& term) {
   const LessonMode* mode = sub.lesson != nullptr ? &chosen_mode(sub) : nullptr;
   const CommandLine options = effective(sub, mode, parsed);
-  const std::vector<const Lesson*> deck = deck_lessons(sub, parsed, !options.input.model.empty(), app);
+  const std::vector<const Lesson*> deck = deck_lessons(sub, parsed, !options.input.model.empty());
+  if (sub.present && options.input.input == "-")
+    throw UsageError("attn present reads its keys from standard input, which --input - reads the embeddings from; "
+                     "give the embeddings as a file");
   if (sub.present && !(term.stdin_tty && term.stdout_tty))  // before any work
     throw UsageError("attn present draws on a terminal: run it with standard input and output on one (for a pipe "
                      "or a file, use attn tour)");
@@ -693,7 +704,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return kExitOk;
     }
     command = chosen->app->get_name();
-    return run_lessons(*chosen, parsed, out, err, in, term, cli.app);
+    return run_lessons(*chosen, parsed, out, err, in, term);
   } catch (...) {
     return report_failure(err, command);
   }

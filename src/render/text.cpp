@@ -41,7 +41,7 @@ std::string fit(const std::string& block, const TextStyle& style, Role role) {
 
 // The style for text that follows `used` columns already on its line (its first line only has less room;
 // fit() wraps at the same width throughout, which is what the continuation lines get).
-TextStyle StyleNarrowedBy(TextStyle style, std::size_t used) {
+TextStyle narrowed_by(TextStyle style, std::size_t used) {
   if (style.width != 0) style.width = style.width > used + 20 ? style.width - used : 20;
   return style;
 }
@@ -104,7 +104,7 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
   if (!style.quiet) {
     const std::string name = "attn " + trace.info.name;
     head += paint.bold(name) + fit(" -- " + trace.info.section + " " + trace.info.title + "\n",
-                                   StyleNarrowedBy(style, name.size()), Role::Text);
+                                   narrowed_by(style, name.size()), Role::Text);
     std::string about;  // wrapped at spaces on a narrow terminal
     if (trace.show_inputs) {
       about += "inputs: " + count_of(trace.inputs.num_tokens(), "token") + " x " + count_of(trace.inputs.d_in(), "dim") +
