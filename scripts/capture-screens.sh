@@ -7,9 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 attn=$(pwd)/build/attn
-sock=attn-screens-$$
 capture() {  # NAME ENV ARGS...
-  local name=$1 env=$2
+  local name=$1 env=$2 sock=attn-screens-$$-$1  # a server of its own per screen
   shift 2
   tmux -L "$sock" -f /dev/null new-session -d -s s -x 100 -y 40 \
     "env TERM=tmux-256color LANG=C.UTF-8 $env $attn present causal $*; sleep 30"

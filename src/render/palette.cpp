@@ -45,14 +45,24 @@ Rgb palette_color(Palette p, double x) {
 }
 
 int xterm256(const Rgb& c) {
+  // The nearest of the 6x6x6 cube (levels 0, 95, 135, 175, 215, 255) and the 24 greys (8, 18, ..., 238), by
+  // distance in RGB: nearest per channel alone turns cividis's blue-greys into teal and grey steps that
+  // no longer rise with the value.
   static const std::array<int, 6> levels{0, 95, 135, 175, 215, 255};
-  const auto nearest = [](double v) {
-    int best = 0;
-    for (int i = 1; i < 6; ++i)
-      if (std::fabs(levels[i] - v) < std::fabs(levels[best] - v)) best = i;
-    return best;
+  const auto distance = [&c](double r, double g, double b) {
+    return (c.r - r) * (c.r - r) + (c.g - g) * (c.g - g) + (c.b - b) * (c.b - b);
   };
-  return 16 + 36 * nearest(c.r) + 6 * nearest(c.g) + nearest(c.b);
+  int best = 16;
+  double best_distance = distance(0, 0, 0);
+  for (int i = 0; i < 216; ++i) {
+    const double d = distance(levels[i / 36], levels[i / 6 % 6], levels[i % 6]);
+    if (d < best_distance) best_distance = d, best = 16 + i;
+  }
+  for (int i = 0; i < 24; ++i) {
+    const double grey = 8 + 10 * i, d = distance(grey, grey, grey);
+    if (d < best_distance) best_distance = d, best = 232 + i;
+  }
+  return best;
 }
 
 bool is_light(const Rgb& c) { return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b > 140.0; }

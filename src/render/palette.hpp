@@ -16,7 +16,7 @@ enum class Palette { Viridis, Cividis };
 Rgb palette_color(Palette p, double x);
 inline Rgb viridis(double x) { return palette_color(Palette::Viridis, x); }
 
-// The nearest colour of the xterm 256-colour cube (indices 16 to 231).
+// The nearest colour of the xterm 256-colour cube and grey ramp (indices 16 to 255).
 int xterm256(const Rgb& c);
 
 // Whether black text reads better than white on `c` (perceived brightness).
