@@ -256,16 +256,30 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-// `attn WORD` where WORD is no subcommand: the nearest one, if one is near (mha_wrapper -> mha-wrapper).
-std::string unknown_command(const CLI::App& app, const std::string& word) {
+std::vector<std::string> lesson_names() {
+  std::vector<std::string> names;
+  for (const Lesson& lesson : lessons()) names.push_back(lesson.info.name);
+  return names;
+}
+
+// Of `names`, the one nearest `word` if one is near (mha_wrapper -> mha-wrapper), else "".
+std::string nearest(const std::string& word, const std::vector<std::string>& names) {
   std::string normal = word;
   for (char& c : normal) c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, normal.size() / 3) + 1;
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    const std::size_t d = edit_distance(normal, sub->get_name());
-    if (d < best_distance) best_distance = d, best = sub->get_name();
+  for (const std::string& name : names) {
+    const std::size_t d = edit_distance(normal, name);
+    if (d < best_distance) best_distance = d, best = name;
   }
+  return best;
+}
+
+// `attn WORD` where WORD is no subcommand: the nearest one, if one is near.
+std::string unknown_command(const CLI::App& app, const std::string& word) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  const std::string best = nearest(word, names);
   return "attn: unknown command '" + visible(word) + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?") +
          " (see 'attn list' for the lessons, 'attn --help' for everything)\n";
 }
@@ -498,14 +512,8 @@ std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parse
     const Lesson* found = nullptr;
     for (const Lesson& lesson : lessons())
       if (lesson.info.name == name) found = &lesson;
-    if (found == nullptr) {  // the nearest lesson name, if one is near (mha_wrapper -> mha-wrapper)
-      std::string normal = name, best;
-      for (char& c : normal) c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      std::size_t best_distance = std::max<std::size_t>(2, normal.size() / 3) + 1;
-      for (const Lesson& lesson : lessons()) {
-        const std::size_t d = edit_distance(normal, lesson.info.name);
-        if (d < best_distance) best_distance = d, best = lesson.info.name;
-      }
+    if (found == nullptr) {
+      const std::string best = nearest(name, lesson_names());
       throw UsageError("attn present: no lesson '" + visible(name) + "'" +
                        (best.empty() ? "" : "; did you mean '" + best + "'?") + " (attn list names them)");
     }
@@ -525,9 +533,7 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   if (sub.present && options.input.input == "-")
     throw UsageError("attn present reads its keys from standard input, which --input - reads the embeddings from; "
                      "give the embeddings as a file");
-  if (sub.present && !(term.stdin_tty && term.stdout_tty))  // before any work
-    throw UsageError("attn present draws on a terminal: run it with standard input and output on one (for a pipe "
-                     "or a file, use attn tour)");
+  if (sub.present && !(term.stdin_tty && term.stdout_tty)) throw UsageError(kNeedsTerminal);  // before any work
   const OutputOptions& o = options.output;
   const TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, term);
   const Format& format = *find_format(o.format);

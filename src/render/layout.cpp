@@ -276,7 +276,8 @@ void one_map(const Matrix2& a, const std::vector<std::string>& labels, bool quot
   if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
 }
 
-// The book's code as a Python prompt would echo it: ">>> " on the first line, "... " after.
+}  // namespace
+
 std::vector<std::string> prompt_lines(const std::string& code) {
   std::istringstream lines(code);
   std::string line;
@@ -290,7 +291,17 @@ std::vector<std::string> prompt_lines(const std::string& code) {
   return out;
 }
 
-}  // namespace
+std::string shape_text(const Step& s) {
+  return s.python_float ? "  a Python float, not a tensor"
+         : s.python_int ? "  a Python int, not a tensor"
+                        : "  shape: " + torch_size(s.tensor);
+}
+
+std::string value_text(const Step& s) {
+  return s.python_float ? py_float(*s.python_float)
+         : s.python_int ? std::to_string(*s.python_int)
+                        : torch_str(s.tensor, s.integer);
+}
 
 std::vector<Line> wrap_text(const std::string& text, std::size_t width, const std::string& indent, Role role) {
   std::vector<Line> out;
@@ -355,14 +366,8 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
   for (const auto& code : prompt_lines(s.code))
     for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.head.push_back(l);
 
-  const std::string shape = s.python_float ? "  a Python float, not a tensor"
-                            : s.python_int ? "  a Python int, not a tensor"
-                                           : "  shape: " + torch_size(s.tensor);
-  slide.body.push_back({{shape, Role::Tensor}});
-  const std::string value = s.python_float ? py_float(*s.python_float)
-                            : s.python_int ? std::to_string(*s.python_int)
-                                           : torch_str(s.tensor, s.integer);
-  std::istringstream lines(value);
+  slide.body.push_back({{shape_text(s), Role::Tensor}});
+  std::istringstream lines(value_text(s));
   std::string line;
   while (std::getline(lines, line))
     for (auto& l : wrap_preformatted(line, o.width, Role::Tensor, 4)) slide.body.push_back(l);

@@ -69,6 +69,13 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
 // A lesson's first slide: its title, inputs, tokens, notes and modules (lesson k of n).
 SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const LayoutOptions& options);
 
+// The book's code as a Python prompt echoes it: "  >>> " before the first line, "  ... " before the others.
+std::vector<std::string> prompt_lines(const std::string& code);
+// What a step's shape line says ("  shape: torch.Size([6, 3])", or that it is a Python float or int), and its
+// value as PyTorch prints it. Shared by the text view and the slides.
+std::string shape_text(const Step& step);
+std::string value_text(const Step& step);
+
 // A line's text without roles, and its width in columns.
 std::string plain(const Line& line);
 std::size_t line_width(const Line& line);

@@ -25,7 +25,7 @@ namespace attn {
 namespace {
 
 // Colour pairs: the theme's roles, then kLevels steps of the heatmap palette.
-enum Pair : short { kBase = 1, kHeading, kId, kCode, kLabel, kLegend, kMasked, kOff, kStatus, kHelp, kFirstLevel = 16 };
+enum Pair : short { kBase = 1, kHeading, kId, kCode, kLabel, kLegend, kMasked, kOff, kStatus, kFirstLevel = 16 };
 constexpr int kLevels = 32;
 
 struct ThemeColors {
@@ -56,8 +56,7 @@ class Screen {
  public:
   Screen() {
     if (::isatty(STDIN_FILENO) != 1 || ::isatty(STDOUT_FILENO) != 1)
-      throw UsageError("attn present draws on a terminal: run it with standard input and output on one (for a pipe "
-                       "or a file, use attn tour)");
+      throw UsageError(kNeedsTerminal);
     // ncurses draws UTF-8 (labels, ·, shades) only under a UTF-8 character locale. LC_CTYPE only: numbers
     // keep the C locale's decimal point, as PyTorch prints them, whatever LC_NUMERIC the user has.
     std::setlocale(LC_CTYPE, "");
@@ -120,7 +119,6 @@ class Painter {
     init_pair(kMasked, c.masked_fg, c.masked_bg);
     init_pair(kOff, c.off, c.bg);
     init_pair(kStatus, c.status_fg, c.status_bg);
-    init_pair(kHelp, c.status_fg, c.status_bg);
     for (int level = 0; level < kLevels; ++level) {
       const Rgb rgb = palette_color(c.palette, level / static_cast<double>(kLevels - 1));
       init_pair(static_cast<short>(kFirstLevel + level), is_light(rgb) ? 16 : 231, static_cast<short>(xterm256(rgb)));

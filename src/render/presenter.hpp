@@ -15,6 +15,12 @@ struct PresentOptions {
   bool color = true;         // --color, NO_COLOR, TERM=dumb: off means monochrome with reverse video
 };
 
+// The usage error when standard input or output is not a terminal (checked by the command line before
+// any work, and by present() itself).
+inline constexpr const char* kNeedsTerminal =
+    "attn present draws on a terminal: run it with standard input and output on one (for a pipe or a file, use "
+    "attn tour)";
+
 // Runs until the class quits (q, Esc, Ctrl-C, SIGTERM, SIGHUP), then restores the terminal: also when an
 // error ends it. A UsageError when standard input and output are not a terminal that can place the cursor.
 void present(const Document& doc, const PresentOptions& options);

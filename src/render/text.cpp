@@ -53,7 +53,7 @@ std::string ansi(const Line& line, const TextStyle& style) {
   for (const Span& s : line) {
     switch (s.role) {
       case Role::Cell: out += ansi_cell(s.text, s.shade, style); break;
-      case Role::StepId: out += paint.bold(s.text); break;
+      case Role::StepId:
       case Role::Heading: out += paint.bold(s.text); break;
       default: out += s.text;
     }
@@ -61,16 +61,10 @@ std::string ansi(const Line& line, const TextStyle& style) {
   return out;
 }
 
-// The book's code as a Python prompt would echo it: ">>> " on the first line, "... " after.
+// The book's code as a Python prompt would echo it (render/layout.hpp), as a block of lines.
 std::string prompt(const std::string& code) {
-  std::istringstream lines(code);
-  std::string line, out;
-  bool first = true;
-  while (std::getline(lines, line)) {
-    const std::string marker = first ? "  >>>" : "  ...";
-    out += line.empty() ? marker + "\n" : marker + " " + visible(line) + "\n";
-    first = false;
-  }
+  std::string out;
+  for (const auto& line : prompt_lines(code)) out += line + "\n";
   return out;
 }
 
@@ -141,15 +135,9 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
         out += wrap(s.explanation, "  ", style.width != 0 ? std::min(style.width, kWidth) : kWidth);
         out += fit(prompt(s.code), style, Role::Code);
       }
-      out += s.python_float ? std::string("  a Python float, not a tensor\n")
-             : s.python_int ? std::string("  a Python int, not a tensor\n")
-                            : "  shape: " + torch_size(s.tensor) + "\n";
+      out += shape_text(s) + "\n";
     }
-    out += fit((s.python_float ? py_float(*s.python_float)
-                : s.python_int ? std::to_string(*s.python_int)
-                               : torch_str(s.tensor, s.integer)) +
-                   "\n",
-               style, Role::Tensor);
+    out += fit(value_text(s) + "\n", style, Role::Tensor);
     if (style.heatmaps && s.heatmap && !style.quiet) {
       // Every number in its cell where that fits: the same heatmap as in a pipe.
       const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
