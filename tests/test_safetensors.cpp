@@ -117,6 +117,29 @@ TEST_CASE("safetensors: F32, F16 and BF16 values read back exactly, wherever the
   CHECK(f.find("d") == nullptr);
 }
 
+TEST_CASE("safetensors: an empty tensor is accepted and reads as nothing, into no buffer at all", "[safetensors]") {
+  // Found by fuzz_safetensors under UBSan: to_float of a shape-[0] tensor passed a null vector's data()
+  // to memcpy. The input is also in tests/fuzz/corpus-safetensors/regress-empty-tensor-memcpy.
+  const std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                             R"("b":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},)"
+                             R"("c":{"dtype":"BF16","shape":[3,0],"data_offsets":[8,8]}})";
+  const SafetensorsFile f = SafetensorsFile::parse(file_of(header, floats({2.5f, -1.0f})), "m.safetensors");
+  REQUIRE(f.tensors().size() == 3);
+  for (const char* name : {"b", "c"}) {
+    const attn::SafeTensor* t = f.find(name);
+    REQUIRE(t != nullptr);
+    CHECK(t->numel() == 0);
+    CHECK(t->bytes == 0);
+    std::vector<float> none;
+    t->to_float(none.data());  // data() of an empty vector may be null: nothing is written or read
+    t->to_float(nullptr);
+  }
+  float a[2];
+  f.find("a")->to_float(a);
+  CHECK(a[0] == 2.5f);
+  CHECK(a[1] == -1.0f);
+}
+
 TEST_CASE("safetensors: half-precision infinities, NaN, -0 and the largest values", "[safetensors]") {
   CHECK(attn::half_to_float(0x7C00) == INFINITY);
   CHECK(attn::half_to_float(0xFC00) == -INFINITY);

@@ -105,6 +105,7 @@ float SafeTensor::at(std::size_t i) const {
 
 void SafeTensor::to_float(float* out) const {
   const std::size_t n = numel();
+  if (n == 0) return;  // an empty tensor: out may be null, and memcpy's pointers must never be
   if (dtype == SafeDType::F32) {
     std::memcpy(out, data, 4 * n);
     return;
