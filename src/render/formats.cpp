@@ -6,7 +6,9 @@
 
 #define ATTN_FORMATS(X)                                                                                      \
   X(text, true, "the book's view: titles, explanations, the PyTorch code and every tensor as PyTorch prints it") \
-  X(json, false, "one JSON document with every step's tensor (docs/json.md)")
+  X(json, false, "one JSON document with every step's tensor (docs/json.md)")                                    \
+  X(html, false, "one self-contained web page: every step, heatmaps, slides, print to PDF (docs/html.md)")     \
+  X(svg, false, "one figure for slides: the heatmap or table of the step chosen with --step (docs/html.md)")
 
 namespace attn {
 

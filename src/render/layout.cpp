@@ -326,8 +326,8 @@ std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, 
   return out;
 }
 
-std::vector<Line> heatmap_lines(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                                std::size_t first_query, const LayoutOptions& options) {
+std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
+                               std::size_t first_query) {
   const std::size_t rank = t.dimension();
   if (rank < 2 || rank > 4) return {};
   const std::size_t keys = t.shape()[rank - 1], rows = t.shape()[rank - 2];
@@ -335,14 +335,43 @@ std::vector<Line> heatmap_lines(const AnyTensor& t, const std::vector<std::strin
   const std::size_t heads = rank == 4 ? t.shape()[1] : 1;
   std::vector<std::string> labels;
   for (std::size_t i = 0; i < keys; ++i) labels.push_back(of_tokens ? visible(tokens[i]) : std::to_string(i));
-  std::vector<Line> out;
+  std::vector<HeatMap> out;
   for (std::size_t h = 0; h < heads; ++h) {
-    std::string caption = of_tokens ? "heatmap: rows are queries, columns are keys"
-                                    : "heatmap: rows and columns are positions (not queries and keys)";
-    if (rank >= 3) caption += "; batch 0 of " + std::to_string(t.shape()[0]);
-    if (rank == 4) caption += ", head " + std::to_string(h);
-    if (h) out.push_back({});
-    one_map({t.data() + h * rows * keys, rows, keys, first_query, causal}, labels, of_tokens, caption, options, out);
+    HeatMap m;
+    m.caption = of_tokens ? "rows are queries, columns are keys" : "rows and columns are positions (not queries and keys)";
+    if (rank >= 3) m.caption += "; batch 0 of " + std::to_string(t.shape()[0]);
+    if (rank == 4) m.caption += ", head " + std::to_string(h);
+    m.rows = rows;
+    m.keys = keys;
+    m.first = first_query;
+    m.causal = causal;
+    m.of_tokens = of_tokens;
+    m.labels = labels;
+    m.values.assign(t.data() + h * rows * keys, t.data() + (h + 1) * rows * keys);
+    const Scale s = scale_of({m.values.data(), rows, keys, first_query, causal}, false);
+    m.min = s.min;
+    m.max = s.max;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+bool HeatMap::masked(std::size_t i, std::size_t j) const { return Matrix2{values.data(), rows, keys, first, causal}.masked(i, j); }
+
+double HeatMap::shade(std::size_t i, std::size_t j) const {
+  const float v = at(i, j);
+  if (masked(i, j) || !std::isfinite(v)) return std::numeric_limits<double>::quiet_NaN();
+  // As scale_of places a whole-matrix scale: a single value sits at the top of the palette.
+  return max > min ? std::clamp((static_cast<double>(v) - min) / (max - min), 0.0, 1.0) : 1.0;
+}
+
+std::vector<Line> heatmap_lines(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
+                                std::size_t first_query, const LayoutOptions& options) {
+  std::vector<Line> out;
+  for (const HeatMap& m : heat_maps(t, tokens, causal, of_tokens, first_query)) {
+    if (!out.empty()) out.push_back({});
+    one_map({m.values.data(), m.rows, m.keys, m.first, m.causal}, m.labels, m.of_tokens, "heatmap: " + m.caption, options,
+            out);
   }
   return out;
 }

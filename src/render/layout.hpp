@@ -59,6 +59,27 @@ std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, 
 std::vector<Line> heatmap_lines(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
                                 std::size_t first_query, const LayoutOptions& options);
 
+// One matrix of a heatmap step as data, for the figures that draw it themselves (render/figure.hpp: the
+// HTML page and the SVG figure): the same matrices, labels and places on the palette as heatmap_lines.
+struct HeatMap {
+  std::string caption;  // "rows are queries, columns are keys; batch 0 of 2, head 1"
+  std::size_t rows = 0, keys = 0;
+  std::size_t first = 0;  // the position of row 0 (a KV-cache call's first query)
+  bool causal = false;
+  bool of_tokens = true;  // labels are tokens (quoted in captions), else positions
+  std::vector<std::string> labels;  // every position's label, visible() text: rows use labels[first + i]
+  std::vector<float> values;        // (rows, keys)
+  double min = 0.0, max = 0.0;      // over the cells drawn on the scale (finite, not masked)
+
+  float at(std::size_t i, std::size_t j) const { return values[i * keys + j]; }
+  bool masked(std::size_t i, std::size_t j) const;
+  // The cell's place on the palette from min to max, 0 to 1; NaN for a masked or non-finite cell.
+  double shade(std::size_t i, std::size_t j) const;
+};
+// Every head of the first batch element, as heatmap_lines draws them; empty for other shapes.
+std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
+                               std::size_t first_query);
+
 // A step as a slide: the head (title, explanation, code) is what --reveal shows first, the body (shape,
 // tensor, heatmaps) what it shows on the next key. `index` counts from 0 among trace.steps.
 struct SlideText {

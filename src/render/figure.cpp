@@ -1,0 +1,267 @@
+#include "render/figure.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "core/terminal_text.hpp"
+#include "render/heatmap.hpp"
+#include "render/palette.hpp"
+
+namespace attn {
+
+namespace {
+
+constexpr double kCharWidth = 7.0;  // an 11.5px monospace character, about
+const char* const kEllipsis = "\xe2\x80\xa6";  // "…"
+
+// SVG coordinates with one decimal ("52", "26.5").
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  std::string s = buf;
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+  return s;
+}
+
+// A number as it is printed in a cell: four decimals as PyTorch prints the book's weights, fewer for
+// larger values, so it fits in 7 characters.
+std::string cell_text(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  const double a = std::fabs(static_cast<double>(v));
+  if (a < 9.99995) {
+    std::snprintf(buf, sizeof buf, "%.4f", static_cast<double>(v));
+  } else if (a < 9999.95) {
+    std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(v));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1e", static_cast<double>(v));
+  }
+  return buf;
+}
+
+// A label shortened to `width` columns with an ellipsis (the full text is in the cell's description).
+std::string short_label(const std::string& label, std::size_t width) {
+  if (display_width(label) <= width) return label;
+  return clip_to_width(label, width - 1) + kEllipsis;
+}
+
+std::string quoted(const HeatMap& m, std::size_t position) {
+  return m.of_tokens ? std::to_string(position) + " '" + m.labels[position] + "'" : std::to_string(position);
+}
+
+// "query 1 ' journey', key 0 'Your'": what a cell relates, for its description.
+std::string pair_text(const HeatMap& m, std::size_t i, std::size_t j) {
+  return m.of_tokens ? "query " + quoted(m, m.first + i) + ", key " + quoted(m, j)
+                     : "row " + std::to_string(m.first + i) + ", column " + std::to_string(j);
+}
+
+std::string svg_open(double width, double height, const FigureOptions& o, const std::string& label) {
+  std::string out = "<svg";
+  if (o.standalone) out += " xmlns=\"http://www.w3.org/2000/svg\"";
+  out += " class=\"figure\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" viewBox=\"0 0 " + num(width) +
+         " " + num(height) + "\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"11.5\"";
+  if (o.standalone) {
+    out += " role=\"img\" aria-labelledby=\"" + o.uid + "-title\" fill=\"#1a1a1a\">\n";
+    out += "<title id=\"" + o.uid + "-title\">" + html_escape(visible(o.title)) + "</title>\n";
+    out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+    out += "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" + html_escape(visible(o.title)) + "</text>\n";
+  } else {
+    out += " role=\"group\" aria-label=\"" + html_escape(label) + "\" fill=\"currentColor\">\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string markup(const std::string& text) { return html_escape(visible(text)); }
+
+std::string markup_lines(const std::string& text) {
+  std::string out;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t end = text.find('\n', from);
+    out += markup(text.substr(from, end == std::string::npos ? std::string::npos : end - from));
+    if (end == std::string::npos) return out;
+    out += '\n';
+    from = end + 1;
+  }
+}
+
+std::string palette_hex(double x) {
+  const Rgb c = viridis(x);
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<unsigned>(std::lround(c.r)),
+                static_cast<unsigned>(std::lround(c.g)), static_cast<unsigned>(std::lround(c.b)));
+  return buf;
+}
+
+std::string exact_number(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
+  const bool numbers = m.keys <= kHeatmapMaxTokens;
+  const double cell = numbers ? 54.0 : std::clamp(720.0 / static_cast<double>(m.keys), 9.0, 24.0);
+  const std::size_t label_columns = numbers ? 12 : 8;
+  std::size_t widest = 1;
+  for (const std::string& l : m.labels) widest = std::max(widest, display_width(short_label(l, label_columns)));
+  const double label_width = static_cast<double>(widest) * kCharWidth;
+  const double title_height = o.standalone ? 30.0 : 0.0;
+  const double left = 12.0 + label_width + 8.0;
+  const double grid_top = title_height + 22.0 + label_width * 0.72 + 12.0;  // the caption, the slanted key labels
+  const double grid_width = static_cast<double>(m.keys) * cell, grid_height = static_cast<double>(m.rows) * cell;
+  const double legend_top = grid_top + grid_height + 16.0;
+  const double legend_width = 2 * 15 * kCharWidth + 24 * 10.0 + (m.causal ? 200.0 : 0.0);
+  const double width = std::max(left + grid_width + label_width * 0.72 + 12.0, 12.0 + legend_width);
+  const double height = legend_top + 30.0;
+
+  std::string out = svg_open(width, height, o, "heatmap: " + m.caption);
+  const std::string hatch = o.uid + "-masked";
+  out += "<defs><pattern id=\"" + hatch +
+         "\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+         "<rect width=\"6\" height=\"6\" fill=\"#d9d9d9\"/><rect width=\"2.5\" height=\"6\" fill=\"#7a7a7a\"/></pattern></defs>\n";
+  out += "<text class=\"caption\" x=\"12\" y=\"" + num(title_height + 15.0) + "\">" + html_escape(m.caption) + "</text>\n";
+  // Key labels along the top, slanted; query labels on the left.
+  for (std::size_t j = 0; j < m.keys; ++j) {
+    const double x = left + (static_cast<double>(j) + 0.5) * cell;
+    out += "<text class=\"key\" transform=\"translate(" + num(x) + "," + num(grid_top - 6.0) +
+           ") rotate(-45)\">" + html_escape(short_label(m.labels[j], label_columns)) + "</text>\n";
+  }
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    const double y = grid_top + (static_cast<double>(i) + 0.5) * cell;
+    out += "<text class=\"query\" x=\"" + num(left - 8.0) + "\" y=\"" + num(y) +
+           "\" text-anchor=\"end\" dominant-baseline=\"central\">" +
+           html_escape(short_label(m.labels[m.first + i], label_columns)) + "</text>\n";
+  }
+  // The cells: one focus stop per map (the first cell); the arrow keys move between cells (html.cpp's script).
+  out += "<g class=\"cells\">\n";
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    for (std::size_t j = 0; j < m.keys; ++j) {
+      const float v = m.at(i, j);
+      const double x = left + static_cast<double>(j) * cell, y = grid_top + static_cast<double>(i) * cell;
+      const bool masked = m.masked(i, j);
+      const double shade = m.shade(i, j);
+      std::string fill, value;
+      if (masked) {
+        fill = "url(#" + hatch + ")";
+        value = "masked";
+      } else {
+        fill = std::isnan(shade) ? "none" : palette_hex(shade);
+        value = exact_number(v);
+      }
+      const std::string label = pair_text(m, i, j) + ": " + (masked ? "masked (a future key)" : value);
+      out += "<rect class=\"cell\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(cell) + "\" height=\"" +
+             num(cell) + "\" fill=\"" + fill + "\"" + (std::isnan(shade) && !masked ? " stroke=\"#888888\"" : "") +
+             " data-q=\"" + std::to_string(m.first + i) + "\" data-k=\"" + std::to_string(j) + "\" data-value=\"" + value +
+             "\"" + (o.standalone ? "" : (i == 0 && j == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"")) +
+             " aria-label=\"" + html_escape(label) + "\"><title>" + html_escape(label) + "</title></rect>\n";
+      if (numbers && !masked) {
+        const bool dark_text = !std::isnan(shade) && is_light(viridis(shade));
+        out += "<text class=\"v\" x=\"" + num(x + cell / 2) + "\" y=\"" + num(y + cell / 2) +
+               "\" text-anchor=\"middle\" dominant-baseline=\"central\" pointer-events=\"none\" aria-hidden=\"true\"" +
+               (std::isnan(shade) ? "" : dark_text ? " fill=\"#000000\"" : " fill=\"#ffffff\"") + ">" + cell_text(v) +
+               "</text>\n";
+      }
+    }
+  }
+  out += "</g>\n";
+  // The legend: the palette from min to max, and the masked cells' pattern.
+  const std::string lo = "min " + cell_text(static_cast<float>(m.min)), hi = "max " + cell_text(static_cast<float>(m.max));
+  out += "<g class=\"legend\" data-min=\"" + exact_number(static_cast<float>(m.min)) + "\" data-max=\"" +
+         exact_number(static_cast<float>(m.max)) + "\">\n";
+  double x = 12.0;
+  out += "<text x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\">" + lo + "</text>\n";
+  x += static_cast<double>(lo.size()) * kCharWidth + 8.0;
+  for (int k = 0; k < 24; ++k) {
+    const double at = k / 23.0;
+    out += "<rect class=\"swatch\" x=\"" + num(x) + "\" y=\"" + num(legend_top) + "\" width=\"10\" height=\"14\" fill=\"" +
+           palette_hex(at) + "\" data-at=\"" + num(at * 100) + "%\"/>\n";
+    x += 10.0;
+  }
+  x += 8.0;
+  out += "<text x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\">" + hi + "</text>\n";
+  x += static_cast<double>(hi.size()) * kCharWidth + 20.0;
+  if (m.causal) {
+    out += "<rect class=\"swatch-masked\" x=\"" + num(x) + "\" y=\"" + num(legend_top) +
+           "\" width=\"14\" height=\"14\" fill=\"url(#" + hatch + ")\"/>\n";
+    out += "<text x=\"" + num(x + 20.0) + "\" y=\"" + num(legend_top + 11.0) + "\">masked (a future key)</text>\n";
+  }
+  out += "</g>\n</svg>\n";
+  return {out, width, height};
+}
+
+bool table_drawable(const std::vector<std::size_t>& shape) {
+  if (shape.empty() || shape.size() > 2) return false;
+  const std::size_t rows = shape.size() == 2 ? shape[0] : 1, cols = shape.back();
+  return rows >= 1 && cols >= 1 && rows <= kTableMax && cols <= kTableMax;
+}
+
+std::string svg_table(const Step& step, const std::vector<std::string>& tokens, const FigureOptions& o) {
+  const AnyTensor& t = step.tensor;
+  const std::size_t rows = t.dimension() == 2 ? t.shape()[0] : 1, cols = t.shape().back();
+  const bool by_token = t.dimension() == 2 && rows == tokens.size();
+  std::vector<std::string> texts;
+  std::size_t widest = 1;
+  for (std::size_t k = 0; k < rows * cols; ++k) {
+    texts.push_back(step.integer ? std::to_string(static_cast<long long>(t.data()[k])) : cell_text(t.data()[k]));
+    widest = std::max(widest, texts.back().size());
+  }
+  std::size_t label_chars = 1;
+  for (std::size_t i = 0; i < rows; ++i)
+    label_chars = std::max(label_chars, display_width(by_token ? short_label(visible(tokens[i]), 12) : std::to_string(i)));
+  const double cell_w = static_cast<double>(widest) * kCharWidth + 16.0, cell_h = 26.0;
+  const double title_height = o.standalone ? 30.0 : 0.0;
+  const double left = 12.0 + static_cast<double>(label_chars) * kCharWidth + 10.0, top = title_height + 24.0;
+  const double width = std::max(left + static_cast<double>(cols) * cell_w + 12.0, 12.0 + 60 * kCharWidth);
+  const double height = top + static_cast<double>(rows) * cell_h + 30.0;
+  std::string out = svg_open(width, height, o, "table: " + step.id);
+  for (std::size_t j = 0; j < cols; ++j)
+    out += "<text class=\"key\" x=\"" + num(left + (static_cast<double>(j) + 0.5) * cell_w) + "\" y=\"" + num(top - 8.0) +
+           "\" text-anchor=\"middle\" fill=\"#666666\">" + std::to_string(j) + "</text>\n";
+  for (std::size_t i = 0; i < rows; ++i) {
+    const double y = top + static_cast<double>(i) * cell_h;
+    const std::string label = by_token ? short_label(visible(tokens[i]), 12) : std::to_string(i);
+    out += "<text class=\"query\" x=\"" + num(left - 8.0) + "\" y=\"" + num(y + cell_h / 2) +
+           "\" text-anchor=\"end\" dominant-baseline=\"central\">" + html_escape(label) + "</text>\n";
+    for (std::size_t j = 0; j < cols; ++j) {
+      const double x = left + static_cast<double>(j) * cell_w;
+      const std::string value = exact_number(t.data()[i * cols + j]);
+      out += "<rect class=\"cell\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(cell_w) + "\" height=\"" +
+             num(cell_h) + "\" fill=\"#ffffff\" stroke=\"#b0b0b0\" data-value=\"" + value + "\" aria-label=\"[" +
+             std::to_string(i) + ", " + std::to_string(j) + "]: " + value + "\"/>\n";
+      out += "<text class=\"v\" x=\"" + num(x + cell_w - 8.0) + "\" y=\"" + num(y + cell_h / 2) +
+             "\" text-anchor=\"end\" dominant-baseline=\"central\" fill=\"#1a1a1a\">" + texts[i * cols + j] + "</text>\n";
+    }
+  }
+  std::string shape = "shape (";
+  for (std::size_t d = 0; d < t.dimension(); ++d) shape += (d ? ", " : "") + std::to_string(t.shape()[d]);
+  shape += t.dimension() == 1 ? ",)" : ")";
+  out += "<text class=\"caption\" x=\"12\" y=\"" + num(height - 10.0) + "\" fill=\"#666666\">" + shape +
+         (by_token ? "; rows are tokens" : "") + "</text>\n</svg>\n";
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,51 @@
+#pragma once
+// Figures as SVG, shared by the HTML page (render/html.cpp) and the standalone SVG (render/svg.cpp): a
+// weight matrix as a heatmap (render/layout.hpp's HeatMap: the same matrices, labels and palette places as
+// the terminal's), and a small tensor as a table of numbers. Every text from outside is escaped here.
+#include <string>
+
+#include "render/layout.hpp"
+#include "trace/trace.hpp"
+
+namespace attn {
+
+// `text` safe inside HTML or XML text and attribute values: & < > " ' as character references. The text
+// must already be what is shown (visible(): no control characters, invalid bytes as \xNN).
+std::string html_escape(const std::string& text);
+// Text from outside (tokens, file names, notes) as HTML: visible(), then escaped.
+std::string markup(const std::string& text);
+// Text of several lines (code, a printed tensor) as HTML: each line as markup(), the line feeds kept.
+std::string markup_lines(const std::string& text);
+
+// "#1f9e89": the palette's colour (viridis) at x in [0, 1].
+std::string palette_hex(double x);
+
+// A float as the JSON output writes it (the shortest form that reads back as the same float32), or nan,
+// inf, -inf.
+std::string exact_number(float v);
+
+struct FigureOptions {
+  std::string uid;          // unique in the page: the prefix of the figure's element ids
+  bool standalone = false;  // an SVG file of its own: xmlns, a white background, explicit colours, a title
+  std::string title;        // standalone: the title line (step id and title)
+};
+
+// The largest number of keys drawn cell by cell (more: a note instead).
+inline constexpr std::size_t kFigureMaxKeys = 64;
+
+// One matrix as an SVG heatmap: token labels on both axes, every number in its cell up to 16 keys,
+// colour-only cells beyond, masked cells hatched, and a legend from min to max. Each cell carries its
+// exact value and its query/key pair (aria-label, title, data-value) for hovering, focus and screen readers.
+struct Figure {
+  std::string svg;
+  double width = 0.0, height = 0.0;
+};
+Figure svg_heatmap(const HeatMap& map, const FigureOptions& options);
+
+// Whether `shape` can be drawn as a table figure (rank 1 or 2, at most kTableMax rows and columns).
+inline constexpr std::size_t kTableMax = 16;
+bool table_drawable(const std::vector<std::size_t>& shape);
+// A computed step's tensor as an SVG table of numbers (rows labelled by token when there is one per token).
+std::string svg_table(const Step& step, const std::vector<std::string>& tokens, const FigureOptions& options);
+
+}  // namespace attn

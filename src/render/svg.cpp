@@ -1,0 +1,124 @@
+// --format svg --step ID: one figure as a standalone SVG file for slides (docs/html.md): a weight matrix as
+// heatmaps (every head of the first batch element, one under the other), or a small tensor as a table of
+// numbers, with a title, labelled axes, a legend and an explicit size. One figure per run: the step is
+// chosen on the plan, before any work, and a run that does not name exactly one drawable step is a usage
+// error that lists the ones that can be drawn.
+#include <algorithm>
+
+#include "core/errors.hpp"
+#include "core/terminal_text.hpp"
+#include "render/figure.hpp"
+#include "render/renderer.hpp"
+
+namespace attn {
+
+namespace {
+
+bool drawable(const Step& s) {
+  if (s.python_float || s.python_int) return false;
+  if (s.heatmap) return s.shape.size() >= 2 && s.shape.size() <= 4 && s.shape.back() <= kFigureMaxKeys;
+  return table_drawable(s.shape);
+}
+
+std::string drawable_list(const Trace& t) {
+  std::string out;
+  for (const Step& s : t.steps)
+    if (drawable(s)) out += (out.empty() ? "" : ", ") + s.id;
+  return out;
+}
+
+// The one step a run draws (checked by SvgRenderer::check).
+const Step& chosen(const Document& doc) {
+  const Trace& t = doc.traces.front();
+  for (const Step& s : t.steps)
+    if (doc.shows(s) && drawable(s)) return s;
+  throw std::logic_error("--format svg: no drawable step");
+}
+
+class SvgRenderer : public Renderer {
+ public:
+  void check(const Document& doc) const override {
+    if (doc.is_tour() || doc.traces.size() != 1)
+      throw UsageError("--format svg draws one figure: give one lesson and --step ID (the tour has many; "
+                       "--format html makes a page of it)");
+    const Trace& t = doc.traces.front();
+    const std::string ids = drawable_list(t);
+    if (ids.empty())
+      throw UsageError("attn " + t.info.name + " has no step --format svg can draw (a weight matrix, or a tensor of at most " +
+                       std::to_string(kTableMax) + " x " + std::to_string(kTableMax) + " numbers) with these options");
+    std::size_t shown = 0, drawn = 0;
+    const Step* refused = nullptr;
+    for (const Step& s : t.steps) {
+      if (!doc.shows(s)) continue;
+      ++shown;
+      if (drawable(s)) {
+        ++drawn;
+      } else {
+        refused = &s;
+      }
+    }
+    if (doc.only.empty() && drawn == 1) return;  // the lesson's only figure
+    if (doc.only.size() == 1 && refused != nullptr)
+      throw UsageError("--format svg cannot draw " + refused->id + " (" + shape_words(*refused) +
+                       "): it draws a weight matrix, or a tensor of at most " + std::to_string(kTableMax) + " x " +
+                       std::to_string(kTableMax) + " numbers; attn " + t.info.name + " can draw: " + ids);
+    if (shown != 1)
+      throw UsageError("--format svg draws one figure; choose it with --step ID. attn " + t.info.name +
+                       " can draw: " + ids);
+  }
+
+  std::size_t working_bytes(const Document& doc) const override {
+    (void)doc;
+    return std::size_t{8} << 20;  // at most 12 heads of 64 x 64 cells, about 600 bytes each
+  }
+
+  std::vector<Chunk> render(const Document& doc) const override {
+    const Trace& t = doc.traces.front();
+    const Step& s = chosen(doc);
+    const std::string title = s.id + " \xe2\x80\x94 " + s.title;
+    FigureOptions o;
+    o.uid = "attn";
+    o.standalone = true;
+    o.title = title;
+    if (!s.heatmap) return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o), false}};
+    // Heatmaps: every map under the title, one under the other, in one file with a white background.
+    std::string maps;
+    double width = 12.0 * 2 + 7.0 * static_cast<double>(display_width(visible(title))), y = 32.0;
+    std::size_t k = 0;
+    for (const HeatMap& m : heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query)) {
+      FigureOptions inner;
+      inner.uid = "m" + std::to_string(++k);
+      const Figure f = svg_heatmap(m, inner);
+      maps += "<g transform=\"translate(0," + std::to_string(static_cast<int>(y)) + ")\">\n" + f.svg + "</g>\n";
+      y += f.height + 8.0;
+      width = std::max(width, f.width);
+    }
+    const std::string w = std::to_string(static_cast<int>(width + 0.5)), h = std::to_string(static_cast<int>(y + 0.5));
+    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " +
+           h + "\" role=\"img\" aria-labelledby=\"attn-title\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" "
+               "font-size=\"11.5\" fill=\"#1a1a1a\" color=\"#1a1a1a\">\n";
+    out += "<title id=\"attn-title\">" + markup(title) + "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+    out += "<text x=\"12\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" + markup(title) + "</text>\n";
+    return {{out + maps + "</svg>\n", false}};
+  }
+
+ private:
+  static std::string shape_words(const Step& s) {
+    if (s.python_float) return "a Python float";
+    if (s.python_int) return "a Python int";
+    if (s.shape.empty()) return "a single number";
+    std::string out = "shape (";
+    for (std::size_t d = 0; d < s.shape.size(); ++d) out += (d ? ", " : "") + std::to_string(s.shape[d]);
+    return out + (s.shape.size() == 1 ? ",)" : ")");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Renderer> make_svg_renderer(const RenderOptions& options) {
+  (void)options;
+  return std::make_unique<SvgRenderer>();
+}
+
+}  // namespace attn
