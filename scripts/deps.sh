@@ -14,6 +14,8 @@ packages=(
   catch2 python3 python3-numpy jq tmux                 # tests: pipes into python3 (NumPy, as the docs use it),
                                                        # jq, a real terminal (tmux)
   man-db binutils                                      # tests: the man page through man -l, nm on the executables
+  chromium chromium-driver python3-selenium            # tests: --format html in a real browser (headless),
+  python3-pil poppler-utils fonts-dejavu-core          # its screenshots, its PDF as text, the page's font
 )
 
 # `deps.sh fuzz` adds clang and libFuzzer for scripts/fuzz.sh.

@@ -1,8 +1,8 @@
 // libFuzzer target: any bytes as an embeddings file, read as JSON, as a table, as .npy and as the format
 // the content says (what --input - does). Loading succeeds with a well-formed Inputs or throws
-// InputError. For small inputs that load, every lesson runs with both renderers, and the output is checked
-// (output_checks.hpp): the text view holds no control byte the input held, the JSON is strict and gives
-// back the exact tokens. Built by scripts/fuzz.sh (clang, -fsanitize=fuzzer).
+// InputError. For small inputs that load, every lesson runs with the text, JSON and HTML renderers, and
+// the output is checked (output_checks.hpp): the text view holds no control byte the input held, the JSON
+// is strict and gives back the exact tokens, and the page's every tag is one attn writes. Built by scripts/fuzz.sh (clang, -fsanitize=fuzzer).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "lessons/registry.hpp"
 #include "output_checks.hpp"
 #include "render/json.hpp"
+#include "render/renderer.hpp"
 #include "render/text.hpp"
 
 namespace {
@@ -52,6 +53,8 @@ void exercise(const attn::Inputs& in) {
     attn_fuzz::check_terminal_safe(attn::render_text(t, coloured_maps), true);
     const auto doc = attn_fuzz::check_strict_json(attn::render_json(t));
     check(doc["inputs"]["tokens"].get<std::vector<std::string>>() == in.tokens);
+    const attn::Document page{lesson.info.name, {t}, {}};
+    attn_fuzz::check_html_safe(attn::join(attn::find_format("html")->make({})->render(page)));
   }
 }
 

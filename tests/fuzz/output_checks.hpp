@@ -2,6 +2,7 @@
 // What every fuzz target checks of attn's output, whatever the input was: nothing the input held can act
 // on a terminal, JSON is strict RFC 8259, and a failure is one documented line. A broken check traps, which
 // libFuzzer reports as a crash with the input that caused it.
+#include <cctype>
 #include <cstddef>
 #include <string>
 
@@ -34,6 +35,49 @@ inline void check_terminal_safe(const std::string& text, bool colour) {
       check(n < 0x80 || n > 0x9f);
     }
   }
+}
+
+// An HTML page (--format html) whose every tag is one attn writes: a known element, no attribute whose name
+// starts with "on" (an event handler), one <script> and one <style>, whose contents are attn's own (the
+// scanner skips them: they hold no '<' of the input's, which would have been escaped). Text from the input
+// can only have been escaped text: a '<' it held would start an unknown tag or a second script here.
+inline void check_html_safe(const std::string& html) {
+  static const char* const kTags[] = {"!DOCTYPE", "html", "head", "meta", "title", "style", "body", "header", "span",
+                                      "button", "main", "nav", "h2", "h3", "ol", "ul", "li", "a", "code", "section",
+                                      "p", "pre", "figure", "figcaption", "svg", "defs", "pattern", "rect", "text", "g",
+                                      "script"};
+  check_terminal_safe(html, false);
+  std::size_t scripts = 0, styles = 0;
+  for (std::size_t i = html.find('<'); i != std::string::npos; i = html.find('<', i + 1)) {
+    std::size_t k = i + 1;
+    if (k < html.size() && html[k] == '/') ++k;
+    const std::size_t name_start = k;
+    while (k < html.size() && (std::isalnum(static_cast<unsigned char>(html[k])) || html[k] == '!')) ++k;
+    const std::string name = html.substr(name_start, k - name_start);
+    bool known = false;
+    for (const char* t : kTags) known = known || name == t;
+    check(known);
+    // The attributes, to the closing '>': quoted values skipped, names never on...
+    while (k < html.size() && html[k] != '>') {
+      if (html[k] == '"' || html[k] == '\'') {
+        const char q = html[k];
+        k = html.find(q, k + 1);
+        check(k != std::string::npos);
+        ++k;
+        continue;
+      }
+      if (html[k] == ' ' && k + 3 < html.size()) check(!(html[k + 1] == 'o' && html[k + 2] == 'n'));
+      ++k;
+    }
+    check(k < html.size());
+    if (html[i + 1] != '/' && (name == "script" || name == "style")) {
+      ++(name == "script" ? scripts : styles);
+      const std::size_t end = html.find("</" + name + ">", k);
+      check(end != std::string::npos);
+      i = end;
+    }
+  }
+  check(scripts == 1 && styles == 1);
 }
 
 // Strict JSON: nlohmann refuses NaN and Infinity literals, comments and trailing commas.

@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""Drives Debian's Chromium (headless, through chromium-driver and python3-selenium) for test_html.cpp.
+
+    drive.py REQUEST.json
+
+The request is a list of actions, done in order in one browser with networking turned off; the answer,
+on stdout, is a JSON list with one result per action. This script only observes: the test asserts.
+
+Actions ({"do": ...}):
+  load URL                 -> {"console": [messages of level WARNING or SEVERE], "resources": [URLs fetched]}
+  eval JS                  -> the value of `return (JS)` in the page
+  keys [KEY, ...]          -> null; keys as a user types them, to the focused element (Selenium key names:
+                              "ArrowRight", "PageDown", "Space", "Home", "End", "Escape", "Tab" or characters)
+  click CSS / hover CSS / focus CSS -> null
+  pixels [CSS, ...] [DX, DY] -> a screenshot of the window; for each selector, the first match scrolled into
+                              view and the [r, g, b] of the pixel DX, DY inside its top-left corner; and
+                              "colors": how many distinct colours the screenshot has
+  pdf                      -> the text of the page printed to PDF (pdftotext, poppler-utils)
+  alert                    -> whether a JavaScript dialog is open
+  dark BOOL                -> null; emulates prefers-color-scheme (true: dark, false: light)
+  save PATH                -> null; a PNG screenshot of the window (scripts/capture-pages.sh)
+  savepdf PATH             -> null; the page printed to PDF (scripts/capture-pages.sh)
+"""
+import base64
+import io
+import json
+import subprocess
+import sys
+import tempfile
+
+from PIL import Image
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                "--hide-scrollbars", "--force-device-scale-factor=1", "--disable-extensions",
+                # No network: every host resolves to nothing and every request goes to a closed port.
+                "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+                "--proxy-bypass-list=<-loopback>"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.emulateNetworkConditions",
+                           {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    return driver
+
+
+def key(name):
+    return getattr(Keys, {"ArrowRight": "ARROW_RIGHT", "ArrowLeft": "ARROW_LEFT", "ArrowUp": "ARROW_UP",
+                          "ArrowDown": "ARROW_DOWN", "PageDown": "PAGE_DOWN", "PageUp": "PAGE_UP",
+                          "Space": "SPACE", "Home": "HOME", "End": "END", "Escape": "ESCAPE", "Tab": "TAB",
+                          "Enter": "ENTER", "Backspace": "BACKSPACE"}.get(name, "")) if len(name) > 1 else name
+
+
+def act(driver, a):
+    do = a["do"]
+    if do == "load":
+        driver.get_log("browser")  # drop what an earlier page logged
+        driver.get(a["url"])
+        logs = driver.get_log("browser")
+        resources = driver.execute_script(
+            "return performance.getEntriesByType('resource').map(function (e) { return e.name; })")
+        return {"console": [e["message"] for e in logs if e["level"] in ("WARNING", "SEVERE")],
+                "resources": resources}
+    if do == "eval":
+        return driver.execute_script("return (" + a["js"] + ");")
+    if do == "keys":
+        chain = ActionChains(driver)
+        for k in a["keys"]:
+            chain.send_keys(key(k))
+        chain.perform()
+        return None
+    if do in ("click", "hover", "focus"):
+        element = driver.find_element(By.CSS_SELECTOR, a["css"])
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+        if do == "click":
+            element.click()
+        elif do == "hover":
+            ActionChains(driver).move_to_element(element).perform()
+        else:
+            driver.execute_script("arguments[0].focus()", element)
+        return None
+    if do == "pixels":
+        dx, dy = a.get("offset", [3, 3])
+        first = driver.find_element(By.CSS_SELECTOR, a["css"][0])
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", first)
+        rects = [driver.execute_script(
+            "var r = document.querySelector(arguments[0]).getBoundingClientRect(); return [r.left, r.top];", css)
+            for css in a["css"]]
+        image = Image.open(io.BytesIO(base64.b64decode(driver.get_screenshot_as_base64()))).convert("RGB")
+        samples = [list(image.getpixel((int(x + dx), int(y + dy)))) for x, y in rects]
+        return {"samples": samples, "colors": len(image.getcolors(1 << 24))}
+    if do == "pdf":
+        with tempfile.NamedTemporaryFile(suffix=".pdf") as f:
+            f.write(base64.b64decode(driver.print_page()))
+            f.flush()
+            return subprocess.run(["pdftotext", "-layout", f.name, "-"], check=True, capture_output=True,
+                                  text=True).stdout
+    if do == "alert":
+        try:
+            driver.switch_to.alert.dismiss()
+            return True
+        except NoAlertPresentException:
+            return False
+    if do == "dark":
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
+            {"name": "prefers-color-scheme", "value": "dark" if a["value"] else "light"}]})
+        return None
+    if do == "save":
+        driver.save_screenshot(a["path"])
+        return None
+    if do == "savepdf":
+        with open(a["path"], "wb") as f:
+            f.write(base64.b64decode(driver.print_page()))
+        return None
+    raise ValueError("unknown action " + do)
+
+
+def main():
+    with open(sys.argv[1], encoding="utf-8") as f:
+        actions = json.load(f)
+    driver = browser()
+    try:
+        results = [act(driver, a) for a in actions]
+    finally:
+        driver.quit()
+    json.dump(results, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
