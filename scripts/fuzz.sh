@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer) and fuzzes each
 # for SECONDS (default 60) from its committed seed corpus: fuzz_embeddings (any bytes as an embeddings
-# file, then every lesson and both renderers, their output checked), fuzz_safetensors (any bytes as a
-# model.safetensors file, every float tensor of one that parses read) and fuzz_cli (any command line, its
-# exit status, stderr line and output checked; tests/fuzz/cli.dict as the dictionary). New corpus entries
+# file, then every lesson and the text, JSON and HTML renderers, their output checked), fuzz_safetensors
+# (any bytes as a model.safetensors file, every float tensor of one that parses read) and fuzz_cli (any
+# command line, its exit status, stderr line and output checked; tests/fuzz/cli.dict as the dictionary). New corpus entries
 # go to scratch directories; a crash fails the run and leaves its input in build-fuzz/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,6 @@ fuzz() {
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$target.log")
   echo "fuzz: ${runs:-?} inputs in ${seconds} s through $what, no crash"
 }
-fuzz fuzz_embeddings ../tests/fuzz/corpus "the embeddings loader, every lesson and both renderers"
+fuzz fuzz_embeddings ../tests/fuzz/corpus "the embeddings loader, every lesson and the text, JSON and HTML renderers"
 fuzz fuzz_safetensors ../tests/fuzz/corpus-safetensors "the safetensors header parser (--model)"
 fuzz fuzz_cli ../tests/fuzz/corpus-cli "the command line" -dict=../tests/fuzz/cli.dict

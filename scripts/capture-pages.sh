@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Captures the pictures of docs/html.md from the real pages in headless Chromium (tests/browser/drive.py):
+# a slide of attn causal in the light and the dark theme, the heatmap figure of --format svg, and the
+# first two pages of the tour printed to PDF (pdftoppm). Needs a build (build/attn) and what
+# scripts/deps.sh installs for the browser tests. Not part of the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+attn=$(pwd)/build/attn
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=$(pwd)/docs/screens
+"$attn" causal --format html >"$tmp/causal.html"
+"$attn" tour --format html >"$tmp/tour.html"
+"$attn" causal --format svg --step causal_attn_weights >"$out/html-figure.svg"
+cat >"$tmp/request.json" <<JSON
+[{"do": "dark", "value": false},
+ {"do": "load", "url": "file://$tmp/causal.html#slide-12"}, {"do": "save", "path": "$out/html-slide-light.png"},
+ {"do": "dark", "value": true},
+ {"do": "load", "url": "file://$tmp/causal.html#slide-12"}, {"do": "save", "path": "$out/html-slide-dark.png"},
+ {"do": "dark", "value": false},
+ {"do": "load", "url": "file://$tmp/tour.html"}, {"do": "savepdf", "path": "$tmp/tour.pdf"}]
+JSON
+/usr/bin/python3 tests/browser/drive.py "$tmp/request.json" >/dev/null
+pdftoppm -png -r 60 -f 2 -l 2 -singlefile "$tmp/tour.pdf" "$out/html-handout-1"
+pdftoppm -png -r 60 -f 3 -l 3 -singlefile "$tmp/tour.pdf" "$out/html-handout-2"
+echo "docs/screens/html-slide-{light,dark}.png, html-figure.svg and html-handout-{1,2}.png written"
