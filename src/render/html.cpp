@@ -48,6 +48,7 @@ h3 .num{color:var(--muted);font-weight:400;font-variant-numeric:tabular-nums}
 h3 code.id{font-size:1em}
 p.where,p.about{color:var(--muted);margin:.2em 0}
 ul.facts{margin:.4em 0;padding-left:1.2em}
+pre.notes{white-space:pre-wrap;background:none;border:0;padding:0;font-size:14px}
 code.tok{white-space:pre;background:var(--code);border:1px solid var(--border);border-radius:3px;padding:0 .25em}
 pre{background:var(--code);border:1px solid var(--border);border-radius:4px;padding:.6em .9em;overflow-x:auto;
 font:15px/1.35 "DejaVu Sans Mono",Menlo,Consolas,monospace;margin:.5em 0}
@@ -294,11 +295,12 @@ class HtmlRenderer : public Renderer {
     std::string out = "<nav class=\"toc\" aria-label=\"Contents\">\n<h2>Contents</h2>\n<ol>\n";
     for (const Trace& t : doc.traces) {
       out += "<li><a href=\"#lesson-" + t.info.name + "\">attn " + t.info.name + "</a> \xe2\x80\x94 " +
-             markup(t.info.section + " " + t.info.title) + "\n<ol>\n";
+             markup(t.info.section + " " + t.info.title) + "\n";
+      std::string steps;
       for (const Step& s : t.steps)
         if (doc.shows(s))
-          out += "<li><a href=\"#" + step_anchor(t, s) + "\"><code>" + s.id + "</code></a> " + markup(s.title) + "</li>\n";
-      out += "</ol></li>\n";
+          steps += "<li><a href=\"#" + step_anchor(t, s) + "\"><code>" + s.id + "</code></a> " + markup(s.title) + "</li>\n";
+      out += (steps.empty() ? "" : "<ol>\n" + steps + "</ol>") + "</li>\n";
     }
     return out + "</ol>\n</nav>\n";
   }
@@ -310,17 +312,24 @@ class HtmlRenderer : public Renderer {
                                                     std::to_string(doc.traces.size()) + ": "
                                               : "") +
            "<code>attn " + t.info.name + "</code> \xe2\x80\x94 " + markup(t.info.section + " " + t.info.title) + "</h2>\n";
-    out += "<p class=\"where\">" + markup(t.info.summary + " (" + where_in_book(t.info) + ")") + "</p>\n<ul class=\"facts\">\n";
+    out += "<p class=\"where\">" + markup(t.info.summary + " (" + where_in_book(t.info) + ")") + "</p>\n";
+    std::string facts;
     if (t.show_inputs) {
-      out += "<li>inputs: " + markup(count_of(t.inputs.num_tokens(), "token") + " x " + count_of(t.inputs.d_in(), "dim") +
+      facts += "<li>inputs: " + markup(count_of(t.inputs.num_tokens(), "token") + " x " + count_of(t.inputs.d_in(), "dim") +
                                      " from " + t.inputs.source) +
              "</li>\n<li>tokens: " + token_list(t.inputs.tokens) + "</li>\n";
     }
-    for (const auto& note : t.notes) out += "<li>" + markup(note) + "</li>\n";
     for (const auto& m : t.modules)
-      out += "<li>module: <code>" + markup(m.name + " = " + m.code) + "</code>, " + with_commas(m.num_params) +
-             " parameters</li>\n";
-    out += "</ul>\n</section>\n";
+      facts += "<li>module: <code>" + markup(m.name + " = " + m.code) + "</code>, " + with_commas(m.num_params) +
+               " parameters</li>\n";
+    if (!facts.empty()) out += "<ul class=\"facts\">\n" + facts + "</ul>\n";
+    // The notes as the text view prints them: some are tables aligned in columns (kv-cache --estimate).
+    if (!t.notes.empty()) {
+      out += "<pre class=\"notes\">";
+      for (const auto& note : t.notes) out += markup(note) + "\n";
+      out += "</pre>\n";
+    }
+    out += "</section>\n";
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
       const Step& s = t.steps[i];
