@@ -169,6 +169,8 @@ TEST_CASE("svg: one figure, chosen with --step, with a size, a title, labels, a 
   CHECK(r.out.find("<title id=\"attn-title\">causal_attn_weights") != std::string::npos);
   CHECK(r.out.find("class=\"legend\"") != std::string::npos);
   CHECK(r.out.find(">journey</text>") != std::string::npos);
+  CHECK(r.out.find(">keys \xe2\x86\x92</text>") != std::string::npos);     // the axes' names
+  CHECK(r.out.find(">queries \xe2\x86\x93</text>") != std::string::npos);
   // Well-formed XML, and its cells hold the JSON's values (masked ones said to be masked).
   Scratch s;
   const std::string file = s.file("w.svg", r.out);

@@ -130,8 +130,11 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   for (const std::string& l : m.labels) widest = std::max(widest, display_width(short_label(l, label_columns)));
   const double label_width = static_cast<double>(widest) * kCharWidth;
   const double title_height = o.standalone ? 30.0 : 0.0;
-  const double left = 12.0 + label_width + 8.0;
-  const double grid_top = title_height + 22.0 + label_width * 0.72 + 12.0;  // the caption, the slanted key labels
+  // The axes' names go in the corner above the query labels and left of the key labels: room for both.
+  const std::string across = m.of_tokens ? "keys \xe2\x86\x92" : "columns \xe2\x86\x92";   // "keys →"
+  const std::string down = m.of_tokens ? "queries \xe2\x86\x93" : "rows \xe2\x86\x93";     // "queries ↓"
+  const double left = 12.0 + std::max(label_width, 9 * kCharWidth) + 8.0;
+  const double grid_top = title_height + 22.0 + std::max(label_width * 0.72, 30.0) + 12.0;  // the caption, the key labels
   const double grid_width = static_cast<double>(m.keys) * cell, grid_height = static_cast<double>(m.rows) * cell;
   const double legend_top = grid_top + grid_height + 16.0;
   const double legend_width = 2 * 15 * kCharWidth + 24 * 10.0 + (m.causal ? 200.0 : 0.0);
@@ -144,6 +147,10 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
          "\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
          "<rect width=\"6\" height=\"6\" fill=\"#d9d9d9\"/><rect width=\"2.5\" height=\"6\" fill=\"#7a7a7a\"/></pattern></defs>\n";
   out += "<text class=\"caption\" x=\"12\" y=\"" + num(title_height + 15.0) + "\">" + html_escape(m.caption) + "</text>\n";
+  out += "<text class=\"axis\" x=\"" + num(left - 8.0) + "\" y=\"" + num(grid_top - 22.0) +
+         "\" text-anchor=\"end\" font-style=\"italic\">" + across + "</text>\n";
+  out += "<text class=\"axis\" x=\"" + num(left - 8.0) + "\" y=\"" + num(grid_top - 8.0) +
+         "\" text-anchor=\"end\" font-style=\"italic\">" + down + "</text>\n";
   // Key labels along the top, slanted; query labels on the left.
   for (std::size_t j = 0; j < m.keys; ++j) {
     const double x = left + (static_cast<double>(j) + 0.5) * cell;
