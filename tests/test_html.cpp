@@ -291,7 +291,8 @@ TEST_CASE("html in Chromium: slides follow the keys, and the address opens a ste
   CHECK(r[15][2] == 1);  // the Slides button: slides again
 }
 
-TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's colour for its value, and read on hover and focus",
+TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's colour for its value (whole matrix or by row), "
+          "and read on hover and focus",
           "[html][browser]") {
   NEED_CHROMIUM();
   Scratch s;
@@ -310,7 +311,11 @@ TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's col
   const json r = drive(s, json::array({load(url), {{"do", "pixels"}, {"css", css}},  //
                                        {{"do", "hover"}, {"css", map + "rect.cell[data-q=\"2\"][data-k=\"1\"]"}}, eval(readout),
                                        {{"do", "focus"}, {"css", map + "rect.cell[data-q=\"0\"][data-k=\"0\"]"}},
-                                       keys({"ArrowDown", "ArrowRight"}), eval(readout), eval("document.activeElement.dataset.k")}));
+                                       keys({"ArrowDown", "ArrowRight"}), eval(readout), eval("document.activeElement.dataset.k"),
+                                       // "Scale each row": the same cells on their rows' own scales.
+                                       {{"do", "click"}, {"css", map + "button.scale"}}, {{"do", "pixels"}, {"css", css}},
+                                       eval("Array.from(document.querySelectorAll('" + map +
+                                            ".legend text')).map(function (t) { return t.textContent; })")}));
   const json& px = r[1]["samples"];
   CHECK(r[1]["colors"].get<int>() > 50);  // not blank
   float lo = 1.0f, hi = 0.0f;
@@ -337,6 +342,21 @@ TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's col
   CHECK(r[3] == "query 2 'starts', key 1 'journey': " + attn::exact_number(data[2][1].get<float>()));
   CHECK(r[6] == "query 1 'journey', key 1 'journey': " + attn::exact_number(data[1][1].get<float>()));
   CHECK(r[7] == "1");
+  // Each row from its own min to its max: row 0's one weight at the top, and in every other row the
+  // largest weight the palette's last colour and the smallest its first.
+  const json& by_row = r[9]["samples"];
+  i = 0;
+  for (int q = 0; q < 6; ++q) {
+    float row_lo = 1.0f, row_hi = 0.0f;
+    for (int k = 0; k <= q; ++k) row_lo = std::min(row_lo, data[q][k].get<float>()), row_hi = std::max(row_hi, data[q][k].get<float>());
+    for (int k = 0; k <= q; ++k, ++i) {
+      INFO("cell " << q << "," << k << " " << by_row[i].dump());
+      const double x = q == 0 ? 1.0 : (data[q][k].get<double>() - row_lo) / (row_hi - row_lo);
+      CHECK(near(by_row[i], attn::palette_hex(x)));
+    }
+  }
+  CHECK(near(by_row[i + 1], attn::palette_hex(1.0)));  // the legend itself is the same palette
+  CHECK(r[10] == json::array({"row min", "row max", "masked (a future key)"}));
 }
 
 TEST_CASE("html in Chromium: printed to PDF, the handout has every step's title and no navigation", "[html][browser]") {

@@ -170,27 +170,28 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
       const float v = m.at(i, j);
       const double x = left + static_cast<double>(j) * cell, y = grid_top + static_cast<double>(i) * cell;
       const bool masked = m.masked(i, j);
-      const double shade = m.shade(i, j);
-      std::string fill, value;
+      const double shade = m.shade(i, j), row_shade = m.shade(i, j, true);
+      std::string fill, value, alternative;
       if (masked) {
         fill = "url(#" + hatch + ")";
         value = "masked";
       } else {
         fill = std::isnan(shade) ? "none" : palette_hex(shade);
         value = exact_number(v);
+        if (o.row_scale_alternative && !std::isnan(shade)) alternative = " data-alt-fill=\"" + palette_hex(row_shade) + "\"";
       }
       const std::string label = pair_text(m, i, j) + ": " + (masked ? "masked (a future key)" : value);
       out += "<rect class=\"cell\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(cell) + "\" height=\"" +
-             num(cell) + "\" fill=\"" + fill + "\"" + (std::isnan(shade) && !masked ? " stroke=\"#888888\"" : "") +
+             num(cell) + "\" fill=\"" + fill + "\"" + alternative + (std::isnan(shade) && !masked ? " stroke=\"#888888\"" : "") +
              " data-q=\"" + std::to_string(m.first + i) + "\" data-k=\"" + std::to_string(j) + "\" data-value=\"" + value +
              "\"" + (o.standalone ? "" : (i == 0 && j == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"")) +
              " aria-label=\"" + html_escape(label) + "\"><title>" + html_escape(label) + "</title></rect>\n";
       if (numbers && !masked) {
-        const bool dark_text = !std::isnan(shade) && is_light(viridis(shade));
+        const auto ink = [](double x) { return is_light(viridis(x)) ? std::string("#000000") : std::string("#ffffff"); };
         out += "<text class=\"v\" x=\"" + num(x + cell / 2) + "\" y=\"" + num(y + cell / 2) +
                "\" text-anchor=\"middle\" dominant-baseline=\"central\" pointer-events=\"none\" aria-hidden=\"true\"" +
-               (std::isnan(shade) ? "" : dark_text ? " fill=\"#000000\"" : " fill=\"#ffffff\"") + ">" + cell_text(v) +
-               "</text>\n";
+               (std::isnan(shade) ? "" : " fill=\"" + ink(shade) + "\"") +
+               (alternative.empty() ? "" : " data-alt-fill=\"" + ink(row_shade) + "\"") + ">" + cell_text(v) + "</text>\n";
       }
     }
   }
@@ -200,7 +201,10 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   out += "<g class=\"legend\" data-min=\"" + exact_number(static_cast<float>(m.min)) + "\" data-max=\"" +
          exact_number(static_cast<float>(m.max)) + "\">\n";
   double x = 12.0;
-  out += "<text x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\">" + lo + "</text>\n";
+  // In a page, on each row's own scale the ends are each row's min and max.
+  const std::string lo_alt = o.row_scale_alternative ? " data-alt-text=\"row min\"" : "";
+  const std::string hi_alt = o.row_scale_alternative ? " data-alt-text=\"row max\"" : "";
+  out += "<text x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\"" + lo_alt + ">" + lo + "</text>\n";
   x += static_cast<double>(lo.size()) * kCharWidth + 8.0;
   for (int k = 0; k < 24; ++k) {
     const double at = k / 23.0;
@@ -209,7 +213,7 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
     x += 10.0;
   }
   x += 8.0;
-  out += "<text x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\">" + hi + "</text>\n";
+  out += "<text x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\"" + hi_alt + ">" + hi + "</text>\n";
   x += static_cast<double>(hi.size()) * kCharWidth + 20.0;
   if (m.causal) {
     out += "<rect class=\"swatch-masked\" x=\"" + num(x) + "\" y=\"" + num(legend_top) +

@@ -28,6 +28,9 @@ struct FigureOptions {
   std::string uid;          // unique in the page: the prefix of the figure's element ids
   bool standalone = false;  // an SVG file of its own: xmlns, a white background, explicit colours, a title
   std::string title;        // standalone: the title line (step id and title)
+  // In a page: each coloured cell, number and legend label also carries its look on each row's own scale
+  // (data-alt-fill, data-alt-text), which the page's "Scale each row" button swaps in.
+  bool row_scale_alternative = false;
 };
 
 // The largest number of keys drawn cell by cell (more: a note instead).

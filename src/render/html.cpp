@@ -56,6 +56,9 @@ pre.code .k{color:var(--kw);font-weight:600}pre.code .s{color:var(--str)}pre.cod
 pre.code .c{color:var(--com);font-style:italic}pre.code .f{color:var(--fn)}
 p.shape{margin:.5em 0 .2em;font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.9em}
 figure.heatmaps{margin:.6em 0}
+figure.heatmaps button.scale{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);
+border-radius:4px;background:var(--bg);color:var(--fg);cursor:pointer}
+figure.heatmaps button.scale[aria-pressed="true"]{border-color:var(--accent);outline:1px solid var(--accent)}
 figure.heatmaps svg{display:block;max-width:100%;height:auto;margin:.4em 0 .8em}
 figure .readout{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.9em;min-height:1.5em;white-space:pre-wrap}
 svg rect.cell:hover,svg rect.cell:focus{outline:none;stroke:var(--fg);stroke-width:3}
@@ -68,7 +71,7 @@ body.slides section.slide{border:0;min-height:calc(100vh - 3.5em);font-size:1.12
 @media (prefers-color-scheme:dark){:root:not([data-theme="light"]){color-scheme:light;--bg:#ffffff;--fg:#000000;
 --muted:#333333;--code:#ffffff;--border:#999999;--accent:#000000;--kw:#000000;--str:#000000;--num:#000000;
 --com:#333333;--fn:#000000}}
-header.bar,nav.toc,figure .readout{display:none!important}
+header.bar,nav.toc,figure .readout,figure button.scale{display:none!important}
 body{font-size:11pt}
 main{max-width:none;padding:0}
 body.slides section.slide,section.slide{display:block!important;min-height:0;border-top:1px solid #999999;font-size:11pt}
@@ -138,6 +141,25 @@ const char* const kScript = R"JS(
   function themeLabel() {
     themeButton.textContent = dark() ? "Light theme" : "Dark theme";
   }
+  // "Scale each row": every colour of the figure swapped with its look on its row's own scale.
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest ? e.target.closest("button.scale") : null;
+    if (!button) return;
+    var on = button.getAttribute("aria-pressed") !== "true";
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+    button.textContent = on ? "Scale the whole matrix" : "Scale each row";
+    var figure = button.closest("figure");
+    figure.querySelectorAll("[data-alt-fill]").forEach(function (el) {
+      var fill = el.getAttribute("fill");
+      el.setAttribute("fill", el.getAttribute("data-alt-fill"));
+      el.setAttribute("data-alt-fill", fill);
+    });
+    figure.querySelectorAll("[data-alt-text]").forEach(function (el) {
+      var text = el.textContent;
+      el.textContent = el.getAttribute("data-alt-text");
+      el.setAttribute("data-alt-text", text);
+    });
+  });
   themeButton.addEventListener("click", function () {
     document.documentElement.setAttribute("data-theme", dark() ? "light" : "dark");
     themeLabel();
@@ -361,9 +383,13 @@ class HtmlRenderer : public Renderer {
              std::to_string(kFigureMaxKeys) + "); the tensor above is PyTorch's summary, and --format json has every number.</p>\n";
     const std::vector<HeatMap> maps = heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query);
     if (maps.empty()) return "";
-    std::string out = "<figure class=\"heatmaps\">\n";
+    // Softmax rows can differ in scale by much (a causal row 0 is all on one key): the button scales each
+    // row to its own min and max, so small weights in the other rows are told apart.
+    std::string out = "<figure class=\"heatmaps\">\n<button type=\"button\" class=\"scale\" aria-pressed=\"false\">"
+                      "Scale each row</button>\n";
     for (const HeatMap& m : maps) {
       FigureOptions o;
+      o.row_scale_alternative = true;
       o.uid = "f" + std::to_string(++figure);
       out += svg_heatmap(m, o).svg;
     }

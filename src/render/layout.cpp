@@ -351,6 +351,9 @@ std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string
     const Scale s = scale_of({m.values.data(), rows, keys, first_query, causal}, false);
     m.min = s.min;
     m.max = s.max;
+    const Scale by_row = scale_of({m.values.data(), rows, keys, first_query, causal}, true);
+    m.row_lo = by_row.lo;
+    m.row_span = by_row.span;
     out.push_back(std::move(m));
   }
   return out;
@@ -358,9 +361,10 @@ std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string
 
 bool HeatMap::masked(std::size_t i, std::size_t j) const { return Matrix2{values.data(), rows, keys, first, causal}.masked(i, j); }
 
-double HeatMap::shade(std::size_t i, std::size_t j) const {
+double HeatMap::shade(std::size_t i, std::size_t j, bool per_row) const {
   const float v = at(i, j);
   if (masked(i, j) || !std::isfinite(v)) return std::numeric_limits<double>::quiet_NaN();
+  if (per_row) return std::clamp((static_cast<double>(v) - row_lo[i]) / row_span[i], 0.0, 1.0);
   // As scale_of places a whole-matrix scale: a single value sits at the top of the palette.
   return max > min ? std::clamp((static_cast<double>(v) - min) / (max - min), 0.0, 1.0) : 1.0;
 }

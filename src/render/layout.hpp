@@ -70,11 +70,13 @@ struct HeatMap {
   std::vector<std::string> labels;  // every position's label, visible() text: rows use labels[first + i]
   std::vector<float> values;        // (rows, keys)
   double min = 0.0, max = 0.0;      // over the cells drawn on the scale (finite, not masked)
+  std::vector<double> row_lo, row_span;  // each row's own scale (--scale row): its min, and max - min
 
   float at(std::size_t i, std::size_t j) const { return values[i * keys + j]; }
   bool masked(std::size_t i, std::size_t j) const;
-  // The cell's place on the palette from min to max, 0 to 1; NaN for a masked or non-finite cell.
-  double shade(std::size_t i, std::size_t j) const;
+  // The cell's place on the palette from min to max (per_row: from its row's min to its row's max), 0 to 1;
+  // NaN for a masked or non-finite cell.
+  double shade(std::size_t i, std::size_t j, bool per_row = false) const;
 };
 // Every head of the first batch element, as heatmap_lines draws them; empty for other shapes.
 std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
