@@ -255,7 +255,8 @@ std::string trim(const std::string& s) {
   return a == std::string::npos ? std::string() : s.substr(a);
 }
 
-std::string step_anchor(const Trace& t, const Step& s) { return "step-" + t.info.name + "-" + s.id; }
+// Lesson names and step ids are attn's own (the book's variable names), escaped all the same.
+std::string step_anchor(const Trace& t, const Step& s) { return html_escape("step-" + t.info.name + "-" + s.id); }
 
 std::string token_list(const std::vector<std::string>& tokens) {
   constexpr std::size_t kShown = 64;
@@ -321,7 +322,7 @@ class HtmlRenderer : public Renderer {
       std::string steps;
       for (const Step& s : t.steps)
         if (doc.shows(s))
-          steps += "<li><a href=\"#" + step_anchor(t, s) + "\"><code>" + s.id + "</code></a> " + markup(s.title) + "</li>\n";
+          steps += "<li><a href=\"#" + step_anchor(t, s) + "\"><code>" + html_escape(s.id) + "</code></a> " + markup(s.title) + "</li>\n";
       out += (steps.empty() ? "" : "<ol>\n" + steps + "</ol>") + "</li>\n";
     }
     return out + "</ol>\n</nav>\n";
@@ -363,9 +364,9 @@ class HtmlRenderer : public Renderer {
   std::string step(const Trace& t, const Step& s, std::size_t i, std::size_t total, std::size_t& figure) const {
     const std::string anchor = step_anchor(t, s);
     std::string out = "<section class=\"slide step\" id=\"" + anchor + "\" data-lesson=\"" + t.info.name +
-                      "\" data-step=\"" + s.id + "\" aria-labelledby=\"" + anchor + "-h\">\n";
+                      "\" data-step=\"" + html_escape(s.id) + "\" aria-labelledby=\"" + anchor + "-h\">\n";
     out += "<h3 id=\"" + anchor + "-h\"><span class=\"num\">[" + std::to_string(i + 1) + "/" + std::to_string(total) +
-           "]</span> <code class=\"id\">" + s.id + "</code> <span class=\"title\">" + markup(s.title) + "</span></h3>\n";
+           "]</span> <code class=\"id\">" + html_escape(s.id) + "</code> <span class=\"title\">" + markup(s.title) + "</span></h3>\n";
     if (style_.explain && !style_.quiet) {
       out += "<p class=\"explanation\">" + markup(s.explanation) + "</p>\n";
       out += "<pre class=\"code\"><code>" + highlight_python(s.code) + "</code></pre>\n";
@@ -380,7 +381,8 @@ class HtmlRenderer : public Renderer {
     const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
     if (keys > kFigureMaxKeys)
       return "<p class=\"note\">" + std::to_string(keys) + " keys are too many to draw (at most " +
-             std::to_string(kFigureMaxKeys) + "); the tensor above is PyTorch's summary, and --format json has every number.</p>\n";
+             std::to_string(kFigureMaxKeys) + "): the tensor is above as PyTorch prints it, and --format json has every "
+             "number.</p>\n";
     const std::vector<HeatMap> maps = heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query);
     if (maps.empty()) return "";
     // Softmax rows can differ in scale by much (a causal row 0 is all on one key): the button scales each

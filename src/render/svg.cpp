@@ -83,7 +83,7 @@ class SvgRenderer : public Renderer {
     if (!s.heatmap) return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o), false}};
     // Heatmaps: every map under the title, one under the other, in one file with a white background.
     std::string maps;
-    double width = 12.0 * 2 + 7.0 * static_cast<double>(display_width(visible(title))), y = 32.0;
+    double width = 12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))), y = 32.0;  // 14px bold
     std::size_t k = 0;
     for (const HeatMap& m : heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query)) {
       FigureOptions inner;
