@@ -8,6 +8,20 @@
 
 namespace attn {
 
+std::string exact_number(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+std::string shape_tuple(const std::vector<std::size_t>& shape) {
+  std::string out = "(";
+  for (std::size_t d = 0; d < shape.size(); ++d) out += (d ? ", " : "") + std::to_string(shape[d]);
+  return out + (shape.size() == 1 ? ",)" : ")");
+}
+
 std::string py_float(double v) {
   if (std::isnan(v)) return "nan";  // repr() of any NaN; to_chars would write "-nan" for a negative one
   char buf[64];

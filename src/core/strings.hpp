@@ -12,6 +12,13 @@ std::string py_float(double v);
 // 2360064 -> "2,360,064"
 std::string with_commas(std::size_t n);
 
+// A float32 in its shortest form that reads back as the same float ("0.23789129"), as the JSON output and
+// the pages' cells give it; nan, inf, -inf for the others.
+std::string exact_number(float v);
+
+// A shape as Python prints a tuple: "(6, 2)", "(6,)", "()".
+std::string shape_tuple(const std::vector<std::size_t>& shape);
+
 // "1 token", "6 tokens"
 std::string count_of(std::size_t n, const std::string& noun);
 

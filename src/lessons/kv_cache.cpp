@@ -16,6 +16,7 @@
 #include <xtensor/xview.hpp>
 
 #include "core/attention.hpp"
+#include "core/strings.hpp"
 #include "lessons/lessons.hpp"
 #include "lessons/multi_head.hpp"
 
@@ -104,12 +105,6 @@ std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
-}
-
-std::string shape_text(std::initializer_list<std::size_t> dims) {
-  std::string out;
-  for (const std::size_t d : dims) out += (out.empty() ? "" : ", ") + std::to_string(d);
-  return "(" + out + ")";
 }
 
 }  // namespace
@@ -207,13 +202,13 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection&
     t.add("queries_" + at, "Queries of " + who,
           (q == 1 ? std::string("W_query projects only the new token. ")
                   : std::string("The prompt is cached in one call, as generate_text_simple_cached does: ")) +
-              "view splits d_out into heads: (b, num_tokens, num_heads, head_dim) = " + shape_text({b, q, h, hd}) +
+              "view splits d_out into heads: (b, num_tokens, num_heads, head_dim) = " + shape_tuple({b, q, h, hd}) +
               ". Queries are never cached: a query is needed only by the token it belongs to.",
           x_line + "queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim)", {b, q, h, hd},
           c.queries);
     t.add("keys_new_" + at, "Keys of " + who,
           "Computed once, now, and never again: every later token reads them from the cache. " +
-              shape_text({b, q, kv, hd}) + (grouped ? ": num_kv_groups heads only." : "."),
+              shape_tuple({b, q, kv, hd}) + (grouped ? ": num_kv_groups heads only." : "."),
           "keys_new = self.W_key(x).view(b, num_tokens, " + kv_name + ", self.head_dim)", {b, q, kv, hd},
           c.keys_new);
     t.add("values_new_" + at, "Values of " + who, "Likewise computed once.",
@@ -239,12 +234,12 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection&
                               "group's cache\n"
                             : "");
     t.add("attn_scores_" + at, q == 1 ? "The new query against every cached key" : "The prompt's scores",
-          q == 1 ? "One row per head, " + shape_text({b, h, 1, k}) +
+          q == 1 ? "One row per head, " + shape_tuple({b, h, 1, k}) +
                        ": the new token's query against the keys of all " + std::to_string(k) +
                        " tokens so far. No mask is needed: the cache holds only this token and the ones before it, "
                        "so there is no later key to hide (the code's mask row, ptr_current_pos = " +
                        std::to_string(first) + ", is all zeros over these keys)."
-                 : "The prompt's tokens score each other, " + shape_text({b, h, q, k}) +
+                 : "The prompt's tokens score each other, " + shape_tuple({b, h, q, k}) +
                        ", as in " + full_lesson + ": here a token could see the ones after it, so the causal mask "
                        "follows.",
           transposes + "attn_scores = queries @ keys.transpose(2, 3)", {b, h, q, k}, c.attn_scores);
@@ -265,7 +260,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection&
           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", {b, h, q, k}, c.attn_weights)
         .show_heatmap_from(first, q > 1);
     t.add("context_vec_" + at, "Context vector" + std::string(q == 1 ? " of " : "s of ") + who,
-          "Weights times the cached values, heads combined, then out_proj: " + shape_text({b, q, d_out}) +
+          "Weights times the cached values, heads combined, then out_proj: " + shape_tuple({b, q, d_out}) +
               ", what the model's next layer gets for " + (q == 1 ? "this token." : "these tokens."),
           std::string(grouped ? "values = values.repeat_interleave(self.group_size, dim=1)\n" : "") +
               "context_vec = (attn_weights @ values).transpose(1, 2)\n"
@@ -407,7 +402,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection&
   // 3. Memory: what the cache holds, and what grouped-query attention saves.
   const std::size_t cache_bytes = saturating_product({2, b, n, kv, hd, sizeof(float)});
   t.add("cache_bytes", "The cache's memory: " + with_commas(cache_bytes) + " bytes",
-        "cache_k and cache_v, " + shape_text({b, n, kv, hd}) + " each, in float32 (4 bytes): b x num_tokens x " +
+        "cache_k and cache_v, " + shape_tuple({b, n, kv, hd}) + " each, in float32 (4 bytes): b x num_tokens x " +
             (grouped ? "num_kv_groups" : "num_heads") + " x head_dim x 2 x 4. It grows by one token per call, in "
             "every attention layer of a model. For a real model's size: attn kv-cache --estimate.",
         "(" + mod + ".cache_k.numel() + " + mod + ".cache_v.numel()) * " + mod + ".cache_k.element_size()",

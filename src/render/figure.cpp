@@ -1,7 +1,6 @@
 #include "render/figure.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -58,23 +57,24 @@ std::string pair_text(const HeatMap& m, std::size_t i, std::size_t j) {
                      : "row " + std::to_string(m.first + i) + ", column " + std::to_string(j);
 }
 
+}  // namespace
+
 std::string svg_open(double width, double height, const FigureOptions& o, const std::string& label) {
   std::string out = "<svg";
   if (o.standalone) out += " xmlns=\"http://www.w3.org/2000/svg\"";
-  out += " class=\"figure\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" viewBox=\"0 0 " + num(width) +
-         " " + num(height) + "\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"11.5\"";
+  out += " width=\"" + num(width) + "\" height=\"" + num(height) + "\" viewBox=\"0 0 " + num(width) + " " + num(height) +
+         "\" class=\"figure\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"11.5\"";
   if (o.standalone) {
-    out += " role=\"img\" aria-labelledby=\"" + o.uid + "-title\" fill=\"#1a1a1a\">\n";
-    out += "<title id=\"" + o.uid + "-title\">" + html_escape(visible(o.title)) + "</title>\n";
+    // fill for its own text, color for a page figure's currentColor inside it (render/svg.cpp stacks them)
+    out += " role=\"img\" aria-labelledby=\"" + o.uid + "-title\" fill=\"#1a1a1a\" color=\"#1a1a1a\">\n";
+    out += "<title id=\"" + o.uid + "-title\">" + markup(o.title) + "</title>\n";
     out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-    out += "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" + html_escape(visible(o.title)) + "</text>\n";
+    out += "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" + markup(o.title) + "</text>\n";
   } else {
     out += " role=\"group\" aria-label=\"" + html_escape(label) + "\" fill=\"currentColor\">\n";
   }
   return out;
 }
-
-}  // namespace
 
 std::string html_escape(const std::string& text) {
   std::string out;
@@ -112,14 +112,6 @@ std::string palette_hex(double x) {
   std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<unsigned>(std::lround(c.r)),
                 static_cast<unsigned>(std::lround(c.g)), static_cast<unsigned>(std::lround(c.b)));
   return buf;
-}
-
-std::string exact_number(float v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, res.ptr);
 }
 
 Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
@@ -267,10 +259,8 @@ std::string svg_table(const Step& step, const std::vector<std::string>& tokens, 
              "\" text-anchor=\"end\" dominant-baseline=\"central\" fill=\"#1a1a1a\">" + texts[i * cols + j] + "</text>\n";
     }
   }
-  std::string shape = "shape (";
-  for (std::size_t d = 0; d < t.dimension(); ++d) shape += (d ? ", " : "") + std::to_string(t.shape()[d]);
-  shape += t.dimension() == 1 ? ",)" : ")";
-  out += "<text class=\"caption\" x=\"12\" y=\"" + num(height - 10.0) + "\" fill=\"#666666\">" + shape +
+  out += "<text class=\"caption\" x=\"12\" y=\"" + num(height - 10.0) + "\" fill=\"#666666\">shape " +
+         shape_tuple(step.shape) +
          (by_token ? "; rows are tokens" : "") + "</text>\n</svg>\n";
   return out;
 }

@@ -4,6 +4,7 @@
 // the terminal's), and a small tensor as a table of numbers. Every text from outside is escaped here.
 #include <string>
 
+#include "core/strings.hpp"  // exact_number, shape_tuple
 #include "render/layout.hpp"
 #include "trace/trace.hpp"
 
@@ -19,10 +20,6 @@ std::string markup_lines(const std::string& text);
 
 // "#1f9e89": the palette's colour (viridis) at x in [0, 1].
 std::string palette_hex(double x);
-
-// A float as the JSON output writes it (the shortest form that reads back as the same float32), or nan,
-// inf, -inf.
-std::string exact_number(float v);
 
 struct FigureOptions {
   std::string uid;          // unique in the page: the prefix of the figure's element ids
@@ -48,6 +45,10 @@ Figure svg_heatmap(const HeatMap& map, const FigureOptions& options);
 // Whether `shape` can be drawn as a table figure (rank 1 or 2, at most kTableMax rows and columns).
 inline constexpr std::size_t kTableMax = 16;
 bool table_drawable(const std::vector<std::size_t>& shape);
+// The opening <svg> tag of a figure (standalone: with xmlns, a title, a white background and the title
+// line; in a page: a group labelled `label` in the page's text colour). Close it with "</svg>\n".
+std::string svg_open(double width, double height, const FigureOptions& options, const std::string& label);
+
 // A computed step's tensor as an SVG table of numbers (rows labelled by token when there is one per token).
 std::string svg_table(const Step& step, const std::vector<std::string>& tokens, const FigureOptions& options);
 

@@ -1,7 +1,6 @@
 #include "render/json.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -40,9 +39,7 @@ void write_float(std::string& out, double value) {
   } else if (value == 0.0 && std::signbit(value)) {
     out += "-0.0";  // to_chars' "-0" reads back as the integer 0 in most parsers (Python's json, nlohmann)
   } else {
-    char buf[32];
-    const auto res = std::to_chars(buf, buf + sizeof buf, static_cast<float>(value));
-    out.append(buf, res.ptr);
+    out += exact_number(static_cast<float>(value));
   }
 }
 

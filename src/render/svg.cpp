@@ -4,6 +4,7 @@
 // chosen on the plan, before any work, and a run that does not name exactly one drawable step is a usage
 // error that lists the ones that can be drawn.
 #include <algorithm>
+#include <cmath>
 
 #include "core/errors.hpp"
 #include "core/terminal_text.hpp"
@@ -93,14 +94,9 @@ class SvgRenderer : public Renderer {
       y += f.height + 8.0;
       width = std::max(width, f.width);
     }
-    const std::string w = std::to_string(static_cast<int>(width + 0.5)), h = std::to_string(static_cast<int>(y + 0.5));
-    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " +
-           h + "\" role=\"img\" aria-labelledby=\"attn-title\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" "
-               "font-size=\"11.5\" fill=\"#1a1a1a\" color=\"#1a1a1a\">\n";
-    out += "<title id=\"attn-title\">" + markup(title) + "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-    out += "<text x=\"12\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" + markup(title) + "</text>\n";
-    return {{out + maps + "</svg>\n", false}};
+    return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_open(std::ceil(width), std::ceil(y), o, title) + maps +
+                 "</svg>\n",
+             false}};
   }
 
  private:
@@ -108,9 +104,7 @@ class SvgRenderer : public Renderer {
     if (s.python_float) return "a Python float";
     if (s.python_int) return "a Python int";
     if (s.shape.empty()) return "a single number";
-    std::string out = "shape (";
-    for (std::size_t d = 0; d < s.shape.size(); ++d) out += (d ? ", " : "") + std::to_string(s.shape[d]);
-    return out + (s.shape.size() == 1 ? ",)" : ")");
+    return "shape " + shape_tuple(s.shape);
   }
 };
 
