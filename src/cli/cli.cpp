@@ -509,9 +509,7 @@ std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parse
     return out;
   }
   for (const std::string& name : parsed.present.lessons) {
-    const Lesson* found = nullptr;
-    for (const Lesson& lesson : lessons())
-      if (lesson.info.name == name) found = &lesson;
+    const Lesson* found = find_lesson(name);
     if (found == nullptr) {
       const std::string best = nearest(name, lesson_names());
       throw UsageError("attn present: no lesson '" + visible(name) + "'" +
