@@ -49,6 +49,7 @@ ThemeColors colors_of(Theme theme) {
 
 volatile std::sig_atomic_t g_stop = 0;
 extern "C" void on_stop_signal(int) { g_stop = 1; }
+const int kStopSignals[] = {SIGTERM, SIGHUP, SIGINT};
 
 // The terminal in ncurses' hands for the object's lifetime; restored by the destructor on every way out
 // (a return, an exception), and the signal handlers put back.
@@ -65,7 +66,8 @@ class Screen {
     if (screen_ == nullptr)
       throw UsageError("attn present cannot use this terminal (TERM='" + visible(term_name()) +
                        "' is unknown to terminfo); try attn tour --pause");
-    if (tigetstr(const_cast<char*>("cup")) == nullptr || tigetstr(const_cast<char*>("cup")) == reinterpret_cast<char*>(-1)) {
+    const char* cup = tigetstr(const_cast<char*>("cup"));
+    if (cup == nullptr || cup == reinterpret_cast<char*>(-1)) {
       endwin();
       delscreen(screen_);
       screen_ = nullptr;
@@ -82,15 +84,14 @@ class Screen {
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGTERM, SIGHUP, SIGINT}) sigaction(sig, &sa, &old_[sig == SIGTERM ? 0 : sig == SIGHUP ? 1 : 2]);
+    for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &sa, &old_[i]);
   }
   ~Screen() {
     if (screen_ == nullptr) return;
     curs_set(1);
     endwin();  // leaves the alternate screen, gives back echo and line mode
     delscreen(screen_);
-    const int sigs[] = {SIGTERM, SIGHUP, SIGINT};
-    for (int i = 0; i < 3; ++i) sigaction(sigs[i], &old_[i], nullptr);
+    for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &old_[i], nullptr);
   }
   Screen(const Screen&) = delete;
   Screen& operator=(const Screen&) = delete;
@@ -106,10 +107,10 @@ class Screen {
 
 class Painter {
  public:
-  Painter(const PresentOptions& o) : theme_(colors_of(o.theme)), contrast_(o.theme == Theme::Contrast) {
+  explicit Painter(const PresentOptions& o) : contrast_(o.theme == Theme::Contrast) {
     color_ = o.color && has_colors() && start_color() == OK && COLORS >= 256 && COLOR_PAIRS >= kFirstLevel + kLevels;
     if (!color_) return;
-    const ThemeColors& c = theme_;
+    const ThemeColors c = colors_of(o.theme);
     init_pair(kBase, c.fg, c.bg);
     init_pair(kHeading, c.heading, c.bg);
     init_pair(kId, c.id, c.bg);
@@ -131,12 +132,7 @@ class Painter {
   attr_t attr(const Span& s) const {
     const attr_t bold = contrast_ ? A_BOLD : A_NORMAL;
     if (!color_) {  // monochrome: bold for titles, reverse video for the highlights
-      switch (s.role) {
-        case Role::Heading: return A_BOLD;
-        case Role::StepId: return A_BOLD | A_REVERSE;
-        case Role::Cell: return A_NORMAL;
-        default: return A_NORMAL;
-      }
+      return s.role == Role::Heading ? A_BOLD : s.role == Role::StepId ? A_BOLD | A_REVERSE : A_NORMAL;
     }
     switch (s.role) {
       case Role::Heading: return COLOR_PAIR(kHeading) | A_BOLD;
@@ -158,7 +154,6 @@ class Painter {
   attr_t status() const { return color_ ? COLOR_PAIR(kStatus) | A_BOLD : A_REVERSE; }
 
  private:
-  ThemeColors theme_;
   bool contrast_;
   bool color_ = false;
 };
