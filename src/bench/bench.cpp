@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -18,9 +20,11 @@
 
 #include <cblas.h>
 #include <xtensor/xmath.hpp>
+#include <xtensor/xnpy.hpp>
 
 #include "bench/alloc_counter.hpp"
 #include "core/attention.hpp"
+#include "core/errors.hpp"
 #include "core/kernels.hpp"
 
 namespace attn {
@@ -57,6 +61,57 @@ Matrix weight_rows(const Linear& layer, std::size_t first, std::size_t count) {
 
 }  // namespace
 
+BenchModules make_bench_modules(const BenchOptions& o) {
+  const std::size_t B = o.batch, T = o.tokens, C = o.dim, H = o.heads, KV = o.kv_groups, hd = C / H;
+  // Weights: a GroupedQueryAttention drawn after torch.manual_seed(123); the MultiHeadAttention gets its
+  // query and output weights and, for every head, the key/value weights of that head's group, so all
+  // four implementations compute the same function and can be compared number for number.
+  TorchGenerator gen(123);
+  BenchModules m{GroupedQueryAttention(C, C, 0.0, H, KV, false, gen), MultiHeadAttention(C, C, 0.0, H, false, gen),
+                 MultiHeadAttentionWrapper(C, hd, 0.0, H, false, gen), Tensor3()};
+  m.mha.W_query = m.gqa.W_query;
+  m.mha.out_proj.weight = m.gqa.out_proj.weight;
+  m.mha.out_proj.bias.fill(0.0f);
+  for (std::size_t h = 0; h < H; ++h) {
+    const std::size_t g = h / (H / KV);
+    xt::view(m.mha.W_key.weight, xt::range(h * hd, (h + 1) * hd), xt::all()) = weight_rows(m.gqa.W_key, g * hd, hd);
+    xt::view(m.mha.W_value.weight, xt::range(h * hd, (h + 1) * hd), xt::all()) =
+        weight_rows(m.gqa.W_value, g * hd, hd);
+  }
+  // The wrapper's heads: head h owns rows h*hd.. of each projection, concatenated, then the same out_proj.
+  for (std::size_t h = 0; h < H; ++h) {
+    m.wrapper.heads[h].W_query.weight = weight_rows(m.mha.W_query, h * hd, hd);
+    m.wrapper.heads[h].W_key.weight = weight_rows(m.mha.W_key, h * hd, hd);
+    m.wrapper.heads[h].W_value.weight = weight_rows(m.mha.W_value, h * hd, hd);
+  }
+  m.x = xt::empty<float>({B, T, C});  // (B, T, C): torch.rand after manual_seed(0)
+  gen.manual_seed(0);
+  for (auto& v : m.x) v = gen.uniform(0.0f, 1.0f);
+  return m;
+}
+
+void dump_bench(const BenchOptions& o, const std::string& dir) {
+  const BenchModules m = make_bench_modules(o);
+  TorchGenerator gen(0);
+  const auto write = [&](const std::string& name, const auto& array) {
+    const std::string path = dir + "/" + name + ".npy";
+    std::ofstream f(path, std::ios::binary);
+    f << xt::dump_npy(array);
+    if (!f.flush()) throw SystemError("cannot write " + path + ": " + std::strerror(errno));
+  };
+  write("x", m.x);
+  write("mha_w_query", m.mha.W_query.weight);
+  write("mha_w_key", m.mha.W_key.weight);
+  write("mha_w_value", m.mha.W_value.weight);
+  write("out_proj", m.mha.out_proj.weight);
+  write("gqa_w_query", m.gqa.W_query.weight);
+  write("gqa_w_key", m.gqa.W_key.weight);
+  write("gqa_w_value", m.gqa.W_value.weight);
+  // The references: the chapter's arithmetic on one thread (attend(), every intermediate kept).
+  write("mha_out", m.mha.attend(m.x, gen, DropoutRng::Default).context_vecs);
+  write("gqa_out", m.gqa.attend(m.x, gen, DropoutRng::Default).context_vecs);
+}
+
 BenchReport run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
   // Keep freed memory for reuse, as PyTorch's allocators do, instead of glibc's default of handing every
   // block over 32 MB back to the kernel: a fresh (8, 1024, 2304) result would otherwise cost 18,000 page
@@ -68,30 +123,12 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   report.threads = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t B = o.batch, T = o.tokens, C = o.dim, H = o.heads, KV = o.kv_groups, hd = C / H;
 
-  // Weights: a GroupedQueryAttention drawn after torch.manual_seed(123); the MultiHeadAttention gets its
-  // query and output weights and, for every head, the key/value weights of that head's group, so all
-  // four implementations compute the same function and can be compared number for number.
-  TorchGenerator gen(123);
-  const GroupedQueryAttention gqa(C, C, 0.0, H, KV, false, gen);
-  MultiHeadAttention mha(C, C, 0.0, H, false, gen);
-  mha.W_query = gqa.W_query;
-  mha.out_proj.weight = gqa.out_proj.weight;
-  mha.out_proj.bias.fill(0.0f);
-  for (std::size_t h = 0; h < H; ++h) {
-    const std::size_t g = h / (H / KV);
-    xt::view(mha.W_key.weight, xt::range(h * hd, (h + 1) * hd), xt::all()) = weight_rows(gqa.W_key, g * hd, hd);
-    xt::view(mha.W_value.weight, xt::range(h * hd, (h + 1) * hd), xt::all()) = weight_rows(gqa.W_value, g * hd, hd);
-  }
-  // The wrapper's heads: head h owns rows h*hd.. of each projection, concatenated, then the same out_proj.
-  MultiHeadAttentionWrapper wrapper(C, hd, 0.0, H, false, gen);
-  for (std::size_t h = 0; h < H; ++h) {
-    wrapper.heads[h].W_query.weight = weight_rows(mha.W_query, h * hd, hd);
-    wrapper.heads[h].W_key.weight = weight_rows(mha.W_key, h * hd, hd);
-    wrapper.heads[h].W_value.weight = weight_rows(mha.W_value, h * hd, hd);
-  }
-  Tensor3 x = xt::empty<float>({B, T, C});  // (B, T, C): torch.rand after manual_seed(0)
-  gen.manual_seed(0);
-  for (auto& v : x) v = gen.uniform(0.0f, 1.0f);
+  const BenchModules m = make_bench_modules(o);
+  const GroupedQueryAttention& gqa = m.gqa;
+  const MultiHeadAttention& mha = m.mha;
+  const MultiHeadAttentionWrapper& wrapper = m.wrapper;
+  const Tensor3& x = m.x;  // (B, T, C)
+  TorchGenerator gen(0);  // no implementation draws from it (dropout 0)
 
   const AttentionShape shape{B, T, H, H, hd};
   const double attention = causal_attention_flops(shape);

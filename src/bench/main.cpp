@@ -24,6 +24,12 @@ int main(int argc, char** argv) {
   for (const OptionSpec* spec : options_in(Scope::Bench)) spec->add(&app, parsed, defaults, spec->help);
   bool progress = false;
   app.add_flag("--progress", progress, "A line on stderr as each implementation finishes");
+  std::string dump_dir;
+  app.add_option("--dump", dump_dir,
+                 "Write x, the weights and mha's and gqa's outputs as .npy files into this existing folder, "
+                 "and time nothing (for scripts/bench-ort.sh)")
+      ->check(CLI::ExistingDirectory)
+      ->type_name("DIR");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -33,6 +39,10 @@ int main(int argc, char** argv) {
   }
   try {
     check_bench(parsed.bench);
+    if (!dump_dir.empty()) {
+      dump_bench(parsed.bench, dump_dir);
+      return kExitOk;
+    }
     const BenchReport report = run_bench(parsed.bench, [progress](const std::string& impl) {
       if (progress) std::cerr << "attn: bench: " << impl << " done" << std::endl;
     });
