@@ -7,6 +7,7 @@ packages=(
   g++ make cmake              # toolchain (CMake >= 3.25)
   libxtensor-dev libxtensor-blas-dev libopenblas-dev   # tensors and BLAS
   libsleef-dev                                         # PyTorch's exp, to the bit
+  libdnnl-dev                                          # oneDNN's SGEMM: attn bench's fast projections
   libcli11-dev nlohmann-json3-dev                      # command line, JSON
   libutf8proc-dev                                      # what a terminal shows: control characters, widths
   libpcre2-dev                                         # GPT-2's tokenizer pattern (Unicode classes)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <xtensor/xmath.hpp>
@@ -66,6 +67,15 @@ struct Packed {
       causal_attention_reference(shape, io);
     return out;
   }
+  // The fused kernel in one build.
+  std::vector<float> run_with(VectorIsa isa, unsigned threads = 2) const {
+    std::vector<float> out(shape.batch * shape.tokens * q_width, -1.0f);
+    causal_attention_fused_with(isa, shape,
+                                {data.data(), ld, data.data() + q_width, ld, data.data() + q_width + kv_width, ld,
+                                 out.data(), q_width},
+                                threads);
+    return out;
+  }
   std::vector<float> run_unfused() const {
     std::vector<float> out(shape.batch * shape.tokens * q_width, -1.0f);
     causal_attention_unfused(shape, {data.data(), ld, data.data() + q_width, ld, data.data() + q_width + kv_width, ld,
@@ -77,6 +87,15 @@ struct Packed {
   std::size_t q_width, kv_width, ld;
   std::vector<float> data;
 };
+
+// Every build of the fast kernels this CPU can run: the portable one always, AVX2 and AVX-512 where the
+// CPU has them (CI's machine has AVX-512, so all three run there).
+std::vector<VectorIsa> runnable_isas() {
+  std::vector<VectorIsa> isas{VectorIsa::Scalar};
+  if (best_vector_isa() != VectorIsa::Scalar) isas.push_back(VectorIsa::Avx2);
+  if (best_vector_isa() == VectorIsa::Avx512) isas.push_back(VectorIsa::Avx512);
+  return isas;
+}
 
 }  // namespace
 
@@ -97,6 +116,11 @@ TEST_CASE("fused and unfused kernels match the reference on small and odd shapes
     const std::vector<float> ref = p.run(false);
     CHECK(max_abs_diff(p.run(true), ref) <= 1e-5f);
     CHECK(max_abs_diff(p.run_unfused(), ref) <= 1e-5f);
+    for (const VectorIsa isa : runnable_isas()) {
+      INFO("build " << isa_info(isa).name);
+      CHECK(max_abs_diff(p.run_with(isa), ref) <= 1e-5f);
+      CHECK(p.run_with(isa, 1) == p.run_with(isa, 2));
+    }
     // The output does not depend on how tasks fall on threads.
     CHECK(p.run(true, 1) == p.run(true, 2));
     // Every output was written (the buffer started at -1 everywhere; outputs are averages of values in [-2, 2]).
@@ -127,6 +151,10 @@ TEST_CASE("kernels agree with the reference where scores and values overflow, as
     const std::vector<float> ref = p.run(false);
     CHECK(disagreements(p.run(true), ref) == 0);
     CHECK(disagreements(p.run(true, 1), ref) == 0);
+    for (const VectorIsa isa : runnable_isas()) {
+      INFO("build " << isa_info(isa).name);
+      CHECK(disagreements(p.run_with(isa), ref) == 0);
+    }
     CHECK(disagreements(p.run_unfused(), ref) == 0);
     // PyTorch's rules, seen in the reference: head 0 of the first and the middle query is all NaN, every
     // query before the last has NaN in head 0's column 0; and plenty stays finite.
@@ -141,9 +169,7 @@ TEST_CASE("kernels agree with the reference where scores and values overflow, as
 }
 
 TEST_CASE("the softmax max and exp of every build the CPU can run give the scalar bits", "[kernels]") {
-  std::vector<VectorIsa> isas{VectorIsa::Scalar};
-  if (best_vector_isa() != VectorIsa::Scalar) isas.push_back(VectorIsa::Avx2);
-  if (best_vector_isa() == VectorIsa::Avx512) isas.push_back(VectorIsa::Avx512);
+  const std::vector<VectorIsa> isas = runnable_isas();
   TorchGenerator gen(5);
   for (const std::size_t n : {1, 7, 8, 9, 15, 16, 17, 33, 256}) {
     std::vector<float> in(n);
@@ -184,6 +210,90 @@ TEST_CASE("the softmax max and exp of every build the CPU can run give the scala
         CHECK(std::isnan(exp_shift_sum_with(isa, e.data(), n, 1.0f)));
       }
     }
+  }
+}
+
+TEST_CASE("decoding one token against a KV cache matches the reference in every build", "[kernels][decode]") {
+  struct Case {
+    DecodeShape shape;
+    std::size_t extra;  // floats of other data between cache rows (a row of a wider cache)
+  };
+  const std::vector<Case> cases{
+      {{1, 1, 1, 1}, 0},        // one cached token, head_dim 1: its weight is 1, the output its value
+      {{7, 2, 2, 3}, 0},        // fewer keys than a part, odd head_dim
+      {{300, 4, 2, 5}, 3},      // two parts per key/value head, strided rows
+      {{1029, 12, 4, 64}, 0},   // GQA at GPT-2's head size, parts that do not divide the cache
+      {{2048, 12, 12, 64}, 0},  // MHA
+      {{600, 6, 1, 17}, 1},     // multi-query, head_dim past a vector with a tail
+  };
+  for (const auto& c : cases) {
+    const DecodeShape& s = c.shape;
+    INFO("T=" << s.cache_tokens << " heads=" << s.heads << " kv=" << s.kv_heads << " hd=" << s.head_dim);
+    const std::size_t ld = s.kv_heads * s.head_dim + c.extra;
+    TorchGenerator gen(s.cache_tokens);
+    std::vector<float> q(s.heads * s.head_dim), k(s.cache_tokens * ld), v(s.cache_tokens * ld);
+    for (auto& x : q) x = gen.uniform(-3.0f, 3.0f);
+    for (auto& x : k) x = gen.uniform(-3.0f, 3.0f);
+    for (auto& x : v) x = gen.uniform(-2.0f, 2.0f);
+    std::vector<float> ref(q.size(), -9.0f);
+    decode_attention_reference(s, {q.data(), k.data(), v.data(), ld, ref.data()});
+    // The reference itself: weights that sum to 1 make every output an average of values in [-2, 2].
+    CHECK(std::all_of(ref.begin(), ref.end(), [](float x) { return x >= -2.0f && x <= 2.0f; }));
+    if (s.cache_tokens == 1) CHECK(ref[0] == v[0]);
+    for (const VectorIsa isa : runnable_isas())
+      for (const unsigned threads : {1u, 2u, 5u}) {
+        INFO("build " << isa_info(isa).name << ", " << threads << " threads");
+        std::vector<float> out(q.size(), -9.0f);
+        decode_attention_with(isa, s, {q.data(), k.data(), v.data(), ld, out.data()}, threads);
+        CHECK(disagreements(out, ref) == 0);
+      }
+    // The decode step is the causal kernel's last row: the same numbers through the fused kernel, with the
+    // query as the last of the cache's tokens.
+    if (s.kv_heads * s.head_dim + c.extra == ld && c.extra == 0) {
+      const std::size_t T = s.cache_tokens, qw = s.heads * s.head_dim, kw = s.kv_heads * s.head_dim;
+      std::vector<float> qs(T * qw, 0.0f), out(T * qw);
+      std::copy(q.begin(), q.end(), qs.begin() + static_cast<std::ptrdiff_t>((T - 1) * qw));
+      causal_attention_fused({1, T, s.heads, s.kv_heads, s.head_dim}, {qs.data(), qw, k.data(), kw, v.data(), kw, out.data(), qw}, 2);
+      CHECK(disagreements(out.data() + (T - 1) * qw, ref.data(), qw) == 0);
+    }
+  }
+}
+
+TEST_CASE("a decode step follows PyTorch where scores overflow", "[kernels][decode]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const DecodeShape s{700, 2, 1, 4};
+  const std::size_t ld = 4;
+  TorchGenerator gen(3);
+  std::vector<float> q(8), k(s.cache_tokens * ld), v(s.cache_tokens * ld);
+  for (auto& x : q) x = gen.uniform(-1.0f, 1.0f);
+  for (auto& x : k) x = gen.uniform(-1.0f, 1.0f);
+  for (auto& x : v) x = gen.uniform(-1.0f, 1.0f);
+  q[0] = inf;             // head 0: a score of +-inf on every key: NaN throughout, as softmax gives
+  v[500 * ld + 1] = inf;  // an infinite value: head 1's column 1 is inf (head 0's is NaN already)
+  std::vector<float> ref(8);
+  decode_attention_reference(s, {q.data(), k.data(), v.data(), ld, ref.data()});
+  for (std::size_t d = 0; d < 4; ++d) CHECK(std::isnan(ref[d]));
+  CHECK(std::isinf(ref[5]));
+  CHECK(std::isfinite(ref[4]));
+  for (const VectorIsa isa : runnable_isas()) {
+    INFO("build " << isa_info(isa).name);
+    std::vector<float> out(8);
+    decode_attention_with(isa, s, {q.data(), k.data(), v.data(), ld, out.data()}, 2);
+    CHECK(disagreements(out, ref) == 0);
+  }
+}
+
+TEST_CASE("each build names itself and its FMA calibration runs", "[kernels]") {
+  // Not a timing test: the rate depends on the machine and its load; only that it is a rate is asserted.
+  const std::vector<std::string> names{"portable", "avx2", "avx512"};
+  const std::vector<VectorIsa> isas = runnable_isas();
+  for (std::size_t i = 0; i < isas.size(); ++i) {
+    CHECK(isa_info(isas[i]).name == names[i]);
+    const double rate = fma_peak_gflops(isas[i], 1, 0.02);
+    CHECK(std::isfinite(rate));
+    CHECK(rate > 0.0);
+    // Every build's column block divides the fused kernel's query tile (128), which its padding assumes.
+    CHECK(128 % isa_info(isas[i]).nr == 0);
   }
 }
 
@@ -254,4 +364,48 @@ TEST_CASE("attn bench runs every implementation on the same function (tiny shape
   CHECK(doc["results"][2]["peak_mb"].get<double>() < doc["results"][1]["peak_mb"].get<double>() / 2);
   CHECK(attn_test::run({"bench", "--dim", "100", "--heads", "12"}).status == 2);
   CHECK(attn_test::run({"bench", "--impl", "cuda"}).status == 2);
+  // The machine's figures, measured in the same run: the build the CPU's flags chose, a peak above the
+  // rate of every implementation, and the core OpenBLAS named.
+  const auto& m = doc["machine"];
+  CHECK(m["isa"] == isa_info(best_vector_isa()).name);
+  CHECK(m["fma_peak_gflops"].get<double>() > 0.0);
+  CHECK(m["sgemm_gflops"].get<double>() > 0.0);
+  CHECK(!m["openblas_core"].get<std::string>().empty());
+  for (const auto& row : doc["results"])
+    CHECK(row["peak_percent"].get<double>() ==
+          Approx(100.0 * row["gflops"].get<double>() / m["fma_peak_gflops"].get<double>()));
+}
+
+TEST_CASE("attn bench --decode times MHA and GQA decode steps on each cache length (no timing asserted)",
+          "[kernels][bench][decode]") {
+  const auto r = attn_test::run({"bench", "--decode", "--cache", "16,300", "--dim", "32", "--heads", "4",
+                                 "--kv-groups", "2", "--repeats", "2", "--json"});
+  REQUIRE(r.status == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["lesson"] == "bench-decode");
+  CHECK(doc["machine"]["copy_gbps"].get<double>() > 0.0);
+  REQUIRE(doc["results"].size() == 4);
+  const std::vector<std::pair<std::string, std::size_t>> rows{{"mha", 16}, {"gqa", 16}, {"mha", 300}, {"gqa", 300}};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = doc["results"][i];
+    INFO(rows[i].first << " " << rows[i].second);
+    CHECK(row["impl"] == rows[i].first);
+    CHECK(row["cache_tokens"] == rows[i].second);
+    const std::size_t kv = rows[i].first == "mha" ? 4 : 2;
+    CHECK(row["kv_heads"] == kv);
+    // Keys and values of every cached token, every key/value head, head_dim 8, float32.
+    CHECK(row["bytes"].get<double>() == 2.0 * rows[i].second * kv * 8 * 4);
+    CHECK(row["max_abs_diff"].get<double>() <= 1e-5);
+    CHECK(row["times_s"].size() == 2);
+    CHECK(row["gbps"].get<double>() == Approx(row["bytes"].get<double>() / row["median_s"].get<double>() / 1e9));
+    CHECK(row["layers"].get<std::size_t>() >= 1);
+    CHECK(row["layers"].get<std::size_t>() <= 4096);
+  }
+  const auto text = attn_test::run({"bench", "--decode", "--cache", "8", "--dim", "16", "--heads", "2",
+                                    "--kv-groups", "1", "--repeats", "1"});
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("us/token") != std::string::npos);
+  CHECK(text.out.find("%copy") != std::string::npos);
+  CHECK(attn_test::run({"bench", "--decode", "--cache", "0"}).status == 2);
+  CHECK(attn_test::run({"bench", "--decode", "--cache", "200000"}).status == 2);
 }

@@ -13,10 +13,12 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <thread>
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <cblas.h>
 #include <xtensor/xmath.hpp>
@@ -40,17 +42,18 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// The machine's SGEMM rate: a 2048^3 product, median of 5 after a warm-up, all BLAS threads.
-double measure_sgemm_gflops() {
-  const int n = 2048;
-  std::vector<float> a(static_cast<std::size_t>(n) * n, 0.5f), b(a.size(), 0.25f), c(a.size());
+// An SGEMM rate: a 2048^3 product, median of 5 after a warm-up.
+template <class Product>
+double measure_sgemm(Product product) {
+  const std::size_t n = 2048;
+  std::vector<float> a(n * n, 0.5f), b(a.size(), 0.25f), c(a.size());
   std::vector<double> times;
   for (int r = 0; r < 6; ++r) {
     const auto t0 = Clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    product(a.data(), b.data(), c.data(), n);
     if (r > 0) times.push_back(seconds_since(t0));
   }
-  return 2.0 * n * static_cast<double>(n) * n / median(times) / 1e9;
+  return 2.0 * static_cast<double>(n * n * n) / median(times) / 1e9;
 }
 
 // Copies rows [first, first + count) of a layer's weight.
@@ -60,6 +63,26 @@ Matrix weight_rows(const Linear& layer, std::size_t first, std::size_t count) {
 }
 
 }  // namespace
+
+MachineReport measure_machine() {
+  MachineReport m;
+  m.threads = std::max(1u, std::thread::hardware_concurrency());
+  const VectorIsa isa = best_vector_isa();
+  const IsaInfo info = isa_info(isa);
+  m.isa = info.name;
+  m.mr = info.mr;
+  m.nr = info.nr;
+  m.fma_peak_gflops = fma_peak_gflops(isa, m.threads, 0.5);
+  m.sgemm_gflops = measure_sgemm([](const float* a, const float* b, float* c, std::size_t n) {
+    fast_linear(a, n, n, b, n, nullptr, c);  // a @ b.T: the same work as a @ b
+  });
+  m.openblas_gflops = measure_sgemm([](const float* a, const float* b, float* c, std::size_t n) {
+    const int k = static_cast<int>(n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k, k, k, 1.0f, a, k, b, k, 0.0f, c, k);
+  });
+  m.openblas_core = openblas_get_corename();
+  return m;
+}
 
 BenchModules make_bench_modules(const BenchOptions& o) {
   const std::size_t B = o.batch, T = o.tokens, C = o.dim, H = o.heads, KV = o.kv_groups, hd = C / H;
@@ -120,7 +143,6 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   BenchReport report;
   report.options = o;
-  report.threads = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t B = o.batch, T = o.tokens, C = o.dim, H = o.heads, KV = o.kv_groups, hd = C / H;
 
   const BenchModules m = make_bench_modules(o);
@@ -135,8 +157,10 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   const double bt = static_cast<double>(B * T);
   report.useful_gflop_mha = (2.0 * bt * C * 3.0 * C + 2.0 * bt * C * C + attention) / 1e9;
   report.useful_gflop_gqa = (2.0 * bt * C * (C + 2.0 * KV * hd) + 2.0 * bt * C * C + attention) / 1e9;
-  report.sgemm_gflops = measure_sgemm_gflops();
+  report.machine = measure_machine();
+  report.sgemm_gflops = report.machine.sgemm_gflops;
 
+  report.threads = report.machine.threads;
   const unsigned threads = report.threads;
   struct Impl {
     std::string name, what;
@@ -175,11 +199,37 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
     row.median_s = median(row.times);
     row.gflops = impl.gflop / row.median_s;
     row.sgemm_percent = 100.0 * row.gflops / report.sgemm_gflops;
+    row.peak_percent = 100.0 * row.gflops / report.machine.fma_peak_gflops;
     report.rows.push_back(row);
     if (progress) progress(impl.name);
   }
   return report;
 }
+
+namespace {
+
+std::string render_machine(const MachineReport& m) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "machine: %u threads; fast kernels: %s (%zux%zu micro-kernel), FMA peak %.1f GFLOP/s (measured)\n"
+                "SGEMM 2048^3: oneDNN %.1f GFLOP/s (the fast projections); OpenBLAS %.1f GFLOP/s on its %s kernels "
+                "(the chapter's)\n",
+                m.threads, m.isa.c_str(), m.mr, m.nr, m.fma_peak_gflops, m.sgemm_gflops, m.openblas_gflops,
+                m.openblas_core.c_str());
+  return buf;
+}
+
+nlohmann::ordered_json machine_json(const MachineReport& m) {
+  return {{"threads", m.threads},
+          {"isa", m.isa},
+          {"micro_kernel", {m.mr, m.nr}},
+          {"fma_peak_gflops", m.fma_peak_gflops},
+          {"sgemm_gflops", m.sgemm_gflops},
+          {"openblas_sgemm_gflops", m.openblas_gflops},
+          {"openblas_core", m.openblas_core}};
+}
+
+}  // namespace
 
 std::string render_bench_text(const BenchReport& r) {
   const BenchOptions& o = r.options;
@@ -188,21 +238,19 @@ std::string render_bench_text(const BenchReport& r) {
   std::snprintf(buf, sizeof buf, "shape: batch %zu x %zu tokens x %zu dims x %zu heads (head_dim %zu); gqa with %zu key/value heads\n",
                 o.batch, o.tokens, o.dim, o.heads, o.dim / o.heads, o.kv_groups);
   out += buf;
-  std::snprintf(buf, sizeof buf, "machine: %u threads, SGEMM %.1f GFLOP/s (2048^3, median of 5)\n", r.threads,
-                r.sgemm_gflops);
-  out += buf;
+  out += render_machine(r.machine);
   std::snprintf(buf, sizeof buf,
                 "useful work: %.4g GFLOP (mha; projections, out_proj and the causal half of attention), gqa %.4g\n",
                 r.useful_gflop_mha, r.useful_gflop_gqa);
   out += buf;
   std::snprintf(buf, sizeof buf, "median of %zu runs after a warm-up\n\n", o.repeats);
   out += buf;
-  std::snprintf(buf, sizeof buf, "%-8s %10s %9s %8s %10s %12s\n", "impl", "median_ms", "GFLOP/s", "%SGEMM", "peak_MB",
-                "max|diff|");
+  std::snprintf(buf, sizeof buf, "%-8s %10s %9s %8s %8s %10s %12s\n", "impl", "median_ms", "GFLOP/s", "%peak", "%SGEMM",
+                "peak_MB", "max|diff|");
   out += buf;
   for (const auto& row : r.rows) {
-    std::snprintf(buf, sizeof buf, "%-8s %10.3f %9.1f %7.1f%% %10.1f %12.2e\n", row.impl.c_str(), row.median_s * 1e3,
-                  row.gflops, row.sgemm_percent, row.peak_mb, row.max_abs_diff);
+    std::snprintf(buf, sizeof buf, "%-8s %10.3f %9.1f %7.1f%% %7.1f%% %10.1f %12.2e\n", row.impl.c_str(),
+                  row.median_s * 1e3, row.gflops, row.peak_percent, row.sgemm_percent, row.peak_mb, row.max_abs_diff);
     out += buf;
   }
   out += "\n";
@@ -234,7 +282,7 @@ nlohmann::ordered_json bench_json(const BenchReport& r) {
   doc["lesson"] = "bench";
   doc["config"] = {{"batch", r.options.batch}, {"tokens", r.options.tokens}, {"dim", r.options.dim},
                    {"heads", r.options.heads}, {"kv_groups", r.options.kv_groups}, {"repeats", r.options.repeats}};
-  doc["machine"] = {{"threads", r.threads}, {"sgemm_gflops", r.sgemm_gflops}};
+  doc["machine"] = machine_json(r.machine);
   doc["useful_gflop"] = {{"mha", r.useful_gflop_mha}, {"gqa", r.useful_gflop_gqa}};
   doc["results"] = nlohmann::ordered_json::array();
   for (const auto& row : r.rows)
@@ -242,8 +290,167 @@ nlohmann::ordered_json bench_json(const BenchReport& r) {
                               {"what", row.what},
                               {"median_s", row.median_s},
                               {"gflops", row.gflops},
+                              {"peak_percent", row.peak_percent},
                               {"sgemm_percent", row.sgemm_percent},
                               {"peak_mb", row.peak_mb},
+                              {"max_abs_diff", row.max_abs_diff},
+                              {"times_s", row.times}});
+  return doc;
+}
+
+namespace {
+
+// A STREAM-like copy: two arrays of 256 MiB, each thread copying its share, best of 5 after a warm-up;
+// STREAM's count, 2 x the bytes copied (one read, one write) per second.
+double measure_copy_gbps(unsigned threads) {
+  const std::size_t n = std::size_t{64} << 20;  // floats per array
+  const std::unique_ptr<float[]> a(new float[n]), b(new float[n]);
+  const auto share = [&](unsigned t, auto body) { body(n * t / threads, n * (t + 1) / threads); };
+  const auto on_all = [&](auto body) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&, t] { share(t, body); });
+    share(0, body);
+    for (auto& th : pool) th.join();
+  };
+  // First touch on the threads that copy, so that each one's pages are where it runs.
+  on_all([&](std::size_t lo, std::size_t hi) {
+    std::fill(a.get() + lo, a.get() + hi, 1.0f);
+    std::fill(b.get() + lo, b.get() + hi, 0.0f);
+  });
+  double best = 1e30;
+  for (int r = 0; r < 6; ++r) {
+    const auto t0 = Clock::now();
+    on_all([&](std::size_t lo, std::size_t hi) { std::memcpy(b.get() + lo, a.get() + lo, (hi - lo) * sizeof(float)); });
+    if (r > 0) best = std::min(best, seconds_since(t0));
+  }
+  return 2.0 * static_cast<double>(n * sizeof(float)) / best / 1e9;
+}
+
+// Fills x with numbers in [-1, 1) from a cheap hash of (seed, index), on every thread: gigabytes of
+// cache would take seconds through the TorchGenerator, and their values matter only for the check.
+void fill_hashed(float* x, std::size_t n, std::uint64_t seed, unsigned threads) {
+  std::vector<std::thread> pool;
+  const auto part = [&](unsigned t) {
+    for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
+      std::uint64_t z = (seed + i) * 0x9E3779B97F4A7C15ull;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z ^= z >> 31;
+      x[i] = static_cast<float>(z >> 40) / static_cast<float>(1u << 23) - 1.0f;
+    }
+  };
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(part, t);
+  part(0);
+  for (auto& th : pool) th.join();
+}
+
+// The caches each row cycles through: at least 1 GiB, and twice the last-level cache the system reports,
+// so that a decode step finds its keys and values in memory, as the layers of a real model do (each
+// layer's cache was last read a whole forward pass ago).
+// (At most kMaxDecodeLayers caches: a cache of a few dozen tokens would otherwise take millions of calls
+// to fill the pool; those fit in the CPU's caches whatever is done.)
+constexpr std::size_t kMaxDecodeLayers = 4096;
+double decode_pool_bytes() {
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return std::max(double(1u << 30), 2.0 * static_cast<double>(std::max(0L, l3)));
+}
+
+}  // namespace
+
+DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
+  DecodeReport report;
+  report.options = o;
+  report.machine = measure_machine();
+  const unsigned threads = report.machine.threads;
+  report.copy_gbps = measure_copy_gbps(threads);
+  report.pool_bytes = decode_pool_bytes();
+  const std::size_t H = o.heads, hd = o.dim / o.heads;
+  for (const std::size_t T : o.cache)
+    for (const auto& [impl, kv] : {std::pair<std::string, std::size_t>{"mha", H}, {"gqa", o.kv_groups}}) {
+      DecodeRow row;
+      row.impl = impl;
+      row.cache_tokens = T;
+      row.kv_heads = kv;
+      const std::size_t ld = kv * hd;        // one cached token's keys (or values), every key/value head
+      const std::size_t layer = T * ld;      // floats of one layer's keys (or values)
+      row.bytes = 2.0 * static_cast<double>(layer * sizeof(float));
+      row.layers = std::min(kMaxDecodeLayers, static_cast<std::size_t>(std::ceil(report.pool_bytes / row.bytes)));
+      // cache_k and cache_v of every layer: (layers, T, kv, hd) each, and each layer's new query (H, hd)
+      const std::size_t all = row.layers * layer;
+      const std::unique_ptr<float[]> k(new float[all]), v(new float[all]);
+      fill_hashed(k.get(), all, 1, threads);
+      fill_hashed(v.get(), all, 2, threads);
+      std::vector<float> q(row.layers * H * hd), out(H * hd), ref(H * hd);
+      fill_hashed(q.data(), q.size(), 3, 1);
+      const DecodeShape shape{T, H, kv, hd};
+      const auto io = [&](std::size_t l, float* o_) {
+        return DecodeIO{q.data() + l * H * hd, k.get() + l * layer, v.get() + l * layer, ld, o_};
+      };
+      decode_attention_reference(shape, io(0, ref.data()));
+      decode_attention(shape, io(0, out.data()), threads);
+      for (std::size_t i = 0; i < out.size(); ++i)
+        row.max_abs_diff = std::max(row.max_abs_diff, static_cast<double>(std::fabs(out[i] - ref[i])));
+      for (std::size_t l = 0; l < row.layers; ++l) decode_attention(shape, io(l, out.data()), threads);  // warm-up
+      for (std::size_t r = 0; r < o.repeats; ++r) {
+        const auto t0 = Clock::now();
+        for (std::size_t l = 0; l < row.layers; ++l) decode_attention(shape, io(l, out.data()), threads);
+        row.times.push_back(seconds_since(t0) / static_cast<double>(row.layers));
+      }
+      row.median_s = median(row.times);
+      row.gbps = row.bytes / row.median_s / 1e9;
+      row.copy_percent = 100.0 * row.gbps / report.copy_gbps;
+      report.rows.push_back(row);
+      if (progress) progress(impl + " " + std::to_string(T));
+    }
+  return report;
+}
+
+std::string render_decode_text(const DecodeReport& r) {
+  const BenchOptions& o = r.options;
+  char buf[512];
+  std::string out = "attn bench --decode -- one new token attending to a KV cache, float32\n";
+  std::snprintf(buf, sizeof buf, "shape: %zu dims x %zu heads (head_dim %zu); mha reads %zu key/value heads, gqa %zu\n",
+                o.dim, o.heads, o.dim / o.heads, o.heads, o.kv_groups);
+  out += buf;
+  out += render_machine(r.machine);
+  std::snprintf(buf, sizeof buf,
+                "memory: copy %.1f GB/s (STREAM-like, 2 x 256 MiB on every thread; 2 x bytes copied / s)\n"
+                "each row cycles through %.0f MiB of caches (one per layer, at most 4096 layers) so every step reads its\n"
+                "cache from memory; time per step is one layer's, median of %zu sweeps after a warm-up\n\n",
+                r.copy_gbps, r.pool_bytes / (1024.0 * 1024.0), o.repeats);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "%-5s %7s %7s %10s %10s %8s %8s %12s\n", "impl", "cache", "layers", "us/token",
+                "MB/token", "GB/s", "%copy", "max|diff|");
+  out += buf;
+  for (const auto& row : r.rows) {
+    std::snprintf(buf, sizeof buf, "%-5s %7zu %7zu %10.1f %10.2f %8.1f %7.1f%% %12.2e\n", row.impl.c_str(),
+                  row.cache_tokens, row.layers, row.median_s * 1e6, row.bytes / 1e6, row.gbps, row.copy_percent,
+                  row.max_abs_diff);
+    out += buf;
+  }
+  out += "\n  us/token: one layer's decode step (the new token's attention over the cache, no projections)\n"
+         "  MB/token: the cache's keys and values that step reads, 2 x cache x key/value heads x head_dim x 4 bytes\n";
+  return out;
+}
+
+nlohmann::ordered_json decode_json(const DecodeReport& r) {
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = 1;
+  doc["lesson"] = "bench-decode";
+  doc["config"] = {{"dim", r.options.dim},         {"heads", r.options.heads}, {"kv_groups", r.options.kv_groups},
+                   {"cache", r.options.cache},     {"repeats", r.options.repeats}};
+  doc["machine"] = machine_json(r.machine);
+  doc["machine"]["copy_gbps"] = r.copy_gbps;
+  doc["pool_bytes"] = r.pool_bytes;
+  doc["results"] = nlohmann::ordered_json::array();
+  for (const auto& row : r.rows)
+    doc["results"].push_back({{"impl", row.impl},
+                              {"cache_tokens", row.cache_tokens},
+                              {"kv_heads", row.kv_heads},
+                              {"layers", row.layers},
+                              {"median_s", row.median_s},
+                              {"bytes", row.bytes},
+                              {"gbps", row.gbps},
+                              {"copy_percent", row.copy_percent},
                               {"max_abs_diff", row.max_abs_diff},
                               {"times_s", row.times}});
   return doc;

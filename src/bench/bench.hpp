@@ -18,14 +18,28 @@ struct BenchRow {
   std::string what;
   double median_s = 0;
   double gflops = 0;          // useful work / median time
-  double sgemm_percent = 0;   // gflops / the machine's SGEMM rate
+  double sgemm_percent = 0;   // gflops / the machine's SGEMM rate (oneDNN's)
+  double peak_percent = 0;    // gflops / the machine's FMA peak
   double peak_mb = 0;         // resident memory added at the peak of one run
   double max_abs_diff = 0;    // against mha's output
   std::vector<double> times;  // every timed run, seconds
 };
 
+// What the machine can do, measured in the same run as the implementations.
+struct MachineReport {
+  unsigned threads = 0;           // the machine's hardware threads, which every implementation runs on
+  std::string isa;                // the fast kernels' build, picked by the CPU's feature flags
+  std::size_t mr = 0, nr = 0;     // its micro-kernel's register block
+  double fma_peak_gflops = 0;     // that build's FMA chains on every thread: the arithmetic peak
+  double sgemm_gflops = 0;        // oneDNN's SGEMM (the fast implementations' projections), 2048^3
+  double openblas_gflops = 0;     // OpenBLAS's SGEMM (the lessons' and mha's), 2048^3
+  std::string openblas_core;      // the kernels OpenBLAS chose (openblas_get_corename)
+};
+MachineReport measure_machine();
+
 struct BenchReport {
   BenchOptions options;
+  MachineReport machine;
   unsigned threads = 0;
   double sgemm_gflops = 0;
   double useful_gflop_mha = 0;  // projections + out_proj + causal attention
@@ -53,5 +67,30 @@ BenchReport run_bench(const BenchOptions& options, const std::function<void(cons
 
 std::string render_bench_text(const BenchReport& report);
 nlohmann::ordered_json bench_json(const BenchReport& report);
+
+// attn bench --decode: one new token attending to KV caches of each --cache length, for MHA (--heads
+// key/value heads) and GQA (--kv-groups), timed against the machine's memory bandwidth.
+struct DecodeRow {
+  std::string impl;                // "mha" or "gqa"
+  std::size_t cache_tokens = 0;
+  std::size_t kv_heads = 0;
+  std::size_t layers = 0;          // caches read in turn, so each step reads its cache from memory
+  double median_s = 0;             // one decode step of one layer
+  double bytes = 0;                // cache bytes one step reads: its keys and values
+  double gbps = 0;                 // bytes / median_s
+  double copy_percent = 0;         // gbps / the machine's copy bandwidth
+  double max_abs_diff = 0;         // against decode_attention_reference on layer 0
+  std::vector<double> times;       // every timed sweep, per step
+};
+struct DecodeReport {
+  BenchOptions options;
+  MachineReport machine;
+  double copy_gbps = 0;            // a STREAM-like copy on every thread: 2 x bytes copied / time
+  double pool_bytes = 0;           // the cache memory each row cycles through
+  std::vector<DecodeRow> rows;
+};
+DecodeReport run_decode_bench(const BenchOptions& options, const std::function<void(const std::string&)>& progress);
+std::string render_decode_text(const DecodeReport& report);
+nlohmann::ordered_json decode_json(const DecodeReport& report);
 
 }  // namespace attn

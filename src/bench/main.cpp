@@ -43,10 +43,16 @@ int main(int argc, char** argv) {
       dump_bench(parsed.bench, dump_dir);
       return kExitOk;
     }
-    const BenchReport report = run_bench(parsed.bench, [progress](const std::string& impl) {
-      if (progress) std::cerr << "attn: bench: " << impl << " done" << std::endl;
-    });
-    std::cout << (parsed.output.json ? dump_json(bench_json(report)) : render_bench_text(report)) << std::flush;
+    const auto say = [progress](const std::string& what) {
+      if (progress) std::cerr << "attn: bench: " << what << " done" << std::endl;
+    };
+    if (parsed.bench.decode) {
+      const DecodeReport report = run_decode_bench(parsed.bench, say);
+      std::cout << (parsed.output.json ? dump_json(decode_json(report)) : render_decode_text(report)) << std::flush;
+    } else {
+      const BenchReport report = run_bench(parsed.bench, say);
+      std::cout << (parsed.output.json ? dump_json(bench_json(report)) : render_bench_text(report)) << std::flush;
+    }
     if (!std::cout) {
       std::cerr << "attn: cannot write output: " << std::strerror(errno) << "\n";
       return kExitRuntime;

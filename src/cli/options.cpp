@@ -296,6 +296,28 @@ OptionSpec impl_option() {
   return s;
 }
 
+OptionSpec cache_option() {
+  OptionSpec s = entry(Scope::Bench, std::nullopt, "--cache", "N,...", "",
+                       "With --decode: the KV cache lengths to time, in tokens");
+  s.range = "1 to " + std::to_string(kMaxDecodeCache) + " each";
+  bind(s, &BenchOptions::cache);
+  s.shown_default = [](const CommandLine& c) {
+    std::string text;
+    for (const std::size_t n : c.bench.cache) text += (text.empty() ? "" : ",") + std::to_string(n);
+    return text;
+  };
+  s.add = [](CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help) {
+    std::string shown;
+    for (const std::size_t n : defaults.bench.cache) shown += (shown.empty() ? "" : ",") + std::to_string(n);
+    return app->add_option("--cache", target.bench.cache, help)
+        ->delimiter(',')
+        ->check(whole_number(1, kMaxDecodeCache))
+        ->type_name("N,...")
+        ->default_str(shown);
+  };
+  return s;
+}
+
 std::vector<OptionSpec> make_table() {
   using L = LessonConfig;
   const auto I = Scope::Input, O = Scope::Output, Le = Scope::Lesson, B = Scope::Bench;
@@ -459,6 +481,10 @@ std::vector<OptionSpec> make_table() {
   t.push_back(whole(B, std::nullopt, "--repeats", "N", &BenchOptions::repeats, 1, 100, "",
                     "Timed runs per implementation, after one warm-up"));
   t.push_back(impl_option());
+  t.push_back(flag(B, std::nullopt, "--decode", &BenchOptions::decode, "",
+                   "Time decoding instead: one new token attending to a KV cache of each --cache length, MHA and "
+                   "GQA, against this machine's memory bandwidth (--batch, --tokens and --impl do not apply)"));
+  t.push_back(cache_option());
   t.push_back(flag(B, std::nullopt, "--json", &OutputOptions::json, "", "Print the results as one JSON document"));
   t.push_back(flag(Scope::List, std::nullopt, "--json", &ListOptions::json, "", "Print the list as JSON"));
   // attn present

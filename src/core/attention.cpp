@@ -257,18 +257,16 @@ Tensor3 MultiHeadAttention::forward_fused(const Tensor3& x, unsigned threads) co
     qkv.bias = xt::empty<float>({3 * d_out});  // (3 d_out,)
     stack(W_query.bias, W_key.bias, W_value.bias, qkv.bias);
   }
-  // Every product on our own threads, OpenBLAS single-threaded throughout.
-  const SingleThreadedBlas one_blas_thread;
+  // The projections through oneDNN (its threads), the attention on ours: nothing here goes through OpenBLAS.
   const std::size_t rows = b * n, d_in = x.shape(2), ld = 3 * d_out;
   Tensor3 proj = xt::empty<float>({b, n, ld});  // (b, n, 3 d_out): queries | keys | values
-  linear_rows(x.data(), rows, d_in, qkv.weight.data(), ld, qkv.bias.size() ? qkv.bias.data() : nullptr, proj.data(),
-              threads);
+  fast_linear(x.data(), rows, d_in, qkv.weight.data(), ld, qkv.bias.size() ? qkv.bias.data() : nullptr, proj.data());
   Tensor3 context = xt::empty<float>({b, n, d_out});  // (b, n, d_out)
   causal_attention_fused({b, n, num_heads, num_heads, head_dim},
                          {proj.data(), ld, proj.data() + d_out, ld, proj.data() + 2 * d_out, ld, context.data(), d_out},
                          threads);
   Tensor3 out = xt::empty<float>({b, n, d_out});  // (b, n, d_out): out_proj(context)
-  linear_rows(context.data(), rows, d_out, out_proj.weight.data(), d_out, out_proj.bias.data(), out.data(), threads);
+  fast_linear(context.data(), rows, d_out, out_proj.weight.data(), d_out, out_proj.bias.data(), out.data());
   return out;
 }
 
@@ -302,13 +300,12 @@ Tensor3 GroupedQueryAttention::forward(const Tensor3& x, TorchGenerator& gen, Dr
                                        unsigned threads) const {
   if (dropout > 0.0) return attend(x, gen, rng).context_vecs;
   const std::size_t b = x.shape(0), n = x.shape(1), d_out = num_heads * head_dim, kv = num_kv_groups * head_dim;
-  // Every product on our own threads, OpenBLAS single-threaded throughout.
-  const SingleThreadedBlas one_blas_thread;
+  // The projections through oneDNN (its threads), the attention on ours: nothing here goes through OpenBLAS.
   const std::size_t rows = b * n, d_in = x.shape(2);
   const auto project = [&](const Linear& layer, std::size_t width) {
     Tensor3 y = xt::empty<float>({b, n, width});  // (b, n, width)
-    linear_rows(x.data(), rows, d_in, layer.weight.data(), width, layer.bias.size() ? layer.bias.data() : nullptr,
-                y.data(), threads);
+    fast_linear(x.data(), rows, d_in, layer.weight.data(), width, layer.bias.size() ? layer.bias.data() : nullptr,
+                y.data());
     return y;
   };
   const Tensor3 queries = project(W_query, d_out);  // (b, n, d_out)
@@ -318,7 +315,7 @@ Tensor3 GroupedQueryAttention::forward(const Tensor3& x, TorchGenerator& gen, Dr
   causal_attention_fused({b, n, num_heads, num_kv_groups, head_dim},
                          {queries.data(), d_out, keys.data(), kv, values.data(), kv, context.data(), d_out}, threads);
   Tensor3 out = xt::empty<float>({b, n, d_out});  // (b, n, d_out): out_proj, no bias
-  linear_rows(context.data(), rows, d_out, out_proj.weight.data(), d_out, nullptr, out.data(), threads);
+  fast_linear(context.data(), rows, d_out, out_proj.weight.data(), d_out, nullptr, out.data());
   return out;
 }
 

@@ -1,0 +1,102 @@
+// The fast kernels' three builds: tile_kernels.inc compiled for AVX-512, for AVX2 with FMA, and for the
+// compiler's baseline, each in a namespace of its own, so that no function of one build can stand in for
+// another's (every function here is the instruction set's own; nothing outside these namespaces is built
+// for a wider target than the rest of the program). kernels.cpp picks a build by the CPU's feature flags
+// (best_vector_isa), never by OpenBLAS's idea of the CPU; the tests run every build the machine can.
+#include "core/tile_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include "core/nn.hpp"
+
+
+namespace attn::tiles {
+
+FusedScratch fused_scratch(std::size_t head_dim) {
+  const std::size_t acc_ld = packed_row(head_dim);
+  return {acc_ld,
+          std::vector<float>(head_dim * kFusedLd),
+          std::vector<float>(kFusedTileK * kFusedLd),
+          std::vector<float>(kFusedTileQ * acc_ld),
+          std::vector<float>(kFusedTileQ),
+          std::vector<float>(kFusedTileQ),
+          std::vector<float>(kFusedTileQ)};
+}
+
+// Every function defined between a BEGIN and its END is compiled for that target (GCC's pragma, or
+// clang's attribute push for the fuzzing build).
+#if defined(__clang__)
+#define ATTN_TARGET_AVX512 _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512vl,fma\"))), apply_to = function)")
+#define ATTN_TARGET_AVX2 _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
+#define ATTN_TARGET_END _Pragma("clang attribute pop")
+#else
+#define ATTN_TARGET_AVX512 _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512vl,fma\")")
+#define ATTN_TARGET_AVX2 _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
+#define ATTN_TARGET_END _Pragma("GCC pop_options")
+#endif
+
+ATTN_TARGET_AVX512
+namespace avx512 {
+constexpr std::size_t kLanes = 16;
+constexpr std::size_t kMR = 8, kNV = 2;  // 16 of the 32 zmm registers accumulate, 8 rows by 32 columns
+typedef float vexp_t __attribute__((vector_size(64)));
+static inline vexp_t vexp(vexp_t x) { return Sleef_expf16_u10avx512f(x); }
+static inline vexp_t splat(float s) { return _mm512_set1_ps(s); }
+static inline float hsum(vexp_t v) {
+  // Halves through the vector extension (GCC 12's extract intrinsics warn of an undefined temporary).
+  typedef float half_t __attribute__((vector_size(32)));
+  half_t lo, hi;
+  __builtin_memcpy(&lo, &v, sizeof lo);
+  __builtin_memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+  const __m256 half = lo + hi;
+  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
+  const __m128 pairs = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
+  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
+}
+#include "core/tile_kernels.inc"
+}  // namespace avx512
+ATTN_TARGET_END
+
+ATTN_TARGET_AVX2
+namespace avx2 {
+constexpr std::size_t kLanes = 8;
+constexpr std::size_t kMR = 6, kNV = 2;  // 12 of the 16 ymm registers accumulate, 6 rows by 16 columns
+typedef float vexp_t __attribute__((vector_size(32)));
+static inline vexp_t vexp(vexp_t x) { return Sleef_expf8_u10avx2(x); }
+static inline vexp_t splat(float s) { return _mm256_set1_ps(s); }
+static inline float hsum(vexp_t v) {
+  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 pairs = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
+  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
+}
+#include "core/tile_kernels.inc"
+}  // namespace avx2
+ATTN_TARGET_END
+
+namespace portable {
+constexpr std::size_t kLanes = 4;
+constexpr std::size_t kMR = 4, kNV = 2;
+typedef float vexp_t __attribute__((vector_size(16)));
+// Lane by lane with the scalar build of the same SLEEF function: no instruction set assumed.
+static inline vexp_t vexp(vexp_t x) {
+  for (std::size_t l = 0; l < kLanes; ++l) x[l] = torch_exp(x[l]);
+  return x;
+}
+static inline vexp_t splat(float s) { return vexp_t{s, s, s, s}; }
+static inline float hsum(vexp_t v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+#include "core/tile_kernels.inc"
+}  // namespace portable
+
+const IsaKernels& kernels_for(VectorIsa isa) {
+  switch (isa) {
+    case VectorIsa::Avx512: return avx512::kKernels;
+    case VectorIsa::Avx2: return avx2::kKernels;
+    case VectorIsa::Scalar: break;
+  }
+  return portable::kKernels;
+}
+
+}  // namespace attn::tiles
