@@ -56,6 +56,20 @@ static inline float hsum(vexp_t v) {
   const __m128 pairs = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
   return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
 }
+// A vector's two halves added: 8 lanes.
+static inline __m256 fold_halves(vexp_t v) {
+  typedef float half_t __attribute__((vector_size(32)));
+  half_t lo, hi;
+  __builtin_memcpy(&lo, &v, sizeof lo);
+  __builtin_memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+  return static_cast<__m256>(lo + hi);
+}
+// The four sums of a, b, c and d into out[0..3]: halves folded, then AVX2's three horizontal adds.
+static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) {
+  const __m256 z = _mm256_hadd_ps(_mm256_hadd_ps(fold_halves(a), fold_halves(b)),
+                                  _mm256_hadd_ps(fold_halves(c), fold_halves(d)));
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1)));
+}
 #include "core/tile_kernels.inc"
 }  // namespace avx512
 ATTN_TARGET_END
@@ -72,6 +86,11 @@ static inline float hsum(vexp_t v) {
   const __m128 pairs = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
   return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
 }
+// The four sums of a, b, c and d into out[0..3]: three horizontal adds and the two halves.
+static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) {
+  const __m256 z = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1)));
+}
 #include "core/tile_kernels.inc"
 }  // namespace avx2
 ATTN_TARGET_END
@@ -87,6 +106,12 @@ static inline vexp_t vexp(vexp_t x) {
 }
 static inline vexp_t splat(float s) { return vexp_t{s, s, s, s}; }
 static inline float hsum(vexp_t v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) {
+  out[0] = hsum(a);
+  out[1] = hsum(b);
+  out[2] = hsum(c);
+  out[3] = hsum(d);
+}
 #include "core/tile_kernels.inc"
 }  // namespace portable
 
