@@ -62,14 +62,20 @@ const char* const kBenchFooter =
     "  mha      section 3.6.2: one projection per Q/K/V, heads as views, the full\n"
     "           (b, h, T, T) scores\n"
     "  fused    mha's weights on a tiled kernel with an online softmax: no (T, T)\n"
-    "           matrix, no work above the diagonal, both cores\n"
+    "           matrix, no work above the diagonal, every core; its kernels are\n"
+    "           chosen by the CPU's feature flags (AVX-512, AVX2 or portable)\n"
     "  gqa      grouped-query attention: --kv-groups key/value heads shared by the\n"
     "           query heads, fused\n"
     "Timing: a warm-up, then the median of --repeats runs. GFLOP/s counts useful work\n"
     "only (the projections and the causal half of the scores, not the masked half);\n"
-    "%SGEMM compares it with this machine's own matrix-product rate. The default\n"
-    "shape is GPT-2 small's and takes about 20 s on two cores.\n"
-    "Example: attn bench --tokens 256 --repeats 3. Figures: docs/performance.md.";
+    "%peak compares it with this machine's measured FMA peak, %SGEMM with its\n"
+    "matrix-product rate. The default shape is GPT-2 small's and takes about 20 s on\n"
+    "two cores.\n"
+    "--decode times generation instead: one new token attending to a KV cache of each\n"
+    "--cache length, MHA and GQA, in microseconds per token and in GB/s against a\n"
+    "copy of memory measured in the same run (about 30 s).\n"
+    "Examples: attn bench --tokens 256 --repeats 3; attn bench --decode --cache 1024.\n"
+    "Figures: docs/performance.md.";
 
 const char* const kPresentFooter =
     "Keys (presenter clickers send these too):\n"
