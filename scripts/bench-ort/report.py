@@ -86,20 +86,16 @@ def table(shape, s, rounds):
         f = lambda r: f"{r:.2f}"  # noqa: E731
         lines.append(f"| **{label}** | **{f(statistics.median(values))}** | {spread(values, f)} |")
 
-    row("attn fused", s["attn_fused"])
-    for v in MHA_VARIANTS:
-        if v in s["ort"]:
-            row(f"ORT {v}", s["ort"][v])
-    if "best_mha" in s:
-        row(f"ORT best MHA ({s['best_mha']})", s["ort"][s["best_mha"]])
-        ratio(f"attn fused / ORT {s['best_mha']}", s["ratio_mha"])
-    row("attn gqa", s["attn_gqa"])
-    for v in GQA_VARIANTS:
-        if v in s["ort"]:
-            row(f"ORT {v}", s["ort"][v])
-    if "best_gqa" in s:
-        row(f"ORT best GQA ({s['best_gqa']})", s["ort"][s["best_gqa"]])
-        ratio(f"attn gqa / ORT {s['best_gqa']}", s["ratio_gqa"])
+    # The MHA rows, then the GQA rows: attn's implementation, each ORT variant, ORT's best and the ratio.
+    for impl, kind, variants in (("fused", "mha", MHA_VARIANTS), ("gqa", "gqa", GQA_VARIANTS)):
+        row(f"attn {impl}", s[f"attn_{impl}"])
+        for v in variants:
+            if v in s["ort"]:
+                row(f"ORT {v}", s["ort"][v])
+        best = s.get(f"best_{kind}")
+        if best is not None:
+            row(f"ORT best {kind.upper()} ({best})", s["ort"][best])
+            ratio(f"attn {impl} / ORT {best}", s[f"ratio_{kind}"])
     return "\n".join(lines)
 
 
