@@ -346,6 +346,17 @@ TEST_CASE("attn does not replace operator new, but the attn-bench program, which
   CHECK(count(ATTN_BENCH_EXE) != "0\n");  // the same check finds it where it is
 }
 
+TEST_CASE("attn loads neither oneDNN nor OpenMP, only the attn-bench program (whose fast kernels use them) does",
+          "[architecture]") {
+  // The two cost every process about 15 ms to load, and no lesson runs the fast paths (core/fast.cpp).
+  const auto libraries = [](const std::string& exe) { return shell("ldd " + quote(exe)).out; };
+  const std::string attn = libraries(ATTN_EXE), bench = libraries(ATTN_BENCH_EXE);
+  CHECK(attn.find("libdnnl") == std::string::npos);
+  CHECK(attn.find("libgomp") == std::string::npos);
+  CHECK(bench.find("libdnnl") != std::string::npos);  // the same check finds them where they are
+  CHECK(bench.find("libgomp") != std::string::npos);
+}
+
 TEST_CASE("attn bench: errors map to the documented statuses, and progress goes to the error stream", "[architecture][bench]") {
   const auto bad = run({"bench", "--dim", "10", "--heads", "3"});
   CHECK(bad.status == 2);

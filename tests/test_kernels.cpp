@@ -11,6 +11,7 @@
 #include <xtensor/xmath.hpp>
 
 #include "core/attention.hpp"
+#include "core/fast.hpp"
 #include "core/kernels.hpp"
 #include "lessons/lessons.hpp"
 #include "support.hpp"

@@ -27,6 +27,7 @@
 #include "bench/alloc_counter.hpp"
 #include "core/attention.hpp"
 #include "core/errors.hpp"
+#include "core/fast.hpp"
 #include "core/kernels.hpp"
 
 namespace attn {

@@ -243,33 +243,6 @@ Tensor3 MultiHeadAttention::forward(const Tensor3& x, TorchGenerator& gen, Dropo
   return out_proj.forward(context);  // (b, n, d_out)
 }
 
-Tensor3 MultiHeadAttention::forward_fused(const Tensor3& x, unsigned threads) const {
-  const std::size_t b = x.shape(0), n = x.shape(1), d_out = num_heads * head_dim;
-  // One projection for all three: rows [W_query; W_key; W_value] (3 d_out, d_in), biases alike; stacked
-  // with plain copies (xtensor's lazy concatenate costs more than the rest of the set-up together).
-  const auto stack = [](const auto& a, const auto& b, const auto& c, auto& out) {
-    std::copy(c.begin(), c.end(), std::copy(b.begin(), b.end(), std::copy(a.begin(), a.end(), out.begin())));
-  };
-  Linear qkv = W_query;
-  qkv.weight = xt::empty<float>({3 * d_out, W_query.weight.shape(1)});  // (3 d_out, d_in)
-  stack(W_query.weight, W_key.weight, W_value.weight, qkv.weight);
-  if (W_query.bias.size() > 0) {
-    qkv.bias = xt::empty<float>({3 * d_out});  // (3 d_out,)
-    stack(W_query.bias, W_key.bias, W_value.bias, qkv.bias);
-  }
-  // The projections through oneDNN (its threads), the attention on ours: nothing here goes through OpenBLAS.
-  const std::size_t rows = b * n, d_in = x.shape(2), ld = 3 * d_out;
-  Tensor3 proj = xt::empty<float>({b, n, ld});  // (b, n, 3 d_out): queries | keys | values
-  fast_linear(x.data(), rows, d_in, qkv.weight.data(), ld, qkv.bias.size() ? qkv.bias.data() : nullptr, proj.data());
-  Tensor3 context = xt::empty<float>({b, n, d_out});  // (b, n, d_out)
-  causal_attention_fused({b, n, num_heads, num_heads, head_dim},
-                         {proj.data(), ld, proj.data() + d_out, ld, proj.data() + 2 * d_out, ld, context.data(), d_out},
-                         threads);
-  Tensor3 out = xt::empty<float>({b, n, d_out});  // (b, n, d_out): out_proj(context)
-  fast_linear(context.data(), rows, d_out, out_proj.weight.data(), d_out, out_proj.bias.data(), out.data());
-  return out;
-}
-
 std::size_t MultiHeadAttention::num_parameters() const {
   return W_query.num_parameters() + W_key.num_parameters() + W_value.num_parameters() + out_proj.num_parameters();
 }
@@ -294,29 +267,6 @@ MultiHeadPass GroupedQueryAttention::attend(const Tensor3& x, TorchGenerator& ge
   multi_head_attend(p, num_heads, num_kv_groups, head_dim, dropout, gen, rng);
   p.context_vecs = out_proj.forward(p.context_combined);  // (b, n, d_out)
   return p;
-}
-
-Tensor3 GroupedQueryAttention::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng,
-                                       unsigned threads) const {
-  if (dropout > 0.0) return attend(x, gen, rng).context_vecs;
-  const std::size_t b = x.shape(0), n = x.shape(1), d_out = num_heads * head_dim, kv = num_kv_groups * head_dim;
-  // The projections through oneDNN (its threads), the attention on ours: nothing here goes through OpenBLAS.
-  const std::size_t rows = b * n, d_in = x.shape(2);
-  const auto project = [&](const Linear& layer, std::size_t width) {
-    Tensor3 y = xt::empty<float>({b, n, width});  // (b, n, width)
-    fast_linear(x.data(), rows, d_in, layer.weight.data(), width, layer.bias.size() ? layer.bias.data() : nullptr,
-                y.data());
-    return y;
-  };
-  const Tensor3 queries = project(W_query, d_out);  // (b, n, d_out)
-  const Tensor3 keys = project(W_key, kv);          // (b, n, kv_groups * hd)
-  const Tensor3 values = project(W_value, kv);      // (b, n, kv_groups * hd)
-  Tensor3 context = xt::empty<float>({b, n, d_out});  // (b, n, d_out)
-  causal_attention_fused({b, n, num_heads, num_kv_groups, head_dim},
-                         {queries.data(), d_out, keys.data(), kv, values.data(), kv, context.data(), d_out}, threads);
-  Tensor3 out = xt::empty<float>({b, n, d_out});  // (b, n, d_out): out_proj, no bias
-  fast_linear(context.data(), rows, d_out, out_proj.weight.data(), d_out, nullptr, out.data());
-  return out;
 }
 
 std::size_t GroupedQueryAttention::num_parameters() const {

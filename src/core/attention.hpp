@@ -121,8 +121,8 @@ struct MultiHeadAttention {
   // Just the output. Without dropout it takes the chapter's path with heads as strided views
   // (causal_attention_unfused); with dropout it is attend()'s output.
   Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, unsigned threads = 2) const;
-  // The same module through the fused kernel: one (d_in, 3 d_out) projection for queries, keys and values,
-  // then causal_attention_fused. Dropout 0 only.
+  // The same module through the fused kernel: one (d_in, 3 d_out) projection for queries, keys and values
+  // (oneDNN), then causal_attention_fused. Dropout 0 only. Defined in core/fast.cpp (library attn_fast).
   Tensor3 forward_fused(const Tensor3& x, unsigned threads = 2) const;
   std::size_t num_parameters() const;
 
@@ -141,7 +141,8 @@ struct GroupedQueryAttention {
   GroupedQueryAttention(std::size_t d_in, std::size_t d_out, double dropout, std::size_t num_heads,
                         std::size_t num_kv_groups, bool qkv_bias, TorchGenerator& gen);
   MultiHeadPass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
-  // Just the output: through the fused kernel without dropout, attend()'s output with it.
+  // Just the output: through the fused kernel without dropout, attend()'s output with it. Defined in
+  // core/fast.cpp (library attn_fast).
   Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, unsigned threads = 2) const;
   std::size_t num_parameters() const;
 

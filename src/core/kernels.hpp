@@ -1,6 +1,7 @@
 #pragma once
-// Causal multi-head attention kernels, after llm.c's dev/ kernels: a simple reference and a fast version
-// checked against it (tests/test_kernels.cpp) before it is timed (attn bench).
+// Causal multi-head attention kernels, after llm.c's dev/ kernels: the simple references, the chapter's
+// unfused way, and what they share. The fast versions, checked against the references
+// (tests/test_kernels.cpp) before they are timed (attn bench), are declared in core/fast.hpp.
 //
 // Both take queries, keys and values as they come out of the projections: row-major (B, T, heads * hd)
 // matrices with a row stride (ld) of their own, so a head is a strided view, never a copy. Query head h
@@ -32,15 +33,8 @@ struct AttentionIO {
 // The reference: for each (batch, head) the full (T, T) scores, scaled by 1/sqrt(hd), masked above the
 // diagonal, softmax, times the values (every key's, the future's zero weights included, as PyTorch's
 // product: 0 * inf is NaN). One thread, one (T, T) matrix at a time. Scores that overflow float32 give
-// PyTorch's NaN rows; all three kernels agree with it there too.
+// PyTorch's NaN rows; the unfused and fused kernels agree with it there too.
 void causal_attention_reference(const AttentionShape& s, const AttentionIO& io);
-
-// The fused kernel: tiles of queries against tiles of keys with an online (streaming) softmax, so no
-// (T, T) matrix is ever held; tiles above the diagonal are skipped (a non-finite value in one of them,
-// which PyTorch's product turns into NaN through its zero weight, is found beforehand); (batch, head,
-// query tile) tasks are spread over `threads` threads. The tile products are our own register-blocked
-// micro-kernels (tile_kernels.inc), in the build for the CPU's feature flags: AVX-512, AVX2 or portable.
-void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsigned threads);
 
 // The chapter's MultiHeadAttention way, with heads as strided views: every (batch, head) scores matrix
 // computed by one SGEMM (OpenBLAS threads) into a full (B, heads, T, T) tensor, as PyTorch holds it,
@@ -76,10 +70,6 @@ VectorIsa best_vector_isa();
 float exp_shift_sum_with(VectorIsa isa, float* x, std::size_t n, float shift);
 float max_with(VectorIsa isa, const float* x, std::size_t n, float init);
 
-// The fused kernel on a chosen build (for the tests, which check every build the machine can run against
-// the reference); causal_attention_fused uses best_vector_isa().
-void causal_attention_fused_with(VectorIsa isa, const AttentionShape& s, const AttentionIO& io, unsigned threads);
-
 // Decoding: one new token per query head against a KV cache of `cache_tokens` tokens (the kv-cache
 // lesson's cache_k and cache_v, batch 1: (cache_tokens, kv_heads, head_dim) rows, the new token's own key
 // and value already appended). No mask: the new token sees every cached one.
@@ -98,27 +88,6 @@ struct DecodeIO {
 };
 // The reference: per head, every score, softmax (nn's), then the weighted sum of the values, in loops.
 void decode_attention_reference(const DecodeShape& s, const DecodeIO& io);
-// The fast version: the cache split into parts over (kv head, range of keys), spread over `threads`
-// threads; each part reads its keys and values once for all the query heads that share them, keeps an
-// online softmax, and the parts are merged at the end (as flash-decoding does).
-void decode_attention(const DecodeShape& s, const DecodeIO& io, unsigned threads);
-void decode_attention_with(VectorIsa isa, const DecodeShape& s, const DecodeIO& io, unsigned threads);
-
-// The builds' register blocks and the peak-FMA calibration: GFLOP/s of `threads` threads each running the
-// build's independent FMA chains for about `seconds`.
-struct IsaInfo {
-  const char* name;  // "avx512", "avx2", "portable"
-  std::size_t mr, nr;
-};
-IsaInfo isa_info(VectorIsa isa);
-double fma_peak_gflops(VectorIsa isa, unsigned threads, double seconds);
-
-// out (rows, n) = x (rows, k) @ w.T + bias, w row-major (n, k), bias (n,) or null: nn.Linear for the fast
-// implementations, through oneDNN's SGEMM, which picks its kernels (AVX-512, AVX2, ...) by the CPU's
-// feature flags and runs on OpenMP's threads. Not bit-exact with PyTorch; the lessons keep OpenBLAS.
-void fast_linear(const float* x, std::size_t rows, std::size_t k, const float* w, std::size_t n, const float* bias,
-                 float* out);
-
 // Floating-point operations of the causal part only: 2 * (QK^T + PV) multiply-adds over the T(T+1)/2
 // visible (query, key) pairs of every head.
 double causal_attention_flops(const AttentionShape& s);
