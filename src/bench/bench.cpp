@@ -29,6 +29,7 @@
 #include "core/errors.hpp"
 #include "core/fast.hpp"
 #include "core/kernels.hpp"
+#include "core/threads.hpp"
 
 namespace attn {
 
@@ -316,12 +317,8 @@ namespace {
 double measure_copy_gbps(unsigned threads) {
   const std::size_t n = std::size_t{64} << 20;  // floats per array
   const std::unique_ptr<float[]> a(new float[n]), b(new float[n]);
-  const auto share = [&](unsigned t, auto body) { body(n * t / threads, n * (t + 1) / threads); };
   const auto on_all = [&](auto body) {
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&, t] { share(t, body); });
-    share(0, body);
-    for (auto& th : pool) th.join();
+    on_threads(threads, [&](unsigned t) { body(n * t / threads, n * (t + 1) / threads); });
   };
   // First touch on the threads that copy, so that each one's pages are where it runs.
   on_all([&](std::size_t lo, std::size_t hi) {
@@ -340,18 +337,14 @@ double measure_copy_gbps(unsigned threads) {
 // Fills x with numbers in [-1, 1) from a cheap hash of (seed, index), on every thread: gigabytes of
 // cache would take seconds through the TorchGenerator, and their values matter only for the check.
 void fill_hashed(float* x, std::size_t n, std::uint64_t seed, unsigned threads) {
-  std::vector<std::thread> pool;
-  const auto part = [&](unsigned t) {
+  on_threads(threads, [&](unsigned t) {
     for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
       std::uint64_t z = (seed + i) * 0x9E3779B97F4A7C15ull;
       z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
       z ^= z >> 31;
       x[i] = static_cast<float>(z >> 40) / static_cast<float>(1u << 23) - 1.0f;
     }
-  };
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(part, t);
-  part(0);
-  for (auto& th : pool) th.join();
+  });
 }
 
 // The caches each row cycles through: at least 1 GiB, and twice the last-level cache the system reports,

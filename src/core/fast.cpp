@@ -30,15 +30,6 @@ namespace attn {
 
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-std::size_t kv_head_of(const AttentionShape& s, std::size_t h) { return h / (s.heads / s.kv_heads); }
-
-// The best build this CPU runs, asked once (a function-local static: the CPU model is known by then).
-VectorIsa best_isa() {
-  static const VectorIsa best = best_vector_isa();
-  return best;
-}
 
 // PyTorch multiplies the whole (T, T) weights by the values, so a future key's weight, 0, meets its value
 // too, and 0 * inf or 0 * NaN is NaN: a non-finite value poisons that column of the context of every
@@ -79,7 +70,7 @@ void parallel_tasks(unsigned threads, std::size_t tasks, F task) {
 }  // namespace
 
 void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsigned threads) {
-  causal_attention_fused_with(best_isa(), s, io, threads);
+  causal_attention_fused_with(best_vector_isa(), s, io, threads);
 }
 
 void causal_attention_fused_with(VectorIsa isa, const AttentionShape& s, const AttentionIO& io, unsigned threads) {
@@ -113,14 +104,14 @@ void causal_attention_fused_with(VectorIsa isa, const AttentionShape& s, const A
   parallel_tasks(threads, tasks, [&](std::size_t t, unsigned thread) {
     const std::size_t tile = tiles_per_head - 1 - t / (s.batch * s.heads);
     const std::size_t bh = t % (s.batch * s.heads);
-    const std::size_t b = bh / s.heads, h = bh % s.heads, bg = b * s.kv_heads + kv_head_of(s, h);
+    const std::size_t b = bh / s.heads, h = bh % s.heads, bg = b * s.kv_heads + s.kv_head(h);
     kernels.fused_task(s, io, b, h, tile * tiles::kFusedTileQ, kp.get() + bg * head_size, vp.get() + bg * head_size,
                        last_nonfinite.data() + bg * s.head_dim, scratch[thread]);
   });
 }
 
 void decode_attention(const DecodeShape& s, const DecodeIO& io, unsigned threads) {
-  decode_attention_with(best_isa(), s, io, threads);
+  decode_attention_with(best_vector_isa(), s, io, threads);
 }
 
 void decode_attention_with(VectorIsa isa, const DecodeShape& s, const DecodeIO& io, unsigned threads) {
@@ -133,15 +124,17 @@ void decode_attention_with(VectorIsa isa, const DecodeShape& s, const DecodeIO& 
   const std::size_t parts = (T + per_part - 1) / per_part;
   std::vector<float> part_max(parts * H), part_sum(parts * H), part_out(parts * H * hd);
   threads = std::min<unsigned>(threads, static_cast<unsigned>(parts));
-  std::vector<std::vector<float>> scores(threads, std::vector<float>(H * per_part));  // per thread
+  // Each thread's scores, (H, per_part), in one block left uninitialised: a decode step is a few hundred
+  // microseconds, and a vector of vectors copied and zeroed its scratch on every one.
+  const std::unique_ptr<float[]> scores(new float[threads * H * per_part]);
   parallel_tasks(threads, parts, [&](std::size_t p, unsigned thread) {
     const std::size_t j0 = p * per_part, j1 = std::min(T, j0 + per_part);
     kernels.decode_part(s, io, j0, j1, part_max.data() + p * H, part_sum.data() + p * H, part_out.data() + p * H * hd,
-                        scores[thread].data());
+                        scores.get() + thread * H * per_part);
   });
   // Merge: each part's sum and output rescaled from its own maximum to the head's.
   for (std::size_t h = 0; h < H; ++h) {
-    float m = kNegInf;
+    float m = -std::numeric_limits<float>::infinity();
     for (std::size_t p = 0; p < parts; ++p) {
       const float pm = part_max[p * H + h];
       m = (pm > m || pm != pm) ? pm : m;

@@ -1,13 +1,8 @@
 #include "core/kernels.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <stdexcept>
-#include <string>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <thread>
 #include <vector>
 
@@ -24,7 +19,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-std::size_t kv_head_of(const AttentionShape& s, std::size_t h) { return h / (s.heads / s.kv_heads); }
 
 // x[i] = exp(x[i] - shift) for n floats, returning their sum. Vectorised with SLEEF's AVX-512 or AVX2 exp
 // where the CPU has them, scalar SLEEF otherwise; all three give the same bits as torch_exp.
@@ -118,21 +112,21 @@ float exp_shift_sum_scalar(float* x, std::size_t n, float shift) {
   return sum;
 }
 
-// The best build this CPU runs, asked once (a function-local static: the CPU model is known by then).
-VectorIsa best_isa() {
-  static const VectorIsa best = best_vector_isa();
-  return best;
+float exp_shift_sum(float* x, std::size_t n, float shift) {
+  return exp_shift_sum_with(best_vector_isa(), x, n, shift);
 }
-
-float exp_shift_sum(float* x, std::size_t n, float shift) { return exp_shift_sum_with(best_isa(), x, n, shift); }
-float row_max(const float* x, std::size_t n, float init) { return max_with(best_isa(), x, n, init); }
+float row_max(const float* x, std::size_t n, float init) { return max_with(best_vector_isa(), x, n, init); }
 
 }  // namespace
 
 VectorIsa best_vector_isa() {
-  if (__builtin_cpu_supports("avx512f")) return VectorIsa::Avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::Avx2;
-  return VectorIsa::Scalar;
+  // A function-local static: asked once, when first needed (the CPU model is known by then).
+  static const VectorIsa best = [] {
+    if (__builtin_cpu_supports("avx512f")) return VectorIsa::Avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::Avx2;
+    return VectorIsa::Scalar;
+  }();
+  return best;
 }
 
 float max_with(VectorIsa isa, const float* x, std::size_t n, float init) {
@@ -178,7 +172,7 @@ void causal_attention_reference(const AttentionShape& s, const AttentionIO& io) 
   std::vector<float> weights(T * T);  // (T, T)
   for (std::size_t b = 0; b < s.batch; ++b)
     for (std::size_t h = 0; h < s.heads; ++h) {
-      const std::size_t kvh = kv_head_of(s, h);
+      const std::size_t kvh = s.kv_head(h);
       const float* q = io.q + b * T * io.ldq + h * hd;
       const float* k = io.k + b * T * io.ldk + kvh * hd;
       const float* v = io.v + b * T * io.ldv + kvh * hd;
@@ -222,7 +216,7 @@ void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, un
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   std::vector<float> scores(BH * T * T);  // (B, heads, T, T)
   for (std::size_t bh = 0; bh < BH; ++bh) {
-    const std::size_t b = bh / s.heads, h = bh % s.heads, kvh = kv_head_of(s, h);
+    const std::size_t b = bh / s.heads, h = bh % s.heads, kvh = s.kv_head(h);
     // attn_scores = queries @ keys.transpose(2, 3), one head at a time on strided views
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(T), static_cast<int>(T),
                 static_cast<int>(hd), 1.0f, io.q + b * T * io.ldq + h * hd, static_cast<int>(io.ldq),
@@ -245,7 +239,7 @@ void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, un
   threads = std::max(1u, threads);
   on_threads(threads, [&](unsigned t) { softmax_rows(rows * t / threads, rows * (t + 1) / threads); });
   for (std::size_t bh = 0; bh < BH; ++bh) {
-    const std::size_t b = bh / s.heads, h = bh % s.heads, kvh = kv_head_of(s, h);
+    const std::size_t b = bh / s.heads, h = bh % s.heads, kvh = s.kv_head(h);
     // context = attn_weights @ values, written straight into the head's columns of the output
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(T), static_cast<int>(hd),
                 static_cast<int>(T), 1.0f, scores.data() + bh * T * T, static_cast<int>(T),

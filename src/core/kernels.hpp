@@ -16,6 +16,8 @@ struct AttentionShape {
   std::size_t heads;     // query heads
   std::size_t kv_heads;  // key/value heads, dividing heads
   std::size_t head_dim;  // hd
+  // The key/value head query head h reads.
+  std::size_t kv_head(std::size_t h) const { return h / (heads / kv_heads); }
 };
 
 // Strided views of the projected tensors and of the output.
@@ -66,7 +68,7 @@ class SingleThreadedBlas {
 // exp_shift_sum_with does x[i] = exp(x[i] - shift) in place and returns the sum. Every build gives the
 // scalar build's maximum and torch_exp's bits; only the order of the sum differs.
 enum class VectorIsa { Scalar, Avx2, Avx512 };
-VectorIsa best_vector_isa();
+VectorIsa best_vector_isa();  // asked of the CPU once, then remembered
 float exp_shift_sum_with(VectorIsa isa, float* x, std::size_t n, float shift);
 float max_with(VectorIsa isa, const float* x, std::size_t n, float init);
 

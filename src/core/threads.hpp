@@ -1,6 +1,6 @@
 #pragma once
-// on_threads: the one way src/core runs work on several threads of its own (kernels.cpp's softmax rows
-// and products, fast.cpp's calibration). Internal to src/core.
+// on_threads: the one way attn runs work on several std::threads of its own (kernels.cpp's softmax rows
+// and products, fast.cpp's calibration, attn-bench's memory copy and fills).
 #include <thread>
 #include <vector>
 

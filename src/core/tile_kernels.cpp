@@ -38,6 +38,22 @@ FusedScratch fused_scratch(std::size_t head_dim) {
 #define ATTN_TARGET_END _Pragma("GCC pop_options")
 #endif
 
+// The 8-lane sums both vector builds end with (AVX-512 folds its halves first).
+ATTN_TARGET_AVX2
+namespace lanes8 {
+static inline float hsum(__m256 v) {
+  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 pairs = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
+  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
+}
+// The four sums of a, b, c and d into out[0..3]: three horizontal adds and the two halves.
+static inline void hsum4(__m256 a, __m256 b, __m256 c, __m256 d, float* out) {
+  const __m256 z = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1)));
+}
+}  // namespace lanes8
+ATTN_TARGET_END
+
 ATTN_TARGET_AVX512
 namespace avx512 {
 constexpr std::size_t kLanes = 16;
@@ -45,30 +61,18 @@ constexpr std::size_t kMR = 8, kNV = 2;  // 16 of the 32 zmm registers accumulat
 typedef float vexp_t __attribute__((vector_size(64)));
 static inline vexp_t vexp(vexp_t x) { return Sleef_expf16_u10avx512f(x); }
 static inline vexp_t splat(float s) { return _mm512_set1_ps(s); }
-static inline float hsum(vexp_t v) {
-  // Halves through the vector extension (GCC 12's extract intrinsics warn of an undefined temporary).
-  typedef float half_t __attribute__((vector_size(32)));
-  half_t lo, hi;
-  __builtin_memcpy(&lo, &v, sizeof lo);
-  __builtin_memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
-  const __m256 half = lo + hi;
-  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
-  const __m128 pairs = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
-  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
-}
-// A vector's two halves added: 8 lanes.
+// A vector's two halves added: 8 lanes, for the 8-lane reductions.
 static inline __m256 fold_halves(vexp_t v) {
+  // Halves through the vector extension (GCC 12's extract intrinsics warn of an undefined temporary).
   typedef float half_t __attribute__((vector_size(32)));
   half_t lo, hi;
   __builtin_memcpy(&lo, &v, sizeof lo);
   __builtin_memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
   return static_cast<__m256>(lo + hi);
 }
-// The four sums of a, b, c and d into out[0..3]: halves folded, then AVX2's three horizontal adds.
+static inline float hsum(vexp_t v) { return lanes8::hsum(fold_halves(v)); }
 static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) {
-  const __m256 z = _mm256_hadd_ps(_mm256_hadd_ps(fold_halves(a), fold_halves(b)),
-                                  _mm256_hadd_ps(fold_halves(c), fold_halves(d)));
-  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1)));
+  lanes8::hsum4(fold_halves(a), fold_halves(b), fold_halves(c), fold_halves(d), out);
 }
 #include "core/tile_kernels.inc"
 }  // namespace avx512
@@ -81,16 +85,8 @@ constexpr std::size_t kMR = 6, kNV = 2;  // 12 of the 16 ymm registers accumulat
 typedef float vexp_t __attribute__((vector_size(32)));
 static inline vexp_t vexp(vexp_t x) { return Sleef_expf8_u10avx2(x); }
 static inline vexp_t splat(float s) { return _mm256_set1_ps(s); }
-static inline float hsum(vexp_t v) {
-  const __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 pairs = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
-  return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
-}
-// The four sums of a, b, c and d into out[0..3]: three horizontal adds and the two halves.
-static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) {
-  const __m256 z = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
-  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1)));
-}
+static inline float hsum(vexp_t v) { return lanes8::hsum(v); }
+static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) { lanes8::hsum4(a, b, c, d, out); }
 #include "core/tile_kernels.inc"
 }  // namespace avx2
 ATTN_TARGET_END
