@@ -1,9 +1,15 @@
-// attn against PyTorch for many seeds, shapes and inputs: tests/golden/lessons.json holds every step
-// of every configuration as computed by the book's own code in PyTorch (tests/golden/generate.py).
+// attn against PyTorch for many seeds, shapes and inputs: tests/golden/lessons/ holds every step of every
+// configuration as computed by the book's own code in PyTorch (tests/golden/generate.py), one file per
+// configuration, and each configuration is a test case of its own (two: the whole run, and each step
+// asked for alone), registered from tests/golden/lessons/index.json when the program starts. A failure
+// names its configuration, and ctest -j spreads them over the cores.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -50,7 +56,7 @@ bool same_float(double a, double b) {
 
 // OpenBLAS's kernels for AVX2 CPUs (its Haswell core, which AMD's Zen runs too) add some products in
 // another order than the AVX-512 ones (SkylakeX) the golden "data" came from, in PyTorch as in attn: for
-// the steps where that changes a last bit, lessons.json also holds PyTorch's values on Haswell's kernels
+// the steps where that changes a last bit, tests/golden/lessons/ also holds PyTorch's values on Haswell's kernels
 // ("data_haswell", tests/golden/blas_variants.py). attn is held to the values of the kernels it runs on.
 using attn_test::blas_core;
 
@@ -58,13 +64,6 @@ const json& expected_data(const json& step) {
   static const bool haswell = attn_test::haswell_kernels();
   const auto variant = step.find("data_haswell");
   return haswell && variant != step.end() ? *variant : step.at("data");
-}
-
-// A configuration run on one of the tiny GPT-2s of tests/golden/models (--model).
-bool uses_model(const json& c) {
-  for (const auto& a : c.at("args"))
-    if (a == "--model") return true;
-  return false;
 }
 
 }  // namespace
@@ -104,121 +103,199 @@ TEST_CASE("the golden comparison tells NaN, both infinities, -0.0 and numbers ap
   CHECK((v[3] == inf && v[4] == -inf && v[5] == 1e-45));
 }
 
-TEST_CASE("every step of every golden configuration matches PyTorch within 1e-5, bit for bit under 8 tokens",
-          "[golden]") {
-  std::ifstream in(ATTN_TESTS_DIR "/golden/lessons.json");
-  REQUIRE(in.good());
-  const json golden = json::parse(in);
-  const auto& cases = golden.at("cases");
-  REQUIRE(cases.size() >= 30);
-  for (const auto& c : cases) {
-    std::vector<std::string> args{c.at("lesson").get<std::string>(), "--json"};
+namespace {
+
+// One golden configuration: its file under tests/golden/lessons and its command line.
+struct Configuration {
+  std::string file;
+  std::string lesson;
+  std::vector<std::string> args;  // as attn takes them: inputs/ and models/ paths made absolute
+  std::string shown;              // the command as the index has it (paths under tests/golden), for names
+  std::string command() const { return shown; }
+};
+
+// An argument as a shell would take it, for a test name: in single quotes when it holds a space, in
+// double quotes when it holds a single quote (a backslash would be an escape in Catch2's test spec).
+std::string shell_word(const std::string& a) {
+  if (a.find('\'') != std::string::npos) return "\"" + a + "\"";
+  return a.find(' ') == std::string::npos ? a : "'" + a + "'";
+}
+
+std::vector<Configuration> read_configurations() {
+  std::ifstream in(ATTN_TESTS_DIR "/golden/lessons/index.json");
+  if (!in.good()) throw std::runtime_error("cannot read tests/golden/lessons/index.json");
+  const json index = json::parse(in);
+  std::vector<Configuration> out;
+  for (const auto& c : index.at("cases")) {
+    Configuration conf{c.at("file"), c.at("lesson"), {}, "attn " + c.at("lesson").get<std::string>()};
     for (const auto& a : c.at("args")) {
       std::string arg = a;
+      conf.shown += " " + shell_word(arg);
       if (arg.rfind("inputs/", 0) == 0 || arg.rfind("models/", 0) == 0) arg = ATTN_TESTS_DIR "/golden/" + arg;
-      args.push_back(arg);
+      conf.args.push_back(arg);
     }
-    INFO("attn " << c.at("lesson").get<std::string>() << " " << c.at("args").dump() << " (OpenBLAS core " << blas_core()
-                 << ")");
-    const attn_test::Run r = attn_test::run(args);
-    REQUIRE(r.status == 0);
-    const json doc = json::parse(r.out);
-    const auto& steps = doc.at("steps");
-    const auto& expected = c.at("steps");
-    // The same steps in the same order, none missing and none extra.
-    std::vector<std::string> ids, expected_ids;
-    for (const auto& s : steps) ids.push_back(s.at("id"));
-    for (const auto& s : expected) expected_ids.push_back(s.at("id"));
-    REQUIRE(ids == expected_ids);
-    // Below PyTorch's vector width (8 floats) every reduction adds in a known order, so inputs of fewer
-    // than 8 tokens, the book's six among them, must match PyTorch to the bit. A pretrained model's forward
-    // (--model: LayerNorm, GELU, products of n_embd-long rows) is held to 1e-5 only.
-    const bool bit_exact = doc.at("inputs").at("tokens").size() < 8 && !uses_model(c);
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      INFO("step " << ids[i]);
-      CHECK(steps[i].at("shape") == expected[i].at("shape"));
-      if (expected[i].contains("data_haswell")) CHECK(expected[i].at("data_haswell") != expected[i].at("data"));
-      std::vector<double> got, want;
-      flatten(steps[i].at("data"), got);
-      flatten(expected_data(expected[i]), want);
-      REQUIRE(got.size() == want.size());
-      std::size_t bad = 0;
-      std::size_t inexact = 0;
-      for (std::size_t k = 0; k < got.size(); ++k) {
-        bad += close(got[k], want[k]) ? 0 : 1;
-        inexact += same_float(got[k], want[k]) ? 0 : 1;
-      }
-      CHECK(bad == 0);
-      if (bit_exact) CHECK(inexact == 0);
+    out.push_back(conf);
+  }
+  return out;
+}
+const std::vector<Configuration>& configurations() {
+  static const std::vector<Configuration> all = read_configurations();
+  return all;
+}
+
+json read_expected(const Configuration& c) {
+  std::ifstream in(ATTN_TESTS_DIR "/golden/lessons/" + c.file);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+bool uses_model(const Configuration& c) {
+  return std::find(c.args.begin(), c.args.end(), "--model") != c.args.end();
+}
+
+// Every step of one configuration within 1e-5 of PyTorch, and bit for bit below 8 tokens.
+void check_whole_run(const Configuration& c) {
+  const json expected_doc = read_expected(c);
+  std::vector<std::string> args{c.lesson, "--json"};
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  INFO(c.command() << " (OpenBLAS core " << blas_core() << ")");
+  const attn_test::Run r = attn_test::run(args);
+  REQUIRE(r.status == 0);
+  const json doc = json::parse(r.out);
+  const auto& steps = doc.at("steps");
+  const auto& expected = expected_doc.at("steps");
+  // The same steps in the same order, none missing and none extra.
+  std::vector<std::string> ids, expected_ids;
+  for (const auto& s : steps) ids.push_back(s.at("id"));
+  for (const auto& s : expected) expected_ids.push_back(s.at("id"));
+  REQUIRE(ids == expected_ids);
+  // Below PyTorch's vector width (8 floats) every reduction adds in a known order, so inputs of fewer
+  // than 8 tokens, the book's six among them, must match PyTorch to the bit. A pretrained model's forward
+  // (--model: LayerNorm, GELU, products of n_embd-long rows) is held to 1e-5 only.
+  const bool bit_exact = doc.at("inputs").at("tokens").size() < 8 && !uses_model(c);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    INFO("step " << ids[i]);
+    CHECK(steps[i].at("shape") == expected[i].at("shape"));
+    if (expected[i].contains("data_haswell")) CHECK(expected[i].at("data_haswell") != expected[i].at("data"));
+    std::vector<double> got, want;
+    flatten(steps[i].at("data"), got);
+    flatten(expected_data(expected[i]), want);
+    REQUIRE(got.size() == want.size());
+    std::size_t bad = 0;
+    std::size_t inexact = 0;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      bad += close(got[k], want[k]) ? 0 : 1;
+      inexact += same_float(got[k], want[k]) ? 0 : 1;
     }
+    CHECK(bad == 0);
+    if (bit_exact) CHECK(inexact == 0);
   }
 }
 
 // --step computes only what the steps asked for need (docs/architecture.md, "Steps computed on demand"):
 // each step asked for alone must still be PyTorch's, dropout masks included, which holds only if every
 // step's dependencies, and the order of the random draws, are right.
-TEST_CASE("each step asked for alone with --step is the same tensor as in the full run", "[golden][step]") {
-  std::ifstream in(ATTN_TESTS_DIR "/golden/lessons.json");
-  REQUIRE(in.good());
-  const json golden = json::parse(in);
+void check_each_step_alone(const Configuration& c) {
+  const json expected_doc = read_expected(c);
+  std::vector<std::string> args{c.lesson, "--json"};
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  const std::size_t tokens = json::parse(attn_test::run(args).out).at("inputs").at("tokens").size();
+  const bool bit_exact = tokens < 8 && !uses_model(c);
   std::size_t checked = 0;
-  for (const auto& c : golden.at("cases")) {
-    std::vector<std::string> args{c.at("lesson").get<std::string>(), "--json"};
-    for (const auto& a : c.at("args")) {
-      std::string arg = a;
-      if (arg.rfind("inputs/", 0) == 0 || arg.rfind("models/", 0) == 0) arg = ATTN_TESTS_DIR "/golden/" + arg;
-      args.push_back(arg);
+  for (const auto& expected : expected_doc.at("steps")) {
+    const std::string id = expected.at("id");
+    std::vector<std::string> one = args;
+    one.push_back("--step");
+    one.push_back(id);
+    INFO(c.command() << " --step " << id << " (OpenBLAS core " << blas_core() << ")");
+    const attn_test::Run r = attn_test::run(one);
+    REQUIRE(r.status == 0);
+    const json doc = json::parse(r.out);
+    REQUIRE(doc.at("steps").size() == 1);
+    const json& step = doc.at("steps")[0];
+    CHECK(step.at("id") == id);
+    CHECK(step.at("shape") == expected.at("shape"));
+    std::vector<double> got, want;
+    flatten(step.at("data"), got);
+    flatten(expected_data(expected), want);
+    REQUIRE(got.size() == want.size());
+    std::size_t bad = 0;
+    for (std::size_t k = 0; k < got.size(); ++k)
+      bad += (bit_exact ? same_float(got[k], want[k]) : close(got[k], want[k])) ? 0 : 1;
+    CHECK(bad == 0);
+    ++checked;
+  }
+  CHECK(checked >= 1);
+}
+
+// A test case that runs one check on one configuration; Catch2 v2 owns it once registered.
+struct ConfigurationCase : Catch::ITestInvoker {
+  ConfigurationCase(std::size_t index_, void (*check_)(const Configuration&)) : index(index_), check(check_) {}
+  void invoke() const override { check(configurations().at(index)); }
+  std::size_t index;
+  void (*check)(const Configuration&);
+};
+
+// Registers two cases per configuration when the program starts, named by the configuration's number
+// and command line: "golden 017: attn causal --seed 7" and "golden 017, each step alone: ...". The
+// whole runs' last bits depend on the kernels OpenBLAS runs: test_kernels.cpp reruns them under each
+// kernel family the CPU can run.
+struct RegisterConfigurations {
+  RegisterConfigurations() {
+    const auto& all = configurations();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const std::string number = std::string(3 - std::min<std::size_t>(3, std::to_string(i).size()), '0') +
+                                 std::to_string(i);
+      names.push_back("golden " + number + ": " + all[i].command());
+      names.push_back("golden " + number + ", each step alone: " + all[i].command());
     }
-    const std::size_t tokens = json::parse(attn_test::run(args).out).at("inputs").at("tokens").size();
-    const bool bit_exact = tokens < 8 && !uses_model(c);
-    for (const auto& expected : c.at("steps")) {
-      const std::string id = expected.at("id");
-      std::vector<std::string> one = args;
-      one.push_back("--step");
-      one.push_back(id);
-      INFO("attn " << c.at("lesson").get<std::string>() << " " << c.at("args").dump() << " --step " << id
-                   << " (OpenBLAS core " << blas_core() << ")");
-      const attn_test::Run r = attn_test::run(one);
-      REQUIRE(r.status == 0);
-      const json doc = json::parse(r.out);
-      REQUIRE(doc.at("steps").size() == 1);
-      const json& step = doc.at("steps")[0];
-      CHECK(step.at("id") == id);
-      CHECK(step.at("shape") == expected.at("shape"));
-      std::vector<double> got, want;
-      flatten(step.at("data"), got);
-      flatten(expected_data(expected), want);
-      REQUIRE(got.size() == want.size());
-      std::size_t bad = 0;
-      for (std::size_t k = 0; k < got.size(); ++k)
-        bad += (bit_exact ? same_float(got[k], want[k]) : close(got[k], want[k])) ? 0 : 1;
-      CHECK(bad == 0);
-      ++checked;
+    // Catch copies the name and tags; `names` only has to outlive each registration.
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      Catch::AutoReg whole(new ConfigurationCase(i, check_whole_run), CATCH_INTERNAL_LINEINFO, "",
+                           Catch::NameAndTags{names[2 * i], "[golden]"});
+      Catch::AutoReg alone(new ConfigurationCase(i, check_each_step_alone), CATCH_INTERNAL_LINEINFO, "",
+                           Catch::NameAndTags{names[2 * i + 1], "[golden][step]"});
     }
   }
-  CHECK(checked > 4100);  // every step of 180 configurations: 62 at numeric extremes, 11 from --text, 12 --model
+  std::vector<std::string> names;
+};
+const RegisterConfigurations register_configurations;
+
+}  // namespace
+
+TEST_CASE("the golden configurations: every lesson, 180 of them, each a test case of its own", "[golden]") {
+  const auto& all = configurations();
+  CHECK(all.size() >= 180);  // 62 at numeric extremes, 11 from --text, 12 --model
+  std::set<std::string> lessons, commands;
+  for (const auto& c : all) {
+    lessons.insert(c.lesson);
+    commands.insert(c.command());
+  }
+  CHECK(commands.size() == all.size());  // no configuration twice
+  for (const auto& name : attn_test::lesson_names()) {
+    INFO("a lesson with no golden configuration: " << name);
+    CHECK(lessons.count(name) == 1);
+  }
+  // Both cases of every configuration are registered (the names the ctest entries run by).
+  std::size_t registered = 0;
+  for (const auto& t : Catch::getAllTestCasesSorted(*Catch::getCurrentContext().getConfig()))
+    registered += t.name.rfind("golden ", 0) == 0 ? 1 : 0;
+  CHECK(registered == 2 * all.size());
 }
 
 // The numeric-extreme configurations in the book's view too: every lesson prints its NaN and infinities
 // (the print format itself is checked against PyTorch's on these tensors in test_torch_print.cpp), with
 // heatmaps, and never stops with an internal error.
 TEST_CASE("numeric extremes print in the text view, heatmaps included, and exit 0", "[golden]") {
-  std::ifstream in(ATTN_TESTS_DIR "/golden/lessons.json");
-  REQUIRE(in.good());
-  const json golden = json::parse(in);
   std::size_t extremes = 0, with_nan = 0;
-  for (const auto& c : golden.at("cases")) {
-    std::vector<std::string> args{c.at("lesson").get<std::string>(), "--heatmap", "always"};
-    bool extreme = false;
-    for (const auto& a : c.at("args")) {
-      std::string arg = a;
-      extreme = extreme || arg.rfind("inputs/ext_", 0) == 0;
-      if (arg.rfind("inputs/", 0) == 0 || arg.rfind("models/", 0) == 0) arg = ATTN_TESTS_DIR "/golden/" + arg;
-      args.push_back(arg);
-    }
+  for (const auto& c : configurations()) {
+    const bool extreme = std::any_of(c.args.begin(), c.args.end(), [](const std::string& a) {
+      return a.rfind(ATTN_TESTS_DIR "/golden/inputs/ext_", 0) == 0;
+    });
     if (!extreme) continue;
-    INFO("attn " << c.at("lesson").get<std::string>() << " " << c.at("args").dump() << " (OpenBLAS core " << blas_core()
-                 << ")");
+    std::vector<std::string> args{c.lesson, "--heatmap", "always"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    INFO(c.command() << " (OpenBLAS core " << blas_core() << ")");
     const attn_test::Run r = attn_test::run(args);
     CHECK(r.status == 0);
     CHECK(r.err.empty());

@@ -11,10 +11,9 @@ Run after generate.py, with Debian's python3-torch, on any CPU with AVX2:
     /usr/bin/python3 tests/golden/blas_variants.py
 
 It recomputes every configuration that loads no model under OPENBLAS_CORETYPE=Haswell and, in
-tests/golden/lessons.json, gives each step whose values differ a "data_haswell" beside its "data"
+tests/golden/lessons/, gives each step whose values differ a "data_haswell" beside its "data"
 (earlier "data_haswell" entries are recomputed). Nothing else in the file changes.
 """
-import json
 import os
 import sys
 
@@ -24,22 +23,21 @@ os.environ["OPENBLAS_CORETYPE"] = "Haswell"
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import generate  # noqa: E402  (after the environment is set)
+import golden_store  # noqa: E402
 
 
 def main():
     core = generate.openblas_core()
     if core != "Haswell":
         sys.exit(f"OpenBLAS runs its {core} kernels, not Haswell's (does this CPU have AVX2?)")
-    path = os.path.join(HERE, "lessons.json")
-    with open(path) as f:
-        golden = json.load(f)
-    by_args = {(c["lesson"], tuple(c["args"])): c for c in golden["cases"]}
+    torch_version, cases = golden_store.read()
+    by_args = {(c["lesson"], tuple(c["args"])): c for c in cases}
     recomputed = generate.blas_cases()
     differing = 0
     for case in recomputed:
         stored = by_args.get((case["lesson"], tuple(case["args"])))
         if stored is None:
-            sys.exit(f"attn {case['lesson']} {' '.join(case['args'])} is not in lessons.json: rerun generate.py")
+            sys.exit(f"attn {case['lesson']} {' '.join(case['args'])} is not in tests/golden/lessons/: rerun generate.py")
         if [s["id"] for s in stored["steps"]] != [s["id"] for s in case["steps"]]:
             sys.exit(f"attn {case['lesson']} {' '.join(case['args'])} has other steps: rerun generate.py")
         for old, new in zip(stored["steps"], case["steps"]):
@@ -50,11 +48,9 @@ def main():
                 old["data_haswell"] = new["data"]
                 differing += 1
                 print(f"attn {case['lesson']} {' '.join(case['args'])}: {old['id']}")
-    with open(path, "w") as f:
-        json.dump(golden, f, allow_nan=False)
-        f.write("\n")
+    golden_store.write(cases, torch_version)
     print(f"{differing} steps of {len(recomputed)} configurations differ on Haswell's kernels; "
-          "their values written to tests/golden/lessons.json as data_haswell")
+          "their values written to tests/golden/lessons/ as data_haswell")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 
 Writes tests/golden/print_cases.json: each case has `shape`, `data` (the float32 bit patterns,
 row-major, so inf/-inf/nan and exact values survive) and `printed` (str(tensor)). It also prints every
-tensor the numeric-extreme configurations of tests/golden/lessons.json hold (inputs named ext_*), so run
+tensor the numeric-extreme configurations of tests/golden/lessons/ hold (inputs named ext_*), so run
 tests/golden/generate.py first."""
 import json
 import os
@@ -106,12 +106,12 @@ def integer_cases():
 
 
 def extreme_step_cases():
-    """Every tensor step of lessons.json's numeric-extreme configurations, each distinct print once."""
-    with open(os.path.join(HERE, "lessons.json")) as f:
-        golden = json.load(f)
+    """Every tensor step of the numeric-extreme golden configurations, each distinct print once."""
+    import golden_store
+    _, cases = golden_store.read()
     decode = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
     out, seen = [], set()
-    for case in golden["cases"]:
+    for case in cases:
         if not any(a.startswith("inputs/ext_") for a in case["args"]):
             continue
         for step in case["steps"]:

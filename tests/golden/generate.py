@@ -6,8 +6,8 @@ Run with Debian's python3-torch (PyTorch 1.13, CPU, no MKL):
     /usr/bin/python3 tests/golden/generate.py
 
 It writes tests/golden/inputs/* (embeddings files of 1-12 tokens and d_in 1-16) and
-tests/golden/lessons.json: for every configuration, the lesson, its command-line arguments and every
-step's shape and data. tests/test_golden.cpp runs the same arguments through attn and requires the
+tests/golden/lessons/ (golden_store.py): for every configuration, the lesson, its command-line arguments
+and every step's shape and data, one file each. tests/test_golden.cpp runs the same arguments through attn and requires the
 same step ids, shapes and values within 1e-5. The test suite never needs PyTorch; rerun this only
 when a lesson gains steps or configurations.
 
@@ -1068,7 +1068,7 @@ def openblas_core():
     return None
 
 
-# The kernels the "data" of lessons.json come from: OpenBLAS's SkylakeX family (AVX-512). Other cores
+# The kernels the "data" of tests/golden/lessons/ come from: OpenBLAS's SkylakeX family (AVX-512). Other cores
 # round some products differently; their values go in "data_haswell" (blas_variants.py).
 SKYLAKEX_FAMILY = ("SkylakeX", "Cooperlake", "SapphireRapids")
 
@@ -1084,11 +1084,9 @@ def main():
     cases = blas_cases()
     import gpt2_models
     cases += model_configurations(gpt2_models.write_models())
-    with open(os.path.join(HERE, "lessons.json"), "w") as f:
-        json.dump({"generator": "tests/golden/generate.py", "torch": torch.__version__, "cases": cases}, f,
-                  allow_nan=False)  # NaN and inf go as strings (encode), never as NaN/Infinity tokens
-        f.write("\n")
-    print(f"{len(cases)} configurations written to tests/golden/lessons.json")
+    import golden_store
+    golden_store.write(cases, torch.__version__)
+    print(f"{len(cases)} configurations written to tests/golden/lessons/")
     with open(os.path.join(HERE, "rng.json"), "w") as f:
         normal, embedding = normal_cases()
         json.dump({"generator": "tests/golden/generate.py", "torch": torch.__version__, "cases": rng_cases(),
