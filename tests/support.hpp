@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,23 +56,50 @@ inline Run run(const std::vector<std::string>& args) {
   return r;
 }
 
-// A shell command's exit status and standard output (stderr goes where the command sends it).
-inline Run shell(const std::string& command) {
-  Run r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t got = 0;
-  while ((got = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), got);
-  const int raw = ::pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
-
 inline std::string quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
   return q + "'";
+}
+
+// A shell command's exit status, standard output and standard error (what the command does not send
+// elsewhere itself), so that a helper script's error reaches the failure message.
+inline Run shell(const std::string& command) {
+  Run r;
+  char err_path[] = "/tmp/attn-tests-stderr-XXXXXX";
+  const int err_fd = ::mkstemp(err_path);
+  if (err_fd < 0) return r;
+  ::close(err_fd);
+  FILE* pipe = ::popen(("{ " + command + "\n} 2>" + quote(err_path)).c_str(), "r");
+  if (pipe != nullptr) {
+    std::array<char, 4096> buf{};
+    std::size_t got = 0;
+    while ((got = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), got);
+    const int raw = ::pclose(pipe);
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  }
+  std::ifstream err(err_path, std::ios::binary);
+  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  std::remove(err_path);
+  return r;
+}
+
+// A program a tier of tests needs (Chromium, tmux). When it is missing the case is a skip, reported as
+// one: under ctest, which sets ATTN_SKIP_RETURN_CODE to the SKIP_RETURN_CODE of these entries
+// (CMakeLists.txt), the process ends with that code and ctest counts the case as skipped, never as
+// passed. Under CI=true a missing program fails instead (the test command installs every one), and so
+// it does outside ctest, where nothing would tell a skip from a pass.
+inline void need_program(const std::string& path, const std::string& package) {
+  if (::access(path.c_str(), X_OK) == 0) return;
+  const std::string why = path + " is missing (bash scripts/test.sh installs " + package + ")";
+  const char* ci = std::getenv("CI");
+  const char* code = std::getenv("ATTN_SKIP_RETURN_CODE");
+  if ((ci == nullptr || std::string(ci) != "true") && code != nullptr) {
+    std::fprintf(stderr, "skipped: %s\n", why.c_str());
+    std::fflush(nullptr);
+    std::_Exit(std::atoi(code));
+  }
+  FAIL(why);
 }
 
 // A scratch directory for files a test writes, removed at exit.

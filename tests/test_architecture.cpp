@@ -337,7 +337,7 @@ TEST_CASE("the JSON size limit is checked on the plan, before any step is comput
   CHECK_FALSE(doc["inputs"].contains("embeddings"));
 }
 
-TEST_CASE("attn does not replace operator new, but the attn-bench program, which counts memory, does", "[architecture]") {
+TEST_CASE("attn does not replace operator new, but the attn-bench program, which counts memory, does", "[architecture][e2e]") {
   // nm lists what an executable defines; a replacement operator new is a defined symbol "operator new(...)".
   const auto count = [](const std::string& exe) {
     return shell("nm -C --defined-only " + quote(exe) + " | grep -c 'operator new(' || true").out;
@@ -347,7 +347,7 @@ TEST_CASE("attn does not replace operator new, but the attn-bench program, which
 }
 
 TEST_CASE("attn loads neither oneDNN nor OpenMP, only the attn-bench program (whose fast kernels use them) does",
-          "[architecture]") {
+          "[architecture][e2e]") {
   // The two cost every process about 15 ms to load, and no lesson runs the fast paths (core/fast.cpp).
   const auto libraries = [](const std::string& exe) { return shell("ldd " + quote(exe)).out; };
   const std::string attn = libraries(ATTN_EXE), bench = libraries(ATTN_BENCH_EXE);

@@ -196,7 +196,7 @@ TEST_CASE("a write error is reported with exit 1, and a closed pipe ends quietly
   CHECK(slurp(err).empty());
 }
 
-TEST_CASE("large scores: softmax stays finite, the naive softmax overflows as the book warns", "[errors][numerics]") {
+TEST_CASE("large scores: softmax stays finite, the naive softmax overflows as the book warns", "[errors][numerics][e2e]") {
   // The book's inputs times 1e4: scores around 1e8, so exp overflows float32.
   const Result r = run_exe({"simple", "--json", "--input",
                             scratch().file("scaled.json", "[[4300, 1500, 8900], [5500, 8700, 6600], [5700, 8500, 6400]]")});

@@ -1,8 +1,8 @@
 // --format html and --format svg: the page and the figure as files (self-contained, escaped, the same
 // characters and numbers as the text and JSON output), then the page in a real browser: Debian's Chromium,
 // headless, with networking off, driven by tests/browser/drive.py (python3-selenium, chromium-driver).
-// The browser cases are skipped only where /usr/bin/chromium is missing; scripts/deps.sh installs it, so
-// the test command runs them.
+// The browser cases are skipped (as skips: support.hpp's need_program) only where Chromium or its driver
+// is missing; the test command installs them, and under CI=true a missing one fails.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -25,13 +25,9 @@ using nlohmann::json;
 
 namespace {
 
-bool have_chromium() { return ::access("/usr/bin/chromium", X_OK) == 0; }
-
-#define NEED_CHROMIUM()                                                                                    \
-  if (!have_chromium()) {                                                                                  \
-    WARN("/usr/bin/chromium is missing (scripts/deps.sh installs it): this browser check is skipped");     \
-    return;                                                                                                \
-  }
+#define NEED_CHROMIUM()                                                  \
+  attn_test::need_program("/usr/bin/chromium", "chromium");              \
+  attn_test::need_program("/usr/bin/chromedriver", "chromium-driver")
 
 // Writes what `attn ARGS` prints to DIR/NAME and returns its file:// address.
 std::string page(const Scratch& s, const std::string& name, const std::vector<std::string>& args) {
@@ -46,7 +42,8 @@ std::string page(const Scratch& s, const std::string& name, const std::vector<st
 json drive(const Scratch& s, const json& actions) {
   const std::string request = s.file("request.json", actions.dump());
   const Run r = shell("/usr/bin/python3 " + quote(ATTN_TESTS_DIR "/browser/drive.py") + " " + quote(request));
-  INFO(r.out);
+  INFO("drive.py's output: " << r.out);
+  INFO("drive.py's errors: " << r.err);
   REQUIRE(r.status == 0);
   const json results = json::parse(r.out);
   REQUIRE(results.size() == actions.size());
@@ -162,7 +159,7 @@ TEST_CASE("html: hostile token text and file names are escaped, never markup", "
   CHECK(scripts == 1);
 }
 
-TEST_CASE("svg: one figure, chosen with --step, with a size, a title, labels, a legend and the JSON's numbers", "[html][svg]") {
+TEST_CASE("svg: one figure, chosen with --step, with a size, a title, labels, a legend and the JSON's numbers", "[html][svg][e2e]") {
   const Run r = run({"causal", "--format", "svg", "--step", "causal_attn_weights"});
   REQUIRE(r.status == 0);
   CHECK(r.out.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", 0) == 0);

@@ -36,7 +36,7 @@ bool exists(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("NumPy writes each input form, attn reads it, NumPy reads attn's JSON and .npy files back", "[inputs]") {
+TEST_CASE("NumPy writes each input form, attn reads it, NumPy reads attn's JSON and .npy files back", "[inputs][e2e]") {
   const Scratch scratch;
   const auto r = shell("/usr/bin/python3 " + quote(std::string(ATTN_TESTS_DIR) + "/inputs/roundtrip.py") + " " +
                        kExe + " " + quote(scratch.dir) + " 2>&1");
@@ -45,7 +45,7 @@ TEST_CASE("NumPy writes each input form, attn reads it, NumPy reads attn's JSON 
   CHECK(r.out.find("15 forms round-tripped") != std::string::npos);
 }
 
-TEST_CASE("standard input: --input - reads it, in the format its content has", "[inputs]") {
+TEST_CASE("standard input: --input - reads it, in the format its content has", "[inputs][e2e]") {
   const auto json = run_with_stdin({"simple", "--input", "-", "--step", "attn_scores_2", "--quiet"},
                                    R"({"tokens": ["a", "b"], "embeddings": [[1, 0], [0.5, 2]]})");
   CHECK(json.status == 0);
@@ -79,7 +79,7 @@ TEST_CASE("standard input: --input - reads it, in the format its content has", "
   CHECK(piped.out == "attn_scores_2\ntensor([1., 4.])\n");
 }
 
-TEST_CASE("NumPy files out: --save-npy writes the steps shown, per lesson for the tour, and nothing on failure", "[inputs]") {
+TEST_CASE("NumPy files out: --save-npy writes the steps shown, per lesson for the tour, and nothing on failure", "[inputs][e2e]") {
   const Scratch scratch;
   const std::string dir = scratch.dir + "/out";
   const auto one = attn_test::run({"mha", "--step", "context_vecs,num_params", "--save-npy", dir, "--quiet"});

@@ -96,7 +96,7 @@ void check_completion(const std::string& script) {
 
 }  // namespace
 
-TEST_CASE("the README's option tables are the ones the option table generates", "[install][docs]") {
+TEST_CASE("the README's option tables are the ones the option table generates", "[install]") {
   const std::string readme = slurp(ATTN_SOURCE_DIR "/README.md");
   const std::string begin = "by `build/attn-docgen readme-options`; a test compares -->\n";
   const std::string end = "<!-- end of generated option tables -->";
@@ -108,12 +108,12 @@ TEST_CASE("the README's option tables are the ones the option table generates", 
   CHECK(in_readme == attn::readme_option_tables());
 }
 
-TEST_CASE("the built man page is the generated one and renders with man -l", "[install][docs]") {
+TEST_CASE("the built man page is the generated one and renders with man -l", "[install]") {
   CHECK(slurp(ATTN_BUILD_DIR "/attn.1") == attn::man_page());
   check_man_page(ATTN_BUILD_DIR "/attn.1");
 }
 
-TEST_CASE("the bash completion completes subcommands, options, enum values and step ids", "[install][docs]") {
+TEST_CASE("the bash completion completes subcommands, options, enum values and step ids", "[install]") {
   CHECK(slurp(ATTN_BUILD_DIR "/attn.bash-completion") == attn::bash_completion());
   check_completion(ATTN_BUILD_DIR "/attn.bash-completion");
 }

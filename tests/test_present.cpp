@@ -386,6 +386,7 @@ bool fits(const std::string& screen, std::size_t width) {
 
 TEST_CASE("present in tmux at 60, 80 and 120 columns: forward, back, jump, lessons, quit, and the terminal is clean after",
           "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
   for (const std::size_t width : {60, 80, 120}) {
     INFO(width << " columns");
     const Tmux t(width, 50, quote(ATTN_EXE) + " present");
@@ -429,6 +430,7 @@ TEST_CASE("present in tmux at 60, 80 and 120 columns: forward, back, jump, lesso
 
 TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a resize lays the step out again",
           "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
   for (const std::size_t width : {60, 80, 120}) {
   INFO(width << " columns");
   const Tmux t(width, 40, quote(ATTN_EXE) + " present causal --reveal");
@@ -460,6 +462,7 @@ TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a res
 }
 
 TEST_CASE("present in tmux: a step taller than the screen scrolls inside itself with Up and Down", "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
   const Tmux t(80, 16, quote(ATTN_EXE) + " present causal");
   REQUIRE(t.ok());
   REQUIRE(t.wait_for("Lesson 1 of 1"));
@@ -530,6 +533,7 @@ TEST_CASE("the text view on a terminal of known width: wrapped between numbers, 
 
 TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, masked cells on a background of their own",
           "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
   // Theme: its background, and the top of its palette as the xterm colour of "Your"'s 1.00 in the causal weights.
   struct Case {
     std::string theme, background, top, masked;

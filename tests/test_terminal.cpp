@@ -67,7 +67,7 @@ TEST_CASE("attn list names every lesson of the registry in its order", "[termina
   CHECK(doc[3]["section"] == "3.5.1, 3.5.3");
 }
 
-TEST_CASE("colour only on a terminal, never with NO_COLOR, TERM=dumb or --json", "[terminal]") {
+TEST_CASE("colour only on a terminal, never with NO_COLOR, TERM=dumb or --json", "[terminal][e2e]") {
   CHECK_FALSE(has_escape(attn_test::run({"simple"}).out));  // not a terminal
   CHECK(has_escape(run_as({"simple"}, tty()).out));
   attn::Terminal no_color = tty();
@@ -135,7 +135,7 @@ TEST_CASE("attn tour runs every lesson, in text and as one JSON document", "[ter
   for (std::size_t k = 0; k < kLessons.size(); ++k) CHECK(doc["lessons"][k]["lesson"] == kLessons[k]);
 }
 
-TEST_CASE("pause mode waits for Enter after each step and stops on q", "[terminal]") {
+TEST_CASE("pause mode waits for Enter after each step and stops on q", "[terminal][e2e]") {
   const auto r = run_as({"simple", "--pause", "--color", "never"}, tty(), "\n\nq\n");
   CHECK(r.status == 0);
   CHECK(r.out.find("[3/12] attn_scores_2") != std::string::npos);
@@ -150,6 +150,7 @@ TEST_CASE("pause mode waits for Enter after each step and stops on q", "[termina
 }
 
 TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter, quits on q", "[terminal][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
   const std::string sock = "attn-test-" + std::to_string(::getpid());
   const std::string tmux = "tmux -L " + sock + " ";
   const auto screen = [&] { return shell(tmux + "capture-pane -p -t attn").out; };
