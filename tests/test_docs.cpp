@@ -4,7 +4,9 @@
 // - ```sh: each line that runs attn (after an optional "$ "; a trailing "  # comment" is dropped) is run with
 //   the built attn first on PATH and must exit 0. A comment line right after a command ("# 2360064") is
 //   the output that command must print. Lines that run other programs (bash scripts/..., apt-get) are
-//   recipes for a person and are not run here.
+//   recipes for a person and are not run here. A block of timing examples (`attn bench` at GPT-2's size
+//   takes seconds to minutes, and tests/test_kernels.cpp runs attn bench on tiny shapes) says
+//   "<!-- not run: why -->" on the line above, and may hold nothing but attn bench lines.
 // - ```text whose first line is "$ attn ...": the command is run (and must exit 0, or the status that
 //   "<!-- exit status N -->" on the line above says), and every line shown below it must
 //   appear in its output in the same order ("..." lines stand for what the page leaves out; "~/attn/" is
@@ -15,6 +17,7 @@
 // - ```json (the schema, abridged) and unlabelled blocks (diagrams) are illustrations, not examples.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -50,11 +53,17 @@ std::vector<Block> blocks_of(const std::string& file) {
   return out;
 }
 
+// README.md, then docs/*.md and docs/lessons/*.md in name order, relative to the checkout.
 std::vector<std::string> doc_files() {
+  namespace fs = std::filesystem;
   std::vector<std::string> files{"README.md"};
-  const auto listed = shell("cd " + quote(ATTN_SOURCE_DIR) + " && ls docs/*.md docs/lessons/*.md");
-  std::istringstream names(listed.out);
-  for (std::string f; std::getline(names, f);) files.push_back(f);
+  for (const char* dir : {"docs", "docs/lessons"}) {
+    std::vector<std::string> pages;
+    for (const auto& e : fs::directory_iterator(fs::path(ATTN_SOURCE_DIR) / dir))
+      if (e.path().extension() == ".md") pages.push_back(std::string(dir) + "/" + e.path().filename().string());
+    std::sort(pages.begin(), pages.end());
+    files.insert(files.end(), pages.begin(), pages.end());
+  }
   return files;
 }
 
@@ -74,12 +83,6 @@ std::string drop_comment(const std::string& line) {
 
 bool is_bench(const std::string& command) { return command.rfind("attn bench", 0) == 0; }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAsan = true;
-#else
-constexpr bool kUnderAsan = false;
-#endif
-
 // Every line of `shown` (but "..." lines) appears in `output`, in order.
 void check_shown(const std::vector<std::string>& shown, const std::string& output) {
   std::size_t at = 0;
@@ -98,77 +101,118 @@ std::string collapse(const std::string& s) {
   return std::regex_replace(s, std::regex("\\s+"), " ");
 }
 
-}  // namespace
-
-TEST_CASE("every example in README.md and docs/ runs and prints what the page shows", "[docs]") {
+struct Counts {
   std::size_t commands = 0, outputs = 0, programs = 0;
-  for (const auto& file : doc_files()) {
-    for (const auto& b : blocks_of(file)) {
-      INFO(b.file << ":" << b.line);
-      if (b.kind == "sh") {
-        for (std::size_t i = 0; i < b.body.size(); ++i) {
-          std::string line = b.body[i];
-          if (line.rfind("$ ", 0) == 0) line = line.substr(2);
-          const std::string command = drop_comment(line);
-          if (command.rfind("attn ", 0) != 0) continue;
-          if (is_bench(command) && kUnderAsan) continue;  // minutes under AddressSanitizer; run in the normal build
-          INFO(command);
-          const auto r = run_here(command);
-          CHECK(r.status == 0);
-          ++commands;
-          if (i + 1 < b.body.size() && b.body[i + 1].rfind("# ", 0) == 0) {
-            CHECK(r.out == b.body[i + 1].substr(2) + "\n");
-            ++outputs;
-          }
-        }
-      } else if (b.kind == "text") {
-        std::string command;
-        std::vector<std::string> shown = b.body;
-        if (!b.body.empty() && b.body[0].rfind("$ attn ", 0) == 0) {
-          command = b.body[0].substr(2);
-          shown.erase(shown.begin());
-        } else if (b.comment.rfind("<!-- output of: ", 0) == 0) {
-          command = b.comment.substr(16, b.comment.find(" -->") - 16);
-        } else {
-          CHECK(b.comment.rfind("<!-- not run: ", 0) == 0);  // say why, or it is an example
+};
+
+// Runs (with `run`) or only counts (without) every example of one page.
+void check_page(const std::string& file, bool run, Counts& n) {
+  for (const auto& b : blocks_of(file)) {
+    INFO(b.file << ":" << b.line);
+    if (b.kind == "sh") {
+      const bool not_run = b.comment.rfind("<!-- not run: ", 0) == 0;
+      for (std::size_t i = 0; i < b.body.size(); ++i) {
+        std::string line = b.body[i];
+        if (line.rfind("$ ", 0) == 0) line = line.substr(2);
+        const std::string command = drop_comment(line);
+        if (command.rfind("attn ", 0) != 0) continue;
+        INFO(command);
+        if (not_run) {
+          CHECK(is_bench(command));  // only timings may go unrun
           continue;
         }
-        INFO(command);
+        ++n.commands;
+        const bool has_output = i + 1 < b.body.size() && b.body[i + 1].rfind("# ", 0) == 0;
+        n.outputs += has_output ? 1 : 0;
+        if (!run) continue;
         const auto r = run_here(command);
-        // A refusal shown on purpose says so above the block: "<!-- exit status 2 -->" (its line is on stderr,
-        // which run_here passes on with stdout).
-        const std::smatch status = [&] {
-          std::smatch m;
-          std::regex_search(b.comment, m, std::regex("^<!-- exit status ([0-9]+) -->"));
-          return m;
-        }();
-        CHECK(r.status == (status.empty() ? 0 : std::stoi(status[1])));
-        check_shown(shown, r.out);
-        ++commands;
-        ++outputs;
-      } else if (b.kind == "python") {
-        std::string script;
-        for (const auto& line : b.body) script += line + "\n";
-        const auto r = run_here("/usr/bin/python3 -c " + quote(script));
-        INFO(r.out);
         CHECK(r.status == 0);
-        ++programs;
-        for (const auto& line : b.body) {
-          const auto comment = line.find("# ");
-          if (line.rfind("print(", 0) != 0 || comment == std::string::npos) continue;
-          CHECK(collapse(r.out).find(collapse(line.substr(comment + 2))) != std::string::npos);
-          ++outputs;
-        }
+        if (has_output) CHECK(r.out == b.body[i + 1].substr(2) + "\n");
+      }
+    } else if (b.kind == "text") {
+      std::string command;
+      std::vector<std::string> shown = b.body;
+      if (!b.body.empty() && b.body[0].rfind("$ attn ", 0) == 0) {
+        command = b.body[0].substr(2);
+        shown.erase(shown.begin());
+      } else if (b.comment.rfind("<!-- output of: ", 0) == 0) {
+        command = b.comment.substr(16, b.comment.find(" -->") - 16);
+      } else {
+        CHECK(b.comment.rfind("<!-- not run: ", 0) == 0);  // say why, or it is an example
+        continue;
+      }
+      INFO(command);
+      CHECK_FALSE(is_bench(command));  // the docs test runs no benchmark: show it with "not run"
+      ++n.commands;
+      ++n.outputs;
+      if (!run) continue;
+      const auto r = run_here(command);
+      // A refusal shown on purpose says so above the block: "<!-- exit status 2 -->" (its line is on stderr,
+      // which run_here passes on with stdout).
+      const std::smatch status = [&] {
+        std::smatch m;
+        std::regex_search(b.comment, m, std::regex("^<!-- exit status ([0-9]+) -->"));
+        return m;
+      }();
+      CHECK(r.status == (status.empty() ? 0 : std::stoi(status[1])));
+      check_shown(shown, r.out);
+    } else if (b.kind == "python") {
+      ++n.programs;
+      for (const auto& line : b.body)
+        n.outputs += line.rfind("print(", 0) == 0 && line.find("# ") != std::string::npos ? 1 : 0;
+      if (!run) continue;
+      std::string script;
+      for (const auto& line : b.body) script += line + "\n";
+      const auto r = run_here("/usr/bin/python3 -c " + quote(script));
+      INFO(r.out);
+      CHECK(r.status == 0);
+      for (const auto& line : b.body) {
+        const auto comment = line.find("# ");
+        if (line.rfind("print(", 0) != 0 || comment == std::string::npos) continue;
+        CHECK(collapse(r.out).find(collapse(line.substr(comment + 2))) != std::string::npos);
       }
     }
   }
-  // The pages hold this many examples today; fewer found means the parsing, not the pages, changed.
-  CHECK(commands >= (kUnderAsan ? 25u : 28u));
-  CHECK(outputs >= 6u);
-  CHECK(programs >= 2u);
 }
 
-TEST_CASE("a module lesson's JSON alone rebuilds its context_vecs in NumPy: inputs, config, parameters", "[docs][json]") {
+// One test case per page, registered when the program starts ("docs: README.md runs ..."), so that a
+// failure names its page and ctest -j spreads the pages over the cores.
+struct PageCase : Catch::ITestInvoker {
+  explicit PageCase(std::string file_) : file(std::move(file_)) {}
+  void invoke() const override {
+    Counts n;
+    check_page(file, true, n);
+  }
+  std::string file;
+};
+struct RegisterPages {
+  RegisterPages() {
+    for (const auto& file : doc_files()) names.push_back("docs: every example in " + file + " runs and prints what the page shows");
+    const auto files = doc_files();
+    for (std::size_t i = 0; i < files.size(); ++i)
+      Catch::AutoReg page(new PageCase(files[i]), CATCH_INTERNAL_LINEINFO, "", Catch::NameAndTags{names[i], "[docs]"});
+  }
+  std::vector<std::string> names;  // Catch copies them; they only have to outlive each registration
+};
+const RegisterPages register_pages;
+
+}  // namespace
+
+// The pages hold this many examples today; fewer found means the parsing, not the pages, changed. Counted
+// without running anything, so it is in the quick tier.
+TEST_CASE("docs: the pages hold their examples, and each page is a test case of its own", "[docs-count]") {
+  Counts n;
+  for (const auto& file : doc_files()) check_page(file, false, n);
+  CHECK(n.commands >= 28u);
+  CHECK(n.outputs >= 6u);
+  CHECK(n.programs >= 2u);
+  std::size_t registered = 0;
+  for (const auto& t : Catch::getAllTestCasesSorted(*Catch::getCurrentContext().getConfig()))
+    registered += t.name.rfind("docs: every example in ", 0) == 0 ? 1 : 0;
+  CHECK(registered == doc_files().size());
+}
+
+TEST_CASE("a module lesson's JSON alone rebuilds its context_vecs in NumPy: inputs, config, parameters", "[docs]") {
   const std::vector<std::string> configurations{
       "mha",         "mha --heads 1",          "mha --qkv-bias --heads 3 --d-out 6 --random 7x5 --batch 1",
       "mha-wrapper", "mha-wrapper --heads 3 --qkv-bias --d-out 1",
