@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 bash scripts/deps.sh fuzz
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -g -O1"
-cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DATTN_BUILD_TESTS=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags" >/dev/null
+bash scripts/configure.sh build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DATTN_BUILD_TESTS=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags"
 cmake --build build-fuzz -j2 --target fuzz_embeddings fuzz_safetensors fuzz_cli
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Quick start, command 1: install what is missing, build, and run the first lesson.
+# Quick start, command 1: install what attn needs (not the test tools), build attn and attn-bench (not the
+# tests), and run the first lesson.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh

@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Quick start, command 2 (and CI's .ci/run): install what is missing, build, run the whole test suite.
+# Quick start, command 2 (and CI's .ci/run): install the test tools, build attn and its tests, run them.
+#   bash scripts/test.sh           every tier (docs/testing.md)
+#   bash scripts/test.sh --quick   the quick tier: every in-process case, no browser, terminal, install,
+#                                  benchmark or memory case (about 20 s once built)
+# One case: ctest --test-dir build -R 'golden 017' --output-on-failure, or build/attn_tests 'its name'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
-bash scripts/build.sh
+labels=()
+case "${1:-}" in
+  "") ;;
+  --quick) labels=(-L '^quick$') ;;
+  *) echo "usage: bash scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
+bash scripts/deps.sh test
+bash scripts/build.sh --tests
 bash scripts/check-ctest.sh build
-ctest --test-dir build --output-on-failure -j2
+ctest --test-dir build --output-on-failure -j2 "${labels[@]}"

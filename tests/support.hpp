@@ -84,22 +84,40 @@ inline Run shell(const std::string& command) {
   return r;
 }
 
-// A program a tier of tests needs (Chromium, tmux). When it is missing the case is a skip, reported as
-// one: under ctest, which sets ATTN_SKIP_RETURN_CODE to the SKIP_RETURN_CODE of these entries
-// (CMakeLists.txt), the process ends with that code and ctest counts the case as skipped, never as
-// passed. Under CI=true a missing program fails instead (the test command installs every one), and so
-// it does outside ctest, where nothing would tell a skip from a pass.
-inline void need_program(const std::string& path, const std::string& package) {
-  if (::access(path.c_str(), X_OK) == 0) return;
-  const std::string why = path + " is missing (bash scripts/test.sh installs " + package + ")";
+// A case that cannot run here ends as a skip, reported as one: under ctest, which sets
+// ATTN_SKIP_RETURN_CODE to the SKIP_RETURN_CODE of every entry (CMakeLists.txt), the process ends with that
+// code and ctest counts the case as skipped, never as passed. Outside ctest nothing would tell a skip from
+// a pass, so it fails instead, and so does a skip a CI run does not allow (`allowed_in_ci` false: under
+// CI=true the test command has installed every program a case needs).
+[[noreturn]] inline void skip_case(const std::string& why, bool allowed_in_ci) {
   const char* ci = std::getenv("CI");
   const char* code = std::getenv("ATTN_SKIP_RETURN_CODE");
-  if ((ci == nullptr || std::string(ci) != "true") && code != nullptr) {
+  if ((allowed_in_ci || ci == nullptr || std::string(ci) != "true") && code != nullptr) {
     std::fprintf(stderr, "skipped: %s\n", why.c_str());
     std::fflush(nullptr);
     std::_Exit(std::atoi(code));
   }
   FAIL(why);
+  std::abort();  // FAIL throws; never reached
+}
+
+// A program a tier of tests needs (Chromium, tmux): missing, the case is a skip, and a failure under CI.
+inline void need_program(const std::string& path, const std::string& package) {
+  if (::access(path.c_str(), X_OK) == 0) return;
+  skip_case(path + " is missing (bash scripts/test.sh installs " + package + ")", false);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAsan = true;
+#else
+constexpr bool kUnderAsan = false;
+#endif
+
+// A case that measures memory or limits address space means nothing under AddressSanitizer, whose
+// allocator and shadow memory are not attn's: there it is a skip (the sanitizer pass does not run those
+// tiers; docs/testing.md).
+inline void not_under_asan(const std::string& why) {
+  if (kUnderAsan) skip_case("under AddressSanitizer: " + why, true);
 }
 
 // A scratch directory for files a test writes, removed at exit.

@@ -373,17 +373,8 @@ TEST_CASE("attn bench: errors map to the documented statuses, and progress goes 
   CHECK(nlohmann::json::parse(tiny.out)["results"].size() == 2);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ATTN_UNDER_ASAN 1
-#else
-#define ATTN_UNDER_ASAN 0
-#endif
-
 TEST_CASE("attn bench out of memory: exit 1 and one line, not an abort", "[architecture][bench][errors]") {
-  if (ATTN_UNDER_ASAN) {
-    WARN("skipped under AddressSanitizer, which needs more address space than the limit allows");
-    return;
-  }
+  attn_test::not_under_asan("it needs more address space than the limit allows");
   // mha's (1, 12, 4096, 4096) scores alone are 805 MB, past a 700 MB address-space limit.
   const auto r = shell("ulimit -v 700000; " + quote(ATTN_EXE) +
                        " bench --tokens 4096 --batch 1 --impl mha 2>&1 >/dev/null; echo \"exit $?\"");

@@ -24,12 +24,6 @@ using attn_test::Scratch;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAsan = true;
-#else
-constexpr bool kUnderAsan = false;
-#endif
-
 struct Measured {
   int status = -1;             // exit status; -1 if killed (a signal, or the 120 s alarm)
   std::size_t peak_bytes = 0;  // the child's peak resident memory
@@ -105,7 +99,7 @@ TEST_CASE("past the memory budget: refused before any work, with the estimate an
   const auto tour = run_measured({"tour", "--random", "5800x2"});
   CHECK(tour.status == 2);
   CHECK(tour.err.find("attn: ") == 0);
-  if (!kUnderAsan) CHECK(tour.peak_bytes < (std::size_t{100} << 20));  // all-tokens alone would hold 134 MB
+  if (!attn_test::kUnderAsan) CHECK(tour.peak_bytes < (std::size_t{100} << 20));  // all-tokens alone would hold 134 MB
   // --max-memory takes sizes as CLI11's AsSizeValue reads them, and lowers the budget as well as raises it.
   const auto small = attn_test::run({"causal", "--max-memory", "64M"});
   CHECK(small.status == 2);
@@ -117,10 +111,7 @@ TEST_CASE("past the memory budget: refused before any work, with the estimate an
 }
 
 TEST_CASE("the memory estimate bounds the measured peak of every lesson", "[memory]") {
-  if (kUnderAsan) {
-    WARN("skipped under AddressSanitizer: its allocator and shadow memory are not attn's");
-    return;
-  }
+  attn_test::not_under_asan("its allocator and shadow memory are not attn's");
   const std::vector<std::vector<std::string>> runs = {
       {"simple", "--random", "2048x2048"},
       {"all-tokens", "--random", "2048x64"},
@@ -153,10 +144,7 @@ TEST_CASE("the memory estimate bounds the measured peak of every lesson", "[memo
 
 TEST_CASE("each lesson's largest accepted input finishes within the budget under an address-space limit",
           "[memory]") {
-  if (kUnderAsan) {
-    WARN("skipped under AddressSanitizer, which needs more address space than the limit allows");
-    return;
-  }
+  attn_test::not_under_asan("it needs more address space than the limit allows");
   constexpr std::size_t kBudget = std::size_t{384} << 20;
   // What every attn process maps besides its data: the executable and libraries, thread stacks, and
   // OpenBLAS's buffer of 128 MiB per thread (below about 350 MiB OpenBLAS spins instead of failing).
