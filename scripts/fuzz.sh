@@ -3,7 +3,8 @@
 # for SECONDS (default 60) from its committed seed corpus: fuzz_embeddings (any bytes as an embeddings
 # file, then every lesson and the text, JSON and HTML renderers, their output checked), fuzz_safetensors
 # (any bytes as a model.safetensors file, every float tensor of one that parses read) and fuzz_cli (any
-# command line, its exit status, stderr line and output checked; tests/fuzz/cli.dict as the dictionary). New corpus entries
+# command line, its exit status, stderr line and output checked; its dictionary written by attn-docgen
+# fuzz-dict from the lesson registry and the option table, so a new lesson or option is in it). New corpus entries
 # go to scratch directories; a crash fails the run and leaves its input in build-fuzz/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,8 @@ bash scripts/deps.sh fuzz
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -g -O1"
 bash scripts/configure.sh build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DATTN_BUILD_TESTS=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags"
-cmake --build build-fuzz -j2 --target fuzz_embeddings fuzz_safetensors fuzz_cli
+cmake --build build-fuzz -j2 --target fuzz_embeddings fuzz_safetensors fuzz_cli attn-docgen
+build-fuzz/attn-docgen fuzz-dict > build-fuzz/cli.dict
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cd build-fuzz
@@ -35,4 +37,4 @@ fuzz() {
 }
 fuzz fuzz_embeddings ../tests/fuzz/corpus "the embeddings loader, every lesson and the text, JSON and HTML renderers"
 fuzz fuzz_safetensors ../tests/fuzz/corpus-safetensors "the safetensors header parser (--model)"
-fuzz fuzz_cli ../tests/fuzz/corpus-cli "the command line" -dict=../tests/fuzz/cli.dict
+fuzz fuzz_cli ../tests/fuzz/corpus-cli "the command line" -dict=cli.dict

@@ -1,5 +1,5 @@
 // attn-docgen: prints a document generated from attn's option table (docs/architecture.md): the man
-// page, the bash completion, or the README's option tables. The build runs it; it is not installed.
+// page, the bash completion, the README's option tables, or fuzz_cli's dictionary. The build runs it; it is not installed.
 #include <iostream>
 #include <string>
 
@@ -13,8 +13,10 @@ int main(int argc, char** argv) {
     std::cout << attn::bash_completion();
   } else if (what == "readme-options") {
     std::cout << attn::readme_option_tables();
+  } else if (what == "fuzz-dict") {
+    std::cout << attn::fuzz_dictionary();
   } else {
-    std::cerr << "usage: attn-docgen man|bash-completion|readme-options\n";
+    std::cerr << "usage: attn-docgen man|bash-completion|readme-options|fuzz-dict\n";
     return 2;
   }
   return std::cout.flush() ? 0 : 1;

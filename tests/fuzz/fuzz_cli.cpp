@@ -2,7 +2,7 @@
 // starts standard input, which --input - reads). run_cli must exit 0, 1 or 2; a failure is one
 // "attn: " line and nothing on stdout, never an internal error; output without --color holds no
 // control byte but line feeds, and --json output is strict JSON (output_checks.hpp). Built by
-// scripts/fuzz.sh with tests/fuzz/cli.dict, the options and lesson names, as its dictionary.
+// scripts/fuzz.sh with the dictionary attn-docgen fuzz-dict writes from the registry and the option table.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
