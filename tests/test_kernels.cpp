@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "core/attention.hpp"
 #include "core/fast.hpp"
 #include "core/kernels.hpp"
+#include "bench/options.hpp"
 #include "lessons/lessons.hpp"
 #include "support.hpp"
 
@@ -384,7 +386,7 @@ TEST_CASE("attn bench runs every implementation on the same function (tiny shape
                                  "--kv-groups", "2", "--repeats", "1", "--json"});
   REQUIRE(r.status == 0);
   const auto doc = nlohmann::json::parse(r.out);
-  REQUIRE(doc["results"].size() == 4);
+  REQUIRE(doc["results"].size() == attn::bench_impls().size());
   std::vector<std::string> names;
   for (const auto& row : doc["results"]) {
     names.push_back(row["impl"]);
@@ -392,10 +394,16 @@ TEST_CASE("attn bench runs every implementation on the same function (tiny shape
     CHECK(row["median_s"].get<double>() > 0.0);
     CHECK(row["times_s"].size() == 1);
   }
-  CHECK(names == std::vector<std::string>{"wrapper", "mha", "fused", "gqa"});
+  CHECK(names == attn::bench_impls());  // every implementation, in the bench's own order
   // mha holds the whole (1, 4, 520, 520) score tensor (4.1 MB); fused only tiles, per thread.
-  CHECK(doc["results"][1]["peak_mb"].get<double>() > 4.0 * 520 * 520 * 4 / (1024.0 * 1024.0));
-  CHECK(doc["results"][2]["peak_mb"].get<double>() < doc["results"][1]["peak_mb"].get<double>() / 2);
+  const auto peak_mb = [&](const std::string& impl) {
+    for (const auto& row : doc["results"])
+      if (row["impl"] == impl) return row["peak_mb"].get<double>();
+    FAIL("no row for " << impl);
+    return 0.0;
+  };
+  CHECK(peak_mb("mha") > 4.0 * 520 * 520 * 4 / (1024.0 * 1024.0));
+  CHECK(peak_mb("fused") < peak_mb("mha") / 2);
   CHECK(attn_test::run({"bench", "--dim", "100", "--heads", "12"}).status == 2);
   CHECK(attn_test::run({"bench", "--impl", "cuda"}).status == 2);
   // The machine's figures, measured in the same run: the build the CPU's flags chose, a peak above the
@@ -482,7 +490,10 @@ TEST_CASE("the numbers hold under every OpenBLAS and oneDNN kernel family this C
                                     "[families-core]' 2>&1");
     INFO(r.out.substr(r.out.size() > 6000 ? r.out.size() - 6000 : 0));
     CHECK(r.status == 0);
-    CHECK(r.out.find("All tests passed") != std::string::npos);
+    // "All tests passed (N assertions in M test cases)": every golden configuration among the M.
+    std::smatch m;
+    REQUIRE(std::regex_search(r.out, m, std::regex("All tests passed \\([0-9]+ assertions in ([0-9]+) test cases\\)")));
+    CHECK(std::stoul(m[1]) > 200);
     ++ran;
   }
   CHECK(ran >= (avx2 ? 1u : 0u));

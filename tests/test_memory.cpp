@@ -112,23 +112,17 @@ TEST_CASE("past the memory budget: refused before any work, with the estimate an
 
 TEST_CASE("the memory estimate bounds the measured peak of every lesson", "[memory]") {
   attn_test::not_under_asan("its allocator and shadow memory are not attn's");
-  const std::vector<std::vector<std::string>> runs = {
-      {"simple", "--random", "2048x2048"},
-      {"all-tokens", "--random", "2048x64"},
-      {"all-tokens", "--random", "1024x64", "--json"},
-      {"trainable", "--random", "2048x16", "--d-out", "16"},
-      {"causal", "--random", "1024x64", "--d-out", "64", "--batch", "8"},
-      {"causal", "--random", "256x256", "--d-out", "256", "--json"},
-      {"dropout", "--random", "2048x16", "--d-out", "16"},
-      {"mha-wrapper", "--random", "512x64", "--d-out", "8", "--heads", "8", "--batch", "4"},
-      {"mha", "--random", "512x64", "--d-out", "64", "--heads", "8", "--batch", "2", "--dropout", "0.1"},
-      {"mha", "--random", "512x64", "--d-out", "64", "--heads", "8", "--step", "attn_weights"},
-      {"gqa", "--random", "512x64", "--d-out", "64", "--heads", "8", "--kv-groups", "2", "--batch", "2"},
-      {"kv-cache", "--random", "512x64", "--d-out", "64", "--heads", "8", "--batch", "2"},
-      {"kv-cache", "--random", "256x64", "--d-out", "64", "--heads", "8", "--kv-groups", "2", "--prompt", "200"},
-      {"kv-cache", "--random", "256x32", "--d-out", "32", "--heads", "4", "--json"},
-      {"tour", "--random", "512x32"},
-  };
+  // Each lesson's own declared runs (lessons/registry.hpp's MemoryRuns), then the tour.
+  std::vector<std::vector<std::string>> runs;
+  for (const auto& lesson : attn::lessons()) {
+    INFO("attn " << lesson.info.name << " declares no MemoryRuns::measured");
+    CHECK(!lesson.memory.measured.empty());
+    for (const auto& run : lesson.memory.measured) {
+      runs.push_back({lesson.info.name});
+      runs.back().insert(runs.back().end(), run.begin(), run.end());
+    }
+  }
+  runs.push_back({"tour", "--random", "512x32"});
   for (const auto& args : runs) {
     std::string line;
     for (const auto& a : args) line += a + " ";
@@ -149,22 +143,16 @@ TEST_CASE("each lesson's largest accepted input finishes within the budget under
   // What every attn process maps besides its data: the executable and libraries, thread stacks, and
   // OpenBLAS's buffer of 128 MiB per thread (below about 350 MiB OpenBLAS spins instead of failing).
   constexpr std::size_t kProcessAddressSpace = std::size_t{512} << 20;
-  const std::vector<std::vector<std::string>> lessons = {
-      {"simple"},
-      {"all-tokens"},
-      {"trainable", "--d-out", "16"},
-      {"causal", "--d-out", "16"},
-      {"dropout", "--d-out", "16"},
-      {"mha-wrapper", "--d-out", "8", "--heads", "4"},
-      {"mha", "--d-out", "16", "--heads", "4"},
-      {"gqa", "--d-out", "16", "--heads", "4", "--kv-groups", "2"},
-      {"kv-cache", "--d-out", "16", "--heads", "4"},
-  };
+  std::vector<std::vector<std::string>> lessons;  // each lesson with its declared options
+  for (const auto& l : attn::lessons()) {
+    lessons.push_back({l.info.name});
+    lessons.back().insert(lessons.back().end(), l.memory.at_budget.begin(), l.memory.at_budget.end());
+  }
   for (const auto& lesson : lessons) {
     // The most tokens (of 16 dimensions) the budget accepts, by bisection on the estimate (which the
     // refusal message rounds up, so a size it puts under the budget is accepted).
     const auto fits = [&](std::size_t n) { return estimate_of(with_random(lesson, n, 16)) <= kBudget; };
-    std::size_t lo = lesson.front() == "kv-cache" ? 2 : 1, hi = 8192;  // kv-cache: one to cache, one to decode
+    std::size_t lo = 2, hi = 8192;  // two tokens: kv-cache needs one to cache and one to decode
     REQUIRE(fits(lo));
     if (fits(hi)) lo = hi;
     while (hi - lo > 1) {

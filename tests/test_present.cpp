@@ -391,7 +391,7 @@ TEST_CASE("present in tmux at 60, 80 and 120 columns: forward, back, jump, lesso
     INFO(width << " columns");
     const Tmux t(width, 50, quote(ATTN_EXE) + " present");
     REQUIRE(t.ok());
-    REQUIRE(t.wait_for("Lesson 1 of " + kCount + ": attn simple"));
+    REQUIRE(t.wait_for("Lesson 1 of " + kCount + ": attn " + lessons()[0].info.name));
     CHECK(t.format("#{alternate_on}") == "1\n");
     CHECK(t.screen().find("step") != std::string::npos);
     t.keys("Right");
@@ -411,7 +411,7 @@ TEST_CASE("present in tmux at 60, 80 and 120 columns: forward, back, jump, lesso
     CHECK(fits(t.screen(), width));
     CHECK(t.screen().find("0.1385") != std::string::npos);  // attn_weights_2_naive, whole at every width
     t.keys("]");
-    REQUIRE(t.wait_for("Lesson 2 of " + kCount + ": attn all-tokens"));
+    REQUIRE(t.wait_for("Lesson 2 of " + kCount + ": attn " + lessons()[1].info.name));
     t.keys("End");
     REQUIRE(t.wait_for("lesson " + kCount + "/" + kCount));
     t.keys("Home");

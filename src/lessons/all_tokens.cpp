@@ -104,6 +104,11 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
   return t;
 }
 
-Lesson all_tokens_lesson() { return {all_tokens_info(), {{{}, LessonConfig{}, run_all_tokens}}}; }
+Lesson all_tokens_lesson() {
+  return {all_tokens_info(), {{{}, LessonConfig{}, run_all_tokens}},
+          // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
+          // and the options of its largest --random Nx16 input under the budget.
+          MemoryRuns{{{"--random", "2048x64"}, {"--random", "1024x64", "--json"}}, {}}};
+}
 
 }  // namespace attn

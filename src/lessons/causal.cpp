@@ -139,7 +139,11 @@ Lesson causal_lesson() {
              {Opt::QkvBias, ""},
              {Opt::Head, ""}},
             LessonConfig{},
-            run_causal}}};
+            run_causal}},
+          // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
+          // and the options of its largest --random Nx16 input under the budget.
+          MemoryRuns{{{"--random", "1024x64", "--d-out", "64", "--batch", "8"}, {"--random", "256x256", "--d-out", "256", "--json"}},
+                     {"--d-out", "16"}}};
 }
 
 }  // namespace attn

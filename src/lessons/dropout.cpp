@@ -70,7 +70,11 @@ Lesson dropout_lesson() {
              {Opt::QkvBias, ""},
              {Opt::Head, ""}},
             book,
-            run_dropout}}};
+            run_dropout}},
+          // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
+          // and the options of its largest --random Nx16 input under the budget.
+          MemoryRuns{{{"--random", "2048x16", "--d-out", "16"}},
+                     {"--d-out", "16"}}};
 }
 
 }  // namespace attn

@@ -122,7 +122,11 @@ Lesson gqa_lesson() {
       gqa_info(), Opt::KvCache,
       "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model, as attn kv-cache --estimate (defaults: a "
       "Llama-like 4096-dim, 32-head, 32-layer model with 8 key/value heads, 32,768 tokens, batch 1, bf16)");
-  return {gqa_info(), {lesson, kv_cache}};
+  return {gqa_info(), {lesson, kv_cache},
+          // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
+          // and the options of its largest --random Nx16 input under the budget.
+          MemoryRuns{{{"--random", "512x64", "--d-out", "64", "--heads", "8", "--kv-groups", "2", "--batch", "2"}},
+                     {"--d-out", "16", "--heads", "4", "--kv-groups", "2"}}};
 }
 
 }  // namespace attn

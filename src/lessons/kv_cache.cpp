@@ -528,7 +528,13 @@ Lesson kv_cache_lesson() {
           {lesson, kv_cache_estimate_mode(kv_cache_info(), Opt::Estimate,
                                           "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model "
                                           "(defaults: a Llama-like 4096-dim, 32-head, 32-layer model with 8 "
-                                          "key/value heads, 32,768 tokens, batch 1, bf16)")}};
+                                          "key/value heads, 32,768 tokens, batch 1, bf16)")},
+          // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
+          // and the options of its largest --random Nx16 input under the budget.
+          MemoryRuns{{{"--random", "512x64", "--d-out", "64", "--heads", "8", "--batch", "2"},
+                      {"--random", "256x64", "--d-out", "64", "--heads", "8", "--kv-groups", "2", "--prompt", "200"},
+                      {"--random", "256x32", "--d-out", "32", "--heads", "4", "--json"}},
+                     {"--d-out", "16", "--heads", "4"}}};
 }
 
 }  // namespace attn

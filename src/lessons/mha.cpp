@@ -269,7 +269,12 @@ Lesson mha_lesson() {
              {Opt::Seed, seed_help("123")},
              {Opt::QkvBias, ""}},
             LessonConfig{},
-            run_mha}}};
+            run_mha}},
+          // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
+          // and the options of its largest --random Nx16 input under the budget.
+          MemoryRuns{{{"--random", "512x64", "--d-out", "64", "--heads", "8", "--batch", "2", "--dropout", "0.1"},
+                      {"--random", "512x64", "--d-out", "64", "--heads", "8", "--step", "attn_weights"}},
+                     {"--d-out", "16", "--heads", "4"}}};
 }
 
 }  // namespace attn

@@ -77,7 +77,11 @@ Lesson mha_wrapper_lesson() {
              {Opt::Seed, seed_help("123")},
              {Opt::QkvBias, ""}},
             LessonConfig{},
-            run_mha_wrapper}}};
+            run_mha_wrapper}},
+          // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
+          // and the options of its largest --random Nx16 input under the budget.
+          MemoryRuns{{{"--random", "512x64", "--d-out", "8", "--heads", "8", "--batch", "4"}},
+                     {"--d-out", "8", "--heads", "4"}}};
 }
 
 }  // namespace attn

@@ -44,9 +44,20 @@ struct LessonMode {
   bool takes(Opt o) const;
 };
 
+// Runs of a lesson that reach its largest allocations, declared in the lesson's own file so that the
+// memory tests (tests/test_memory.cpp) cover every lesson of the registry with no list of their own. Each
+// run is the arguments after the lesson's name.
+struct MemoryRuns {
+  // Runs whose measured peak the lesson's memory estimate must bound (and not exceed four times over).
+  std::vector<std::vector<std::string>> measured;
+  // The options with which the lesson's largest --random Nx16 input under a budget runs within it.
+  std::vector<std::string> at_budget;
+};
+
 struct Lesson {
   LessonInfo info;
   std::vector<LessonMode> modes;  // modes[0]: the lesson as the book runs it
+  MemoryRuns memory;
 
   // Each option any mode takes, once, with the first mode that lists it (whose help and default it shows).
   struct Use {

@@ -115,6 +115,11 @@ Trace run_simple(const Inputs& in, const LessonConfig& cfg, const Selection& sel
   return t;
 }
 
-Lesson simple_lesson() { return {simple_info(), {{{{Opt::Query, ""}}, LessonConfig{}, run_simple}}}; }
+Lesson simple_lesson() {
+  return {simple_info(), {{{{Opt::Query, ""}}, LessonConfig{}, run_simple}},
+          // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
+          // and the options of its largest --random Nx16 input under the budget.
+          MemoryRuns{{{"--random", "2048x2048"}}, {}}};
+}
 
 }  // namespace attn

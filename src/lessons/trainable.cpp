@@ -206,7 +206,11 @@ Lesson trainable_lesson() {
              {Opt::Query, ""},
              {Opt::Head, ""}},
             LessonConfig{},
-            run_trainable}}};
+            run_trainable}},
+          // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
+          // and the options of its largest --random Nx16 input under the budget.
+          MemoryRuns{{{"--random", "2048x16", "--d-out", "16"}},
+                     {"--d-out", "16"}}};
 }
 
 }  // namespace attn
