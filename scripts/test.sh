@@ -3,7 +3,7 @@
 #   bash scripts/test.sh           every tier (docs/testing.md)
 #   bash scripts/test.sh --quick   the quick tier: every in-process case, no browser, terminal, install,
 #                                  benchmark or memory case (about 20 s once built)
-# One case: ctest --test-dir build -R 'golden 017' --output-on-failure, or build/attn_tests 'its name'.
+# One case: ctest --test-dir build -R 'golden 037' --output-on-failure, or build/attn_tests 'its name'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 labels=()
