@@ -1,10 +1,13 @@
 #pragma once
 // Helpers shared by the test files: run attn in-process exactly as the executable does, or the real
 // executable through a shell.
+#include <catch2/catch.hpp>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -44,6 +47,18 @@ inline std::vector<std::string> lesson_names() {
   std::vector<std::string> names;
   for (const auto& lesson : attn::lessons()) names.push_back(lesson.info.name);
   return names;
+}
+
+// Registers a test case made from data when the program starts (one per golden configuration, one per
+// documentation page): Catch2 v2 has no parameterised case whose instances ctest can list and run one by
+// one. Catch copies the name and the tags, and owns the body from then on.
+inline void register_case(const std::string& name, const std::string& tags, std::function<void()> body) {
+  struct Body : Catch::ITestInvoker {
+    explicit Body(std::function<void()> f_) : f(std::move(f_)) {}
+    void invoke() const override { f(); }
+    std::function<void()> f;
+  };
+  Catch::AutoReg registration(new Body(std::move(body)), CATCH_INTERNAL_LINEINFO, "", Catch::NameAndTags{name, tags});
 }
 
 // run_cli in-process, as main() calls it.

@@ -175,26 +175,17 @@ void check_page(const std::string& file, bool run, Counts& n) {
   }
 }
 
-// One test case per page, registered when the program starts ("docs: README.md runs ..."), so that a
-// failure names its page and ctest -j spreads the pages over the cores.
-struct PageCase : Catch::ITestInvoker {
-  explicit PageCase(std::string file_) : file(std::move(file_)) {}
-  void invoke() const override {
-    Counts n;
-    check_page(file, true, n);
-  }
-  std::string file;
-};
-struct RegisterPages {
-  RegisterPages() {
-    for (const auto& file : doc_files()) names.push_back("docs: every example in " + file + " runs and prints what the page shows");
-    const auto files = doc_files();
-    for (std::size_t i = 0; i < files.size(); ++i)
-      Catch::AutoReg page(new PageCase(files[i]), CATCH_INTERNAL_LINEINFO, "", Catch::NameAndTags{names[i], "[docs]"});
-  }
-  std::vector<std::string> names;  // Catch copies them; they only have to outlive each registration
-};
-const RegisterPages register_pages;
+// One test case per page, registered when the program starts ("docs: every example in README.md ..."), so
+// that a failure names its page and ctest -j spreads the pages over the cores.
+const bool registered_pages = [] {
+  for (const auto& file : doc_files())
+    attn_test::register_case("docs: every example in " + file + " runs and prints what the page shows", "[docs]",
+                             [file] {
+                               Counts n;
+                               check_page(file, true, n);
+                             });
+  return true;
+}();
 
 }  // namespace
 

@@ -228,38 +228,21 @@ void check_each_step_alone(const Configuration& c) {
   CHECK(checked >= 1);
 }
 
-// A test case that runs one check on one configuration; Catch2 v2 owns it once registered.
-struct ConfigurationCase : Catch::ITestInvoker {
-  ConfigurationCase(std::size_t index_, void (*check_)(const Configuration&)) : index(index_), check(check_) {}
-  void invoke() const override { check(configurations().at(index)); }
-  std::size_t index;
-  void (*check)(const Configuration&);
-};
-
 // Registers two cases per configuration when the program starts, named by the configuration's number
 // and command line: "golden 017: attn causal --seed 7" and "golden 017, each step alone: ...". The
 // whole runs' last bits depend on the kernels OpenBLAS runs: test_kernels.cpp reruns them under each
 // kernel family the CPU can run.
-struct RegisterConfigurations {
-  RegisterConfigurations() {
-    const auto& all = configurations();
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      const std::string number = std::string(3 - std::min<std::size_t>(3, std::to_string(i).size()), '0') +
-                                 std::to_string(i);
-      names.push_back("golden " + number + ": " + all[i].command());
-      names.push_back("golden " + number + ", each step alone: " + all[i].command());
-    }
-    // Catch copies the name and tags; `names` only has to outlive each registration.
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      Catch::AutoReg whole(new ConfigurationCase(i, check_whole_run), CATCH_INTERNAL_LINEINFO, "",
-                           Catch::NameAndTags{names[2 * i], "[golden]"});
-      Catch::AutoReg alone(new ConfigurationCase(i, check_each_step_alone), CATCH_INTERNAL_LINEINFO, "",
-                           Catch::NameAndTags{names[2 * i + 1], "[golden][step]"});
-    }
+const bool registered_configurations = [] {
+  const auto& all = configurations();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const std::string n = std::to_string(i), number = std::string(n.size() < 3 ? 3 - n.size() : 0, '0') + n;
+    attn_test::register_case("golden " + number + ": " + all[i].command(), "[golden]",
+                             [i] { check_whole_run(configurations().at(i)); });
+    attn_test::register_case("golden " + number + ", each step alone: " + all[i].command(), "[golden][step]",
+                             [i] { check_each_step_alone(configurations().at(i)); });
   }
-  std::vector<std::string> names;
-};
-const RegisterConfigurations register_configurations;
+  return true;
+}();
 
 }  // namespace
 
