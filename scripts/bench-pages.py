@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Size and render time of the --format html pages, for docs/performance.md.
 
-    /usr/bin/python3 scripts/bench-pages.py [RUNS]     (default 7; needs build/attn and scripts/deps.sh's
+    /usr/bin/python3 scripts/bench-pages.py [RUNS]     (default 7; needs build/attn and `bash scripts/deps.sh test`'s
                                                         Chromium, chromium-driver and python3-selenium)
 
 For each lesson's page and the tour's: its size in bytes, the time attn takes to write it (wall clock, the

@@ -2,7 +2,7 @@
 # Captures the pictures of docs/html.md from the real pages in headless Chromium (tests/browser/drive.py):
 # a slide of attn causal in the light and the dark theme, the heatmap figure of --format svg, and the
 # first two pages of the tour printed to PDF (pdftoppm). Needs a build (build/attn) and what
-# scripts/deps.sh installs for the browser tests. Not part of the tests.
+# `bash scripts/deps.sh test` installs for the browser tests. Not part of the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 attn=$(pwd)/build/attn

@@ -61,6 +61,18 @@ inline void register_case(const std::string& name, const std::string& tags, std:
   Catch::AutoReg registration(new Body(std::move(body)), CATCH_INTERNAL_LINEINFO, "", Catch::NameAndTags{name, tags});
 }
 
+// Registers the cases `each` names from data read at start-up (the golden index, the documentation pages).
+// Data that cannot be read is one failing case that says why, not an exception before main that ends the
+// program with no test run and no message.
+inline void register_cases_from(const std::string& source, const std::function<void()>& each) {
+  try {
+    each();
+  } catch (const std::exception& e) {
+    const std::string why = e.what();
+    register_case("the cases from " + source + " are registered", "", [why] { FAIL(why); });
+  }
+}
+
 // run_cli in-process, as main() calls it.
 inline Run run(const std::vector<std::string>& args) {
   std::ostringstream out, err;

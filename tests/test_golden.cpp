@@ -233,14 +233,16 @@ void check_each_step_alone(const Configuration& c) {
 // whole runs' last bits depend on the kernels OpenBLAS runs: test_kernels.cpp reruns them under each
 // kernel family the CPU can run.
 const bool registered_configurations = [] {
-  const auto& all = configurations();
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const std::string n = std::to_string(i), number = std::string(n.size() < 3 ? 3 - n.size() : 0, '0') + n;
-    attn_test::register_case("golden " + number + ": " + all[i].command(), "[golden]",
-                             [i] { check_whole_run(configurations().at(i)); });
-    attn_test::register_case("golden " + number + ", each step alone: " + all[i].command(), "[golden][step]",
-                             [i] { check_each_step_alone(configurations().at(i)); });
-  }
+  attn_test::register_cases_from("tests/golden/lessons/index.json", [] {
+    const auto& all = configurations();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const std::string n = std::to_string(i), number = std::string(n.size() < 3 ? 3 - n.size() : 0, '0') + n;
+      attn_test::register_case("golden " + number + ": " + all[i].command(), "[golden]",
+                               [i] { check_whole_run(configurations().at(i)); });
+      attn_test::register_case("golden " + number + ", each step alone: " + all[i].command(), "[golden][step]",
+                               [i] { check_each_step_alone(configurations().at(i)); });
+    }
+  });
   return true;
 }();
 

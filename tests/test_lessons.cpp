@@ -188,7 +188,7 @@ TEST_CASE("kv-cache: decoding token by token gives attn mha's and attn gqa's row
     // The decoded rows: bit for bit below 8 tokens (the book's arithmetic), within rounding beyond. That
     // holds on OpenBLAS's AVX-512 kernels, which add a row's products in one order however many rows are
     // projected together; its AVX2 kernels (Haswell, Zen) do not, and there PyTorch's own decode differs
-    // from its full forward by up to 6e-8 below 8 tokens (the data_haswell of tests/golden/lessons.json,
+    // from its full forward by up to 6e-8 below 8 tokens (the data_haswell of tests/golden/lessons/*.json,
     // which test_golden holds attn to bit for bit). There the rows are held to rounding.
     INFO("OpenBLAS core " << attn_test::blas_core());
     const bool exact = c.n < 8 && attn_test::skylakex_kernels();

@@ -25,13 +25,13 @@ def write(cases, torch_version):
     index = []
     for number, case in enumerate(cases):
         file = f"{number:03d}.json"
-        with open(os.path.join(DIR, file), "w") as f:
+        with open(os.path.join(DIR, file), "w", encoding="utf-8") as f:
             # NaN and inf go as strings (generate.encode), never as NaN/Infinity tokens.
             json.dump({"lesson": case["lesson"], "args": case["args"], "steps": case["steps"]}, f,
                       allow_nan=False)
             f.write("\n")
         index.append({"file": file, "lesson": case["lesson"], "args": case["args"]})
-    with open(os.path.join(DIR, "index.json"), "w") as f:  # one configuration a line
+    with open(os.path.join(DIR, "index.json"), "w", encoding="utf-8") as f:  # one configuration a line
         head = json.dumps({"generator": "tests/golden/generate.py", "torch": torch_version})
         f.write(head[:-1] + ', "cases": [\n')
         f.write(",\n".join(json.dumps(entry, ensure_ascii=False) for entry in index))
@@ -40,10 +40,10 @@ def write(cases, torch_version):
 
 def read():
     """(the torch version, every configuration in order) as write() took them."""
-    with open(os.path.join(DIR, "index.json")) as f:
+    with open(os.path.join(DIR, "index.json"), encoding="utf-8") as f:
         index = json.load(f)
     cases = []
     for entry in index["cases"]:
-        with open(os.path.join(DIR, entry["file"])) as f:
+        with open(os.path.join(DIR, entry["file"]), encoding="utf-8") as f:
             cases.append(json.load(f))
     return index["torch"], cases
