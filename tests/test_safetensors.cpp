@@ -78,6 +78,13 @@ std::string model_with(const std::string& file, const std::string& bytes) {
   return dir;
 }
 
+// The same copy without `file`.
+std::string model_without(const std::string& file) {
+  const std::string dir = model_with(file, "");
+  std::remove((dir + "/" + file).c_str());
+  return dir;
+}
+
 std::string load_refusal(const std::string& dir) {
   try {
     attn::Gpt2Model::load(dir);
@@ -202,8 +209,8 @@ TEST_CASE("safetensors: open() maps a real file, and refuses a directory or a mi
   REQUIRE(wte != nullptr);
   CHECK(wte->shape == std::vector<std::size_t>{50257, 8});
   CHECK(f.find("h.0.attn.bias") != nullptr);  // the buffer is in the file; the model never reads it
-  CHECK_THROWS_WITH(SafetensorsFile::open(ATTN_TESTS_DIR), Catch::Contains("cannot open: is a directory"));
-  CHECK_THROWS_WITH(SafetensorsFile::open("/nonexistent/model.safetensors"), Catch::Contains("cannot open: No such file"));
+  CHECK_THROWS_WITH(SafetensorsFile::open(ATTN_TESTS_DIR), Catch::Contains(": is a directory, not a file"));
+  CHECK_THROWS_WITH(SafetensorsFile::open("/nonexistent/model.safetensors"), Catch::Contains("model.safetensors: cannot open the model's weights: No such file"));
 }
 
 TEST_CASE("model: a directory that is not a GPT-2 download is refused before any work", "[safetensors][model]") {
@@ -214,7 +221,9 @@ TEST_CASE("model: a directory that is not a GPT-2 download is refused before any
     REQUIRE(at != std::string::npos);
     return model_with("config.json", changed.replace(at, from.size(), to));
   };
-  CHECK_THAT(load_refusal("/nonexistent"), Catch::Contains("config.json: cannot open"));
+  CHECK_THAT(load_refusal("/nonexistent"), Catch::StartsWith("/nonexistent: cannot open the directory: No such file or directory; --model takes"));
+  CHECK_THAT(load_refusal(kTiny + "/config.json"), Catch::Contains("config.json: is a regular file, not a directory; --model takes"));
+  CHECK_THAT(load_refusal(model_without("config.json")), Catch::Contains("config.json: cannot open the model's config: No such file"));
   CHECK_THAT(load_refusal(model_with("config.json", "{")), Catch::Contains("config.json: not JSON"));
   CHECK_THAT(load_refusal(model_with("config.json", "{\"n_embd\": 1e999}")), Catch::Contains("config.json: holds a number too large"));
   CHECK_THAT(load_refusal(model_with("vocab.json", "{\"a\": 1e999}")), Catch::Contains("vocab.json: the tokenizer vocabulary is not valid JSON"));

@@ -20,40 +20,27 @@
 #include "core/limits.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
+#include "io/files.hpp"
 #include "io/paths.hpp"
 
 namespace attn {
 
 namespace {
 
-std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+constexpr FileKind kEmbeddingsFile{"an embeddings file", kMaxFileBytes};
 
-// All of `in`, read in chunks so that a pipe (no size known up front) is held to the file size limit and
-// stops as soon as it passes it.
-std::string read_all(std::istream& in, const std::string& name) {
-  std::string bytes;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    bytes.append(chunk, static_cast<std::size_t>(in.gcount()));
-    if (bytes.size() > kMaxFileBytes)
-      throw InputError(name + ": more than the limit of " + mib(kMaxFileBytes) + " for an embeddings file");
-  }
-  if (in.bad()) throw InputError(name + ": read error");
+std::string nonempty(std::string bytes, const std::string& name) {
   if (bytes.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(name + ": the file is empty");
   return bytes;
 }
 
-std::string read_file(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, not an embeddings file");
-  if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > kMaxFileBytes)
-    throw InputError(path + ": " + mib(static_cast<std::size_t>(st.st_size)) + ", more than the limit of " +
-                     mib(kMaxFileBytes) + " for an embeddings file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  return read_all(in, path);
+// All of standard input (--input -), held to the file size limit as it arrives.
+std::string read_all(std::istream& in, const std::string& name) {
+  return nonempty(read_capped(in, name, kEmbeddingsFile), name);
 }
+
+// All of a regular file: a FIFO, a device or a directory is refused before a byte is read (io/files).
+std::string read_file(const std::string& path) { return nonempty(read_regular_file(path, kEmbeddingsFile), path); }
 
 bool ends_with_ci(const std::string& s, const std::string& suffix) {
   if (s.size() < suffix.size()) return false;

@@ -1,6 +1,8 @@
 #include "io/gpt2_model.hpp"
 
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
 #include <sstream>
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include "core/kernels.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
+#include "io/files.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "io/text_inputs.hpp"
@@ -20,7 +23,7 @@ namespace attn {
 
 namespace {
 
-constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;  // config.json: a few hundred bytes in practice
+constexpr FileKind kConfigFile{"the model's config", std::size_t{1} << 20};  // a few hundred bytes in practice
 
 std::string shape_text(const std::vector<std::size_t>& shape) {
   std::string out = "[";
@@ -30,12 +33,7 @@ std::string shape_text(const std::vector<std::size_t>& shape) {
 
 // config.json: GPT2Config's keys, each checked. `path` labels the messages.
 Gpt2Config read_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open (a Hugging Face model directory has config.json)");
-  std::string bytes(kMaxConfigBytes + 1, '\0');
-  in.read(&bytes[0], static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(static_cast<std::size_t>(in.gcount()));
-  if (bytes.size() > kMaxConfigBytes) throw InputError(path + ": larger than 1 MiB, not a model's config");
+  const std::string bytes = read_regular_file(path, kConfigFile);
   if (!valid_utf8(bytes)) throw InputError(path + ": not UTF-8");
   nlohmann::json doc;
   try {
@@ -100,6 +98,13 @@ std::string layer_name(std::size_t layer, const std::string& what) { return "h."
 }  // namespace
 
 std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::string& dir) {
+  struct stat st {};
+  const bool exists = ::stat(dir.c_str(), &st) == 0;
+  if (!exists || !S_ISDIR(st.st_mode))
+    throw InputError(dir + ": " + (exists ? "is " + describe_file_type(st.st_mode) + ", not a directory"
+                                          : std::string("cannot open the directory: ") + std::strerror(errno)) +
+                     "; --model takes a Hugging Face GPT-2 directory (config.json, model.safetensors, vocab.json, "
+                     "merges.txt)");
   const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
   const Gpt2Config config = read_config(base + "config.json");
   Gpt2Tokenizer tokenizer = Gpt2Tokenizer::load(base + "vocab.json", base + "merges.txt");

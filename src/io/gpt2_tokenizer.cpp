@@ -13,6 +13,7 @@
 
 #include "core/errors.hpp"
 #include "core/terminal_text.hpp"
+#include "io/files.hpp"
 #include "io/paths.hpp"
 
 namespace attn {
@@ -25,14 +26,6 @@ std::string utf8_of(std::int32_t codepoint) {
   utf8proc_uint8_t buf[4];
   const auto n = utf8proc_encode_char(codepoint, buf);
   return std::string(reinterpret_cast<const char*>(buf), static_cast<std::size_t>(n));
-}
-
-std::string slurp(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the " + what);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // GPT-2's pre-tokenizer pattern, as OpenAI's encoder.py writes it for Python's `regex` module:
@@ -102,7 +95,7 @@ const std::vector<std::string>& gpt2_byte_symbols() {
 Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& vocabulary_path, const std::string& merges_path) {
   Gpt2Tokenizer t;
   // The vocabulary: {"token": id, ...}, every id a distinct integer from 0.
-  const std::string vocabulary = slurp(vocabulary_path, "tokenizer vocabulary");
+  const std::string vocabulary = read_regular_file(vocabulary_path, kVocabularyFile);
   if (!valid_utf8(vocabulary)) throw InputError(vocabulary_path + ": the tokenizer vocabulary is not UTF-8");
   nlohmann::json doc;
   try {
@@ -131,7 +124,7 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& vocabulary_path, const std:
       throw InputError(vocabulary_path + ": the tokenizer vocabulary lacks the byte token " + symbol);
 
   // The merges: "a b" per line in rank order, after "#version: 0.2".
-  std::istringstream merges(slurp(merges_path, "tokenizer merges"));
+  std::istringstream merges(read_regular_file(merges_path, kMergesFile));
   std::string line;
   std::size_t line_number = 0;
   while (std::getline(merges, line)) {

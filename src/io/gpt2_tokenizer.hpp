@@ -12,12 +12,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "io/files.hpp"
+
 namespace attn {
 
 struct Gpt2Token {
   std::int64_t id;
   std::string bytes;  // the token's text, as the UTF-8 bytes it stands for (" journey"; may be part of a character)
 };
+
+// The caps on the two files (io/files): GPT-2's are 1.0 MiB and 0.5 MiB; a vocabulary of config.json's
+// largest vocab_size fits with room.
+inline constexpr FileKind kVocabularyFile{"the tokenizer vocabulary", std::size_t{16} << 20};
+inline constexpr FileKind kMergesFile{"the tokenizer merges", std::size_t{16} << 20};
 
 class Gpt2Tokenizer {
  public:

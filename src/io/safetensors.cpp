@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "io/files.hpp"
 #include "core/terminal_text.hpp"
 
 namespace attn {
@@ -116,26 +117,14 @@ void SafeTensor::to_float(float* out) const {
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
   SafetensorsFile f;
   f.name_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const int e = errno;
-    ::close(fd);
-    throw InputError(path + ": cannot open: " + (S_ISDIR(st.st_mode) ? "is a directory" : std::strerror(e)));
-  }
-  const std::size_t size = static_cast<std::size_t>(st.st_size);
+  const RegularFile file = open_regular_file(path, kSafetensorsFile);
+  const std::size_t size = file.size;
   if (size > 0) {
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-      const int e = errno;
-      ::close(fd);
-      throw InputError(path + ": cannot map: " + std::strerror(e));
-    }
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd.get(), 0);
+    if (map == MAP_FAILED) throw InputError(path + ": cannot map: " + std::strerror(errno));
     f.map_ = map;
     f.map_size_ = size;
   }
-  ::close(fd);
   f.check(static_cast<const unsigned char*>(f.map_), size);
   return f;
 }

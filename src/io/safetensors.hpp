@@ -10,7 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "io/files.hpp"
+
 namespace attn {
+
+// The cap on a weights file (io/files): past any GPT-2 (gpt2-xl's is 6.4 GB). The memory budget, which
+// counts the mapping, is what bounds a run (docs/errors.md).
+inline constexpr FileKind kSafetensorsFile{"the model's weights", std::size_t{64} << 30};
 
 enum class SafeDType { Bool, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64, F8_E4M3, F8_E5M2 };
 std::string to_string(SafeDType t);  // "F32", as the header spells it
