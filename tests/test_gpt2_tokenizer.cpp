@@ -3,7 +3,9 @@
 // digits, contractions, runs of spaces, newlines and <|endoftext|>.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -94,6 +96,13 @@ TEST_CASE("GPT-2's tokenizer files: a broken vocabulary or merges file is an inp
       {vocab_with("nobytes.json", "{\"<|endoftext|>\": 0}"), merges, "lacks the byte token"},
       {vocab_with("good.json", good), s.file("m1.txt", "#version: 0.2\nhe\n"), "m1.txt:2: expected a merge"},
       {vocab_with("good2.json", good), s.file("m2.txt", "#version: 0.2\n"), "has no merges"},
+      // Inconsistent with the vocabulary: a merge whose result, or one of whose symbols, it lacks. Both
+      // files are named (a text reaching the merge once ended in an error that named neither).
+      {vocab_with("good3.json", good), s.file("m3.txt", "#version: 0.2\nh e\n"),
+       "m3.txt:2: merges \"h\" and \"e\" into \"he\", which " + s.dir + "/good3.json lacks"},
+      {vocab_with("good4.json", bytes_only + "\"<|endoftext|>\": 256, \"he\": 257}"),
+       s.file("m4.txt", "#version: 0.2\nh e\nhe llo\n"), "m4.txt:3: the merge's symbol \"llo\" is not a token of " +
+       s.dir + "/good4.json"},
   };
   for (const auto& c : cases) {
     INFO(c.needle);
@@ -111,4 +120,115 @@ TEST_CASE("GPT-2's tokenizer files: a broken vocabulary or merges file is an inp
   REQUIRE(tokens.size() == 2);
   CHECK(tokens[0].id == 257);
   CHECK(tokens[1].bytes == "x");
+}
+
+namespace {
+
+// encoder.py's bpe() transcribed directly (the lowest-ranked pair, all of its occurrences merged left to
+// right, until none has a rank): the reference the tokenizer's heap-based merge is held to.
+std::vector<std::string> reference_bpe(const std::string& piece, const std::map<std::string, std::size_t>& rank) {
+  std::vector<std::string> word;
+  for (const unsigned char b : piece) word.push_back(attn::gpt2_byte_symbols()[b]);
+  for (;;) {
+    std::size_t best = SIZE_MAX;
+    std::string first, second;
+    for (std::size_t i = 0; i + 1 < word.size(); ++i) {
+      const auto it = rank.find(word[i] + " " + word[i + 1]);
+      if (it != rank.end() && it->second < best) {
+        best = it->second;
+        first = word[i];
+        second = word[i + 1];
+      }
+    }
+    if (best == SIZE_MAX) return word;
+    std::vector<std::string> next;
+    for (std::size_t i = 0; i < word.size(); ++i) {
+      if (i + 1 < word.size() && word[i] == first && word[i + 1] == second) {
+        next.push_back(first + second);
+        ++i;
+      } else {
+        next.push_back(word[i]);
+      }
+    }
+    word = next;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2's tokenizer: the merges give encoder.py's loop's tokens on words made to stress them",
+          "[gpt2][tokenizer]") {
+  std::map<std::string, std::size_t> rank;
+  {
+    std::ifstream merges(ATTN_SOURCE_DIR "/data/gpt2/vocab.bpe");
+    std::string line;
+    std::getline(merges, line);  // #version
+    while (std::getline(merges, line))
+      if (!line.empty()) rank.emplace(line, rank.size());
+  }
+  std::ifstream vocab_file(ATTN_SOURCE_DIR "/data/gpt2/encoder.json");
+  const auto vocab = nlohmann::json::parse(vocab_file);
+  const Gpt2Tokenizer& t = Gpt2Tokenizer::bundled();
+  // Words of one pre-token each (letters only, or digits only): runs of one letter, two letters
+  // alternating, and random words over small alphabets, where equal pairs overlap and merges chain.
+  std::vector<std::string> words;
+  for (const std::size_t n : {1u, 2u, 3u, 7u, 16u, 33u, 100u, 257u}) {
+    words.push_back(std::string(n, 'a'));
+    words.push_back(std::string(n, 'e'));
+    std::string ab;
+    for (std::size_t i = 0; i < n; ++i) ab += "ab"[i % 2];
+    words.push_back(ab);
+    words.push_back(std::string(n, '7'));
+  }
+  std::uint64_t state = 12345;
+  for (int k = 0; k < 300; ++k) {
+    std::string w;
+    const std::size_t n = 1 + (state >> 33) % 40;
+    for (std::size_t i = 0; i < n; ++i) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      w += "aeinrst"[(state >> 33) % (k % 2 ? 3 : 7)];
+    }
+    words.push_back(w);
+  }
+  for (const std::string& w : words) {
+    INFO(w);
+    std::vector<std::int64_t> want;
+    for (const std::string& symbol : reference_bpe(w, rank)) want.push_back(vocab.at(symbol).get<std::int64_t>());
+    std::vector<std::int64_t> got;
+    for (const auto& token : t.encode(w)) got.push_back(token.id);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("GPT-2's tokenizer: a text past the token limit is refused in bounded time, however it is made",
+          "[gpt2][tokenizer]") {
+  const Gpt2Tokenizer& t = Gpt2Tokenizer::bundled();
+  // Each of these once took from seconds to minutes: the merges were quadratic in a word's length, and
+  // the limit was checked on the whole count after them. The merge count is now O(n log n) and the
+  // count stops at the limit. (Their time is not asserted here: the e2e case below runs them under a
+  // timeout.)
+  const std::vector<std::string> texts{std::string(120000, 'a'), std::string(120000, '1'), std::string(120000, '!'),
+                                       std::string(120000, ' ') + "a", [] {
+                                         std::string ab;
+                                         for (int i = 0; i < 60000; ++i) ab += "ab";
+                                         return ab;
+                                       }()};
+  for (const auto& text : texts) {
+    INFO(text.substr(0, 8) << "... (" << text.size() << " bytes)");
+    CHECK_FALSE(t.encode(text, 8192).has_value());
+    const auto all = t.encode(text, SIZE_MAX);
+    REQUIRE(all.has_value());
+    CHECK(all->size() > 8192);
+    std::string back;
+    for (const auto& token : *all) back += token.bytes;
+    CHECK(back == text);
+  }
+  // At the limit and one past it: the count is exact, not an estimate.
+  const std::string words = [] {
+    std::string w;
+    for (int i = 0; i < 100; ++i) w += " the";
+    return w;
+  }();
+  CHECK(t.encode(words, 100).has_value());
+  CHECK_FALSE(t.encode(words, 99).has_value());
 }

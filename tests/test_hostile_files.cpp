@@ -166,3 +166,50 @@ TEST_CASE("a file larger than its kind's cap is refused before it is read", "[fi
   CHECK(r.status == 1);
   CHECK(r.err == "attn: big.csv: 536,870,913 bytes, more than the limit of 512 MiB for an embeddings file\n");
 }
+
+TEST_CASE("the four files of --model must agree, and each disagreement names both files", "[files][e2e]") {
+  const attn_test::Scratch s;
+  const std::string dir = s.dir + "/m";
+  const auto fresh = [&] {
+    REQUIRE(std::system(("rm -rf " + quote(dir)).c_str()) == 0);
+    copy_dir(kTiny, dir);
+  };
+  const auto replace_in = [&](const std::string& file, const std::string& from, const std::string& to) {
+    std::ifstream in(dir + "/" + file);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    std::ofstream(dir + "/" + file, std::ios::trunc) << text.replace(at, from.size(), to);
+  };
+  // config.json's vocab_size past vocab.json's tokens once ended mha's next-token steps in an internal
+  // error ("token id past the vocabulary"); below them, a token without a row of wte.
+  for (const char* size : {"50300", "50000"}) {
+    INFO("vocab_size " << size);
+    fresh();
+    replace_in("config.json", "\"vocab_size\": 50257", std::string("\"vocab_size\": ") + size);
+    const Outcome r = attn_in(s.dir, {"mha", "--model", "m"});
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "attn: m/config.json: vocab_size " + attn::with_commas(std::stoul(size)) +
+                       ", but m/vocab.json has 50,257 tokens; the two must agree\n");
+  }
+  // A merge whose result the vocabulary lacks ("Ġt" + "he" is merge 2 of GPT-2's, "Ġthe" is token 262).
+  fresh();
+  replace_in("vocab.json", "\"\\u0120the\": 262", "\"\\u0120thx\": 262");
+  const Outcome r = attn_in(s.dir, {"simple", "--model", "m", "--text", "the end"});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err == "attn: m/merges.txt:8: merges \"\u0120t\" and \"he\" into \"\u0120the\", which m/vocab.json lacks\n");
+}
+
+TEST_CASE("a --text past the token limit is refused at once, however long its words", "[files][e2e]") {
+  const attn_test::Scratch s;
+  // One 120 KB word once took 33 to 80 s before the limit was checked.
+  for (const std::string& text : {std::string(120000, 'x'), std::string(120000, '9'), std::string(60000, 'q') + " " +
+                                                                                           std::string(60000, 'z')}) {
+    const Outcome r = attn_in(s.dir, {"simple", "--text", text});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("attn: --text has more tokens than the limit of 8,192 (", 0) == 0);
+  }
+}

@@ -147,6 +147,31 @@ TEST_CASE("safetensors: an empty tensor is accepted and reads as nothing, into n
   CHECK(a[1] == -1.0f);
 }
 
+TEST_CASE("safetensors: overlapping data is refused whatever lies between, and empty tensors overlap nothing",
+          "[safetensors]") {
+  const auto entry = [](const char* name, int floats_n, int begin) {
+    return "\"" + std::string(name) + "\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(floats_n) +
+           "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(begin + 4 * floats_n) + "]}";
+  };
+  const std::string data = floats({1, 2, 3, 4});  // 16 bytes
+  const auto with = [&](const std::vector<std::string>& entries) {
+    std::string header = "{";
+    for (std::size_t i = 0; i < entries.size(); ++i) header += (i ? "," : "") + entries[i];
+    return refusal(file_of(header + "}", data));
+  };
+  // The issue's example: an empty tensor between two that overlap, in offset order.
+  CHECK(with({entry("a", 3, 0), entry("e", 0, 4), entry("b", 2, 8)}) ==
+        "m.safetensors: tensors a and b overlap in the data");
+  // A range inside a long one, after another that is inside it too: not neighbours in offset order.
+  CHECK(with({entry("long", 4, 0), entry("x", 1, 4), entry("y", 1, 8)}) ==
+        "m.safetensors: tensors long and x overlap in the data");
+  CHECK(with({entry("long", 4, 0), entry("x", 1, 0)}) == "m.safetensors: tensors x and long overlap in the data");
+  CHECK(with({entry("a", 2, 0), entry("b", 2, 0)}).find("overlap in the data") != std::string::npos);  // the same range
+  // Accepted: empty tensors anywhere, even inside another's bytes, and ranges that only touch.
+  CHECK(with({entry("a", 2, 0), entry("e", 0, 4), entry("f", 0, 8), entry("b", 2, 8)}) == "(accepted)");
+  CHECK(with({entry("e", 0, 0), entry("a", 4, 0), entry("z", 0, 16)}) == "(accepted)");
+}
+
 TEST_CASE("safetensors: half-precision infinities, NaN, -0 and the largest values", "[safetensors]") {
   CHECK(attn::half_to_float(0x7C00) == INFINITY);
   CHECK(attn::half_to_float(0xFC00) == -INFINITY);
@@ -266,7 +291,7 @@ TEST_CASE("model: out-of-range values and options the model decides are usage er
   refused({"simple", "--model", kTiny, "--random", "2x3"}, "--model and --random exclude each other");
   refused({"simple", "--model", kTiny, "--text", "one two three four five six seven eight nine ten eleven twelve "
                                                   "thirteen fourteen fifteen sixteen seventeen"},
-          "more than the model's context length (n_positions) of 16");
+          "--text has more tokens than the model's context length (n_positions) of 16");
 }
 
 TEST_CASE("model: the tour runs every lesson that takes a model, and says which weights", "[model]") {

@@ -108,9 +108,11 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::string& dir) {
   const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
   const Gpt2Config config = read_config(base + "config.json");
   Gpt2Tokenizer tokenizer = Gpt2Tokenizer::load(base + "vocab.json", base + "merges.txt");
-  if (tokenizer.vocabulary_size() > config.vocab_size)
-    throw InputError(base + "vocab.json: " + with_commas(tokenizer.vocabulary_size()) + " tokens, more than config.json's "
-                     "vocab_size " + with_commas(config.vocab_size));
+  // Every id the model can predict (a row of wte, vocab_size of them) must be a token the tokenizer can
+  // name, and every token it makes a row of wte: the two files must agree exactly.
+  if (tokenizer.vocabulary_size() != config.vocab_size)
+    throw InputError(base + "config.json: vocab_size " + with_commas(config.vocab_size) + ", but " + base + "vocab.json has " +
+                     with_commas(tokenizer.vocabulary_size()) + " tokens; the two must agree");
   auto model = std::make_shared<Gpt2Model>(SafetensorsFile::open(base + "model.safetensors"), std::move(tokenizer));
   model->config_ = config;
   model->dir_ = dir;

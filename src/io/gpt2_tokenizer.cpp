@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <algorithm>
 #include <limits>
+#include <queue>
 #include <sstream>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -119,6 +121,8 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& vocabulary_path, const std:
   const auto eot = t.id_of_.find(kEndOfText);
   if (eot == t.id_of_.end()) throw InputError(vocabulary_path + ": the tokenizer vocabulary has no <|endoftext|>");
   t.end_of_text_ = eot->second;
+  for (const auto& [token, id] : t.id_of_)
+    if (id != t.end_of_text_) t.longest_token_ = std::max(t.longest_token_, symbol_bytes(token).size());
   for (const std::string& symbol : gpt2_byte_symbols())
     if (t.id_of_.count(symbol) == 0)
       throw InputError(vocabulary_path + ": the tokenizer vocabulary lacks the byte token " + symbol);
@@ -136,6 +140,16 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& vocabulary_path, const std:
         !valid_utf8(line))
       throw InputError(merges_path + ":" + std::to_string(line_number) +
                        ": expected a merge, two symbols separated by one space");
+    // Both symbols and what they merge into must be tokens of the vocabulary: a merge that makes a symbol
+    // the vocabulary lacks would otherwise surface as an unknown token when some text reaches it.
+    const std::string first = line.substr(0, space), second = line.substr(space + 1);
+    for (const std::string* symbol : {&first, &second})
+      if (t.id_of_.count(*symbol) == 0)
+        throw InputError(merges_path + ":" + std::to_string(line_number) + ": the merge's symbol \"" + visible(*symbol) +
+                         "\" is not a token of " + vocabulary_path);
+    if (t.id_of_.count(first + second) == 0)
+      throw InputError(merges_path + ":" + std::to_string(line_number) + ": merges \"" + visible(first) + "\" and \"" +
+                       visible(second) + "\" into \"" + visible(first + second) + "\", which " + vocabulary_path + " lacks");
     t.rank_of_.emplace(line, t.rank_of_.size());  // a repeated pair keeps its first (lowest) rank
   }
   if (t.rank_of_.empty()) throw InputError(merges_path + ": the tokenizer merges file has no merges");
@@ -161,64 +175,125 @@ const Gpt2Tokenizer& Gpt2Tokenizer::bundled() {
   return tokenizer;
 }
 
+// encoder.py's bpe(): the adjacent pair of the lowest rank, every occurrence of it merged left to right,
+// again until no pair has a rank. Written here with a heap of candidate pairs over a linked list of
+// symbols, so a piece of n bytes costs O(n log n) instead of encoder.py's O(n^2) (a 120 KB word took over
+// 30 s); each round still takes one rank's occurrences together, in order, as encoder.py's loop does, so
+// the result is the same symbol for symbol (tests/test_gpt2_tokenizer.cpp holds it to a direct transcription).
 std::vector<std::string> Gpt2Tokenizer::bpe(const std::string& piece) const {
-  std::vector<std::string> symbols;
-  for (const unsigned char byte : piece) symbols.push_back(gpt2_byte_symbols()[byte]);
-  while (symbols.size() > 1) {
-    // The adjacent pair of the lowest rank, then every occurrence of it merged, left to right.
-    std::size_t best = std::numeric_limits<std::size_t>::max();
-    std::string first, second;
-    for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
-      const auto it = rank_of_.find(symbols[i] + " " + symbols[i + 1]);
-      if (it != rank_of_.end() && it->second < best) {
-        best = it->second;
-        first = symbols[i];
-        second = symbols[i + 1];
-      }
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  struct Symbol {
+    std::string text;
+    std::size_t prev, next;  // neighbours in the list, kNone at the ends
+    bool alive;
+  };
+  std::vector<Symbol> symbols;
+  symbols.reserve(piece.size());
+  for (std::size_t i = 0; i < piece.size(); ++i)
+    symbols.push_back({gpt2_byte_symbols()[static_cast<unsigned char>(piece[i])], i == 0 ? kNone : i - 1,
+                       i + 1 < piece.size() ? i + 1 : kNone, true});
+  struct Candidate {
+    std::size_t rank, left;  // the pair's rank, and its left symbol's index (the order of positions)
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+  // The pair starting at `left`, if it still is one and has a rank; `rank` is that rank.
+  const auto rank_at = [&](std::size_t left) {
+    if (left == kNone || !symbols[left].alive || symbols[left].next == kNone) return kNone;
+    const auto it = rank_of_.find(symbols[left].text + " " + symbols[symbols[left].next].text);
+    return it == rank_of_.end() ? kNone : it->second;
+  };
+  const auto push = [&](std::size_t left) {
+    const std::size_t rank = rank_at(left);
+    if (rank != kNone) heap.push({rank, left});
+  };
+  for (std::size_t i = 0; i + 1 < symbols.size(); ++i) push(i);
+  std::vector<std::size_t> round, merged;
+  while (!heap.empty()) {
+    // Every candidate of the lowest rank, in position order; a stale one (its symbols changed) is dropped.
+    const std::size_t rank = heap.top().rank;
+    round.clear();
+    while (!heap.empty() && heap.top().rank == rank) {
+      round.push_back(heap.top().left);
+      heap.pop();
     }
-    if (best == std::numeric_limits<std::size_t>::max()) break;
-    std::vector<std::string> merged;
-    for (std::size_t i = 0; i < symbols.size(); ++i) {
-      if (i + 1 < symbols.size() && symbols[i] == first && symbols[i + 1] == second) {
-        merged.push_back(first + second);
-        ++i;
-      } else {
-        merged.push_back(symbols[i]);
-      }
+    merged.clear();
+    for (const std::size_t left : round) {
+      if (rank_at(left) != rank) continue;  // taken by the occurrence before it, or changed since
+      Symbol& a = symbols[left];
+      Symbol& b = symbols[a.next];
+      a.text += b.text;
+      b.alive = false;
+      a.next = b.next;
+      if (b.next != kNone) symbols[b.next].prev = left;
+      merged.push_back(left);
     }
-    symbols = std::move(merged);
+    for (const std::size_t left : merged) {  // the pairs the merged symbols now make with their neighbours
+      push(symbols[left].prev);
+      push(left);
+    }
   }
-  return symbols;
+  std::vector<std::string> out;
+  for (std::size_t i = piece.empty() ? kNone : 0; i != kNone; i = symbols[i].next) out.push_back(std::move(symbols[i].text));
+  return out;
 }
 
-std::vector<Gpt2Token> Gpt2Tokenizer::encode(const std::string& text) const {
+std::optional<std::vector<Gpt2Token>> Gpt2Tokenizer::encode(const std::string& text, std::size_t max_tokens) const {
   if (!valid_utf8(text)) throw UsageError("--text is not valid UTF-8");
-  std::vector<Gpt2Token> out;
-  const auto encode_part = [&](const std::string& part) {
-    pcre2_match_data* match = pcre2_match_data_create_from_pattern(pattern_->code, nullptr);
-    PCRE2_SIZE at = 0;
-    while (at < part.size()) {
-      const int rc = pcre2_match(pattern_->code, reinterpret_cast<PCRE2_SPTR>(part.data()), part.size(), at,
-                                 PCRE2_NO_UTF_CHECK, match, nullptr);  // checked above
+  // The pieces first (PCRE2's matching is linear here), and from their lengths the fewest tokens they can
+  // make: no token is longer than longest_token_ bytes. A text past the limit by that count is refused
+  // before any merge, and the merges stop as soon as the count passes it.
+  struct Piece {
+    std::size_t from, to;  // bytes of `text`, or the special token when from == to
+  };
+  std::vector<Piece> pieces;
+  std::size_t fewest = 0;
+  const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
+      pcre2_match_data_create_from_pattern(pattern_->code, nullptr), &pcre2_match_data_free);
+  if (!match) throw std::bad_alloc();
+  const auto split = [&](std::size_t from, std::size_t to) {
+    PCRE2_SIZE at = from;
+    while (at < to) {
+      const int rc = pcre2_match(pattern_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), to, at,
+                                 PCRE2_NO_UTF_CHECK, match.get(), nullptr);  // checked above
       if (rc < 0) break;  // PCRE2_ERROR_NOMATCH: nothing more (every character matches some branch)
-      const PCRE2_SIZE* span = pcre2_get_ovector_pointer(match);
-      for (const std::string& symbol : bpe(part.substr(span[0], span[1] - span[0]))) {
-        const auto id = id_of_.find(symbol);
-        if (id == id_of_.end()) throw InputError("the tokenizer vocabulary has no token " + visible(symbol));
-        out.push_back({id->second, symbol_bytes(symbol)});
+      const PCRE2_SIZE* span = pcre2_get_ovector_pointer(match.get());
+      if (span[1] > span[0]) {
+        pieces.push_back({span[0], span[1]});
+        fewest += (span[1] - span[0] + longest_token_ - 1) / longest_token_;
       }
       at = span[1] > at ? span[1] : at + 1;
     }
-    pcre2_match_data_free(match);
   };
+  const std::size_t eot_size = std::string(kEndOfText).size();
   std::size_t from = 0;
   for (std::size_t eot = text.find(kEndOfText); eot != std::string::npos; eot = text.find(kEndOfText, from)) {
-    encode_part(text.substr(from, eot - from));
-    out.push_back({end_of_text_, kEndOfText});
-    from = eot + std::string(kEndOfText).size();
+    split(from, eot);
+    pieces.push_back({eot, eot});
+    ++fewest;
+    from = eot + eot_size;
+    if (fewest > max_tokens) return std::nullopt;
   }
-  encode_part(text.substr(from));
+  split(from, text.size());
+  if (fewest > max_tokens) return std::nullopt;
+  std::vector<Gpt2Token> out;
+  for (const Piece& p : pieces) {
+    if (p.from == p.to) {
+      out.push_back({end_of_text_, kEndOfText});
+    } else {
+      for (const std::string& symbol : bpe(text.substr(p.from, p.to - p.from))) {
+        const auto id = id_of_.find(symbol);  // every merge's result is a token (checked when loaded)
+        if (id == id_of_.end()) throw std::logic_error("BPE made a symbol the vocabulary lacks");
+        out.push_back({id->second, symbol_bytes(symbol)});
+      }
+    }
+    if (out.size() > max_tokens) return std::nullopt;
+  }
   return out;
+}
+
+std::vector<Gpt2Token> Gpt2Tokenizer::encode(const std::string& text) const {
+  return *encode(text, std::numeric_limits<std::size_t>::max());
 }
 
 std::string gpt2_readable(const std::string& bytes) {

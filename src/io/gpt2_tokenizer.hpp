@@ -8,6 +8,7 @@
 //      are applied by rank, lowest first, until none applies; each resulting symbol is one token.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,10 @@ class Gpt2Tokenizer {
   // The tokens of `text`, which must be valid UTF-8 (a UsageError otherwise). "<|endoftext|>" is the
   // special token 50256 wherever it appears.
   std::vector<Gpt2Token> encode(const std::string& text) const;
+  // The same, or none when the text makes more than `max_tokens` tokens. A text whose pieces alone show it
+  // (a piece of n bytes makes at least n / longest-token tokens) is refused before any merge, in time
+  // linear in its length; the merges are O(n log n) in a piece's length.
+  std::optional<std::vector<Gpt2Token>> encode(const std::string& text, std::size_t max_tokens) const;
   std::size_t vocabulary_size() const { return id_of_.size(); }
   // Token `id`'s text as the UTF-8 bytes it stands for (" journey"); std::out_of_range past the vocabulary.
   std::string decode(std::int64_t id) const;
@@ -52,6 +57,7 @@ class Gpt2Tokenizer {
   std::vector<std::string> token_of_;                     // id -> byte-encoded token
   std::unordered_map<std::string, std::size_t> rank_of_;  // "a b" -> merge rank
   std::int64_t end_of_text_ = -1;
+  std::size_t longest_token_ = 1;  // the most bytes any token but <|endoftext|> stands for
   struct Pattern;
   std::unique_ptr<Pattern> pattern_;  // the compiled pre-tokenizer pattern
 };

@@ -211,12 +211,19 @@ void SafetensorsFile::check(const unsigned char* bytes, std::size_t size) {
   std::vector<std::size_t> order(tensors_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ranges[a] < ranges[b]; });
-  for (std::size_t k = 1; k < order.size(); ++k) {
-    const auto& before = ranges[order[k - 1]];
-    const auto& after = ranges[order[k]];
-    if (after.first < before.second && after.first != after.second && before.first != before.second)
-      fail("tensors " + visible(tensors_[order[k - 1]].name) + " and " + visible(tensors_[order[k]].name) +
-           " overlap in the data");
+  // One sweep in offset order: a non-empty range overlaps an earlier one exactly when it begins before the
+  // furthest end reached so far. Empty tensors (no bytes) overlap nothing and are passed over, so they
+  // cannot hide an overlap between the tensors on either side of them.
+  std::size_t reach = 0, reached_by = order.size();  // the furthest end, and the tensor that ends there
+  for (const std::size_t k : order) {
+    const auto& [begin, end] = ranges[k];
+    if (begin == end) continue;
+    if (reached_by != order.size() && begin < reach)
+      fail("tensors " + visible(tensors_[reached_by].name) + " and " + visible(tensors_[k].name) + " overlap in the data");
+    if (end > reach) {
+      reach = end;
+      reached_by = k;
+    }
   }
   std::vector<SafeTensor> sorted;
   for (const std::size_t i : order) sorted.push_back(std::move(tensors_[i]));

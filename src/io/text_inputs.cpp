@@ -45,11 +45,13 @@ Matrix embedding_rows(TorchGenerator& gen, std::size_t num_embeddings, std::size
 
 void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string& text, std::size_t max_tokens,
                    const std::string& limit) {
-  const std::vector<Gpt2Token> tokens = tokenizer.encode(text);
+  // Counted as they are made, and stopped past the limit: the whole count of a long text is never known.
+  const std::optional<std::vector<Gpt2Token>> encoded = tokenizer.encode(text, max_tokens);
+  if (!encoded)
+    throw UsageError("--text has more tokens than " + limit + " of " + with_commas(max_tokens) + " (" +
+                     with_commas(text.size()) + " bytes)");
+  const std::vector<Gpt2Token>& tokens = *encoded;
   if (tokens.empty()) throw UsageError("--text has no tokens (give it a word or more)");
-  if (tokens.size() > max_tokens)
-    throw UsageError("--text has " + with_commas(tokens.size()) + " tokens, more than " + limit + " of " +
-                     with_commas(max_tokens));
   const std::size_t n = tokens.size();
   std::string listed;
   for (std::size_t i = 0; i < n; ++i) {
