@@ -64,7 +64,7 @@ Measured run_measured(const std::vector<std::string>& args, std::size_t address_
 
 // The estimate attn gives for `args`, read from its refusal under a budget of one byte.
 std::size_t estimate_of(std::vector<std::string> args) {
-  args.insert(args.end(), {"--max-memory", "1"});
+  args.insert(args.end(), {"--max-memory", "1M"});
   const auto r = attn_test::run(args);
   const std::regex words("would need an estimated ([0-9.]+) (GiB|MiB) of memory");
   std::smatch m;
@@ -100,14 +100,37 @@ TEST_CASE("past the memory budget: refused before any work, with the estimate an
   CHECK(tour.status == 2);
   CHECK(tour.err.find("attn: ") == 0);
   if (!attn_test::kUnderAsan) CHECK(tour.peak_bytes < (std::size_t{100} << 20));  // all-tokens alone would hold 134 MB
-  // --max-memory takes sizes as CLI11's AsSizeValue reads them, and lowers the budget as well as raises it.
+  // --max-memory takes sizes from 1M to 1P, and lowers the budget as well as raises it.
   const auto small = attn_test::run({"causal", "--max-memory", "64M"});
   CHECK(small.status == 2);
   CHECK(small.err.find("more than the budget of 64 MiB") != std::string::npos);
   CHECK(attn_test::run({"causal", "--max-memory", "1G", "--quiet"}).status == 0);
-  const auto bad = attn_test::run({"causal", "--max-memory", "lots"});
-  CHECK(bad.status == 2);
-  CHECK(bad.err.find("--max-memory") != std::string::npos);
+  CHECK(attn_test::run({"causal", "--max-memory", "1.5g", "--quiet"}).status == 0);
+  CHECK(attn_test::run({"causal", "--max-memory", "268435456", "--quiet"}).status == 0);  // bytes: 256 MiB
+  // Zero, negative, overflowing, unit-less but huge or tiny, and malformed values are usage errors that
+  // give the accepted range (-1 once wrapped around to an unlimited budget).
+  const std::string range = "a size from 1M to 1P, such as 512M or 16G (K, M, G, T, P are powers of 1024)";
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"lots", "'lots' is not " + range},
+      {"-1", "'-1' is not " + range},
+      {"-4G", "'-4G' is not " + range},
+      {"4X", "'4X' is not " + range},
+      {"5.", "'5.' is not " + range},
+      {"", "'' is not " + range},
+      {"0", "'0' is below the smallest budget, 1M; give " + range},
+      {"512", "'512' is below the smallest budget, 1M (a number without a unit is bytes: did you mean 512M?); give " + range},
+      {"99999999999999999999", "'99999999999999999999' is past the largest budget, 1P; give " + range},
+      {"1000000000000000000", "'1000000000000000000' is past the largest budget, 1P; give " + range},
+      {"2P", "'2P' is past the largest budget, 1P; give " + range},
+      {"18446744073709551617G", "'18446744073709551617G' is past the largest budget, 1P; give " + range},
+  };
+  for (const auto& [value, says] : bad) {
+    INFO(value);
+    const auto r = attn_test::run({"causal", "--max-memory", value});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "attn: --max-memory: " + says + " (see 'attn causal --help')\n");
+  }
 }
 
 TEST_CASE("the memory estimate bounds the measured peak of every lesson", "[memory]") {

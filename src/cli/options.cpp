@@ -3,7 +3,9 @@
 // help, the man page, the completion and the JSON config all come from the same line.
 #include "cli/options.hpp"
 
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -12,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/limits.hpp"
+#include "core/terminal_text.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -31,6 +34,44 @@ template <> PresentCli& part<PresentCli>(CommandLine& c) { return c.present; }
 template <class S> const S& part(const CommandLine& c) { return part<S>(const_cast<CommandLine&>(c)); }
 
 // "never, auto or always"
+// --max-memory's value: a whole or decimal number with an optional unit (K, M, G, T, P: powers of 1024,
+// each also as KB or KiB; B or none: bytes), in bytes. Written here rather than with CLI11's AsSizeValue,
+// which reads "-1" as 2^64 - 1 (an unlimited budget) and garbles the message for "-4G".
+constexpr std::size_t kMinMemoryBudget = std::size_t{1} << 20, kMaxMemoryBudget = std::size_t{1} << 50;
+const char* const kMemoryRange = "a size from 1M to 1P, such as 512M or 16G (K, M, G, T, P are powers of 1024)";
+
+std::string parse_memory_size(std::string& value) {
+  const std::string given = value;
+  std::size_t i = 0;
+  while (i < given.size() && std::isdigit(static_cast<unsigned char>(given[i]))) ++i;
+  std::size_t j = i;
+  if (j < given.size() && given[j] == '.') {
+    ++j;
+    while (j < given.size() && std::isdigit(static_cast<unsigned char>(given[j]))) ++j;
+  }
+  std::string unit = given.substr(j);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const std::map<std::string, int> powers{{"", 0}, {"B", 0}, {"K", 1}, {"KB", 1}, {"KIB", 1}, {"M", 2}, {"MB", 2},
+                                                 {"MIB", 2}, {"G", 3}, {"GB", 3}, {"GIB", 3}, {"T", 4}, {"TB", 4},
+                                                 {"TIB", 4}, {"P", 5}, {"PB", 5}, {"PIB", 5}};
+  const auto power = powers.find(unit);
+  if (i == 0 || power == powers.end() || (j == i + 1))  // no digits first, an unknown unit, or "5."
+    return "'" + visible(given) + "' is not " + kMemoryRange;
+  // Exact for whole numbers; a decimal is read as a long double, whose 64-bit mantissa holds every byte count
+  // up to the maximum.
+  const long double number = std::strtold(given.substr(0, j).c_str(), nullptr);
+  const long double bytes = number * std::pow(1024.0L, power->second);
+  if (!(bytes >= static_cast<long double>(kMinMemoryBudget)))
+    return "'" + visible(given) + "' is below the smallest budget, 1M" +
+           (power->second == 0 && number >= 1 ? std::string(" (a number without a unit is bytes: did you mean ") + given + "M?)"
+                                                : "") +
+           "; give " + kMemoryRange;
+  if (bytes > static_cast<long double>(kMaxMemoryBudget))
+    return "'" + visible(given) + "' is past the largest budget, 1P; give " + kMemoryRange;
+  value = std::to_string(static_cast<std::size_t>(bytes));
+  return {};
+}
+
 std::string one_of(const std::vector<std::string>& words) {
   std::string out;
   for (std::size_t i = 0; i < words.size(); ++i)
@@ -408,8 +449,8 @@ std::vector<OptionSpec> make_table() {
   }
   {
     OptionSpec mem = entry(O, std::nullopt, "--max-memory", "SIZE", "",
-                           "Refuse a run whose estimated peak memory is larger (e.g. 512M, 16G; K, M, G, T are powers "
-                           "of 1024); checked on the plan, before any work");
+                           "Refuse a run whose estimated peak memory is larger: 1M to 1P, e.g. 512M or 16G (K, M, G, T, "
+                           "P are powers of 1024); checked on the plan, before any work");
     bind(mem, &OutputOptions::max_memory);
     static_assert(kDefaultMemoryBudget == std::size_t{4} << 30, "the default as help shows it");
     mem.shown_default = [](const CommandLine& c) {
@@ -418,7 +459,7 @@ std::vector<OptionSpec> make_table() {
     mem.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
       return app->add_option("--max-memory", target.output.max_memory, help)
           ->type_name("SIZE")
-          ->transform(CLI::AsSizeValue(false).description(""))  // CLI11's own: 4G -> 4 * 2^30
+          ->transform(CLI::Validator(parse_memory_size, "", "SIZE"))  // 4G -> 4 * 2^30
           ->default_str("4G");
     };
     t.push_back(mem);
