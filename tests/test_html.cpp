@@ -411,3 +411,75 @@ TEST_CASE("html in Chromium: light and dark follow the system, and the button sw
   CHECK(r[9] == "rgb(255, 255, 255)");
   CHECK(r[10] == "Dark theme");
 }
+
+TEST_CASE("pages and figures stay well-formed XML whatever the tokens hold", "[html][svg][e2e]") {
+  // Tokens with every kind of character XML 1.0 forbids (U+FFFF once made --format svg write a figure
+  // xmllint refused: "Char 0xFFFF out of allowed range"), a NUL, other C0 controls, markup, and text
+  // whose bytes split characters (--text's byte tokens).
+  Scratch s;
+  const std::string input = s.file("hostile.json",
+                                   "{\"tokens\": [\"a\\uffff\", \"b\\ufffe\", \"c\\u0001\\u000b\\u001f\", \"e\\u0000f\", "
+                                   "\"<x&>'\\\"\", \"\\ud7ff\\ue000\\ufffd\"], \"embeddings\": [[1,2],[3,4],[5,6],[7,8],"
+                                   "[9,1],[2,3]]}");
+  std::vector<std::string> svgs, pages;
+  const auto save = [&](const std::string& name, const std::vector<std::string>& args, std::vector<std::string>& into) {
+    const Run r = run(args);
+    INFO(name << ": " << r.err);
+    REQUIRE(r.status == 0);
+    into.push_back(s.file(name, r.out));
+  };
+  for (const auto& lesson : attn::lessons()) {
+    const std::string name = lesson.info.name;
+    save(name + ".html", {name, "--input", input, "--format", "html"}, pages);
+    for (const std::string& lesson_step : step_ids(lesson_json({name, "--input", input}))) {
+      const std::string id = lesson_step.substr(lesson_step.find('/') + 1);
+      const Run figure = run({name, "--input", input, "--format", "svg", "--step", id});
+      if (figure.status == 0) svgs.push_back(s.file(name + "-" + id + ".svg", figure.out));
+    }
+  }
+  save("tour.html", {"tour", "--input", input, "--format", "html"}, pages);
+  save("text.html", {"causal", "--text", "\xef\xbf\xbf \xef\xbf\xbe x\x01y \xf0\x9f\xa6\x99\xf0\x9f\xa7\xbf", "--format", "html"}, pages);
+  save("text.svg", {"causal", "--text", "\xef\xbf\xbf \xef\xbf\xbe x\x01y", "--format", "svg", "--step", "causal_attn_weights"},
+       svgs);
+  CHECK(svgs.size() >= 20);
+  // Each figure parsed by a real XML parser; each page (HTML, not XML) holds only characters XML allows,
+  // and the figures inside it parse as XML too.
+  std::string files;
+  for (const auto& f : svgs) files += " svg:" + quote(f);
+  for (const auto& f : pages) files += " html:" + quote(f);
+  const Run parsed = shell("/usr/bin/python3 -c " + quote(R"(import re, sys, xml.etree.ElementTree as E
+bad = re.compile('[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]')
+figures = 0
+for arg in sys.argv[1:]:
+    kind, path = arg.split(':', 1)
+    text = open(path, encoding='utf-8', errors='strict').read()
+    m = bad.search(text)
+    if m: sys.exit('%s: U+%04X at %d' % (path, ord(m.group()), m.start()))
+    parts = [text] if kind == 'svg' else re.findall(r'<svg\b.*?</svg>', text, re.S)
+    for part in parts:
+        E.fromstring(part.split('?>', 1)[1] if part.startswith('<?xml') else part)
+        figures += 1
+print(figures)
+)") + files);
+  INFO(parsed.err);
+  REQUIRE(parsed.status == 0);
+  CHECK(std::stoul(parsed.out) >= svgs.size() + pages.size());  // every page draws at least one figure
+  // What the figures show for the forbidden characters: the escapes a terminal shows.
+  std::ifstream first(svgs.front());
+  const std::string svg((std::istreambuf_iterator<char>(first)), {});
+  CHECK(svg.find("a\\u{ffff}") != std::string::npos);
+  CHECK(svg.find("c\\x01") != std::string::npos);  // (a long label is clipped to the figure's column)
+  CHECK(svg.find("&lt;x&amp;&gt;") != std::string::npos);
+}
+
+TEST_CASE("html_escape makes every character XML forbids visible, whoever calls it", "[html]") {
+  using attn::html_escape;
+  CHECK(html_escape("plain <b> & 'q' \"d\"\n\ttab") == "plain &lt;b&gt; &amp; &#39;q&#39; &quot;d&quot;\n\ttab");
+  CHECK(html_escape(std::string("a\0b", 3)) == "a\\x00b");
+  CHECK(html_escape("\x01\x0b\x1f\r") == "\\x01\\x0b\\x1f\r");
+  CHECK(html_escape("\xef\xbf\xbf\xef\xbf\xbe\xef\xbf\xbd") == "\\u{ffff}\\u{fffe}\xef\xbf\xbd");  // U+FFFD is allowed
+  CHECK(html_escape("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate's bytes: not UTF-8
+  CHECK(html_escape("\xc3") == "\\xc3");
+  CHECK(html_escape("\xf0\x9f\x98\x80 \xe2\x80\xae") == "\xf0\x9f\x98\x80 \xe2\x80\xae");  // XML allows them (markup() hides bidi)
+  CHECK(attn::visible("\xef\xbf\xbf") == "\\u{ffff}");  // and a terminal shows them the same way
+}

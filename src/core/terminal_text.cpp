@@ -53,18 +53,19 @@ void for_each_grapheme(const std::string& s, F f) {
   }
 }
 
-}  // namespace
-
-std::string visible(const std::string& text) {
+// `text` with each code point `as_bytes` picks written as its bytes in \xNN, each `braced` picks as
+// \u{xxxx}, and the rest kept; a byte that is not UTF-8 has code point -1.
+template <class AsBytes, class Braced>
+std::string escape_where(const std::string& text, AsBytes as_bytes, Braced braced) {
   std::string out;
   out.reserve(text.size());
   std::size_t at = 0;
   while (at < text.size()) {
     utf8proc_int32_t cp = 0;
     const auto n = static_cast<std::size_t>(next_code_point(text, at, cp));
-    if (cp < 0 || utf8proc_category(cp) == UTF8PROC_CATEGORY_CC) {
+    if (as_bytes(cp)) {
       for (std::size_t k = 0; k < n; ++k) out += hex_byte(static_cast<unsigned char>(text[at + k]));
-    } else if (is_bidi_control(cp)) {
+    } else if (braced(cp)) {
       char buf[16];
       std::snprintf(buf, sizeof buf, "\\u{%04x}", static_cast<unsigned>(cp));
       out += buf;
@@ -74,6 +75,25 @@ std::string visible(const std::string& text) {
     at += n;
   }
   return out;
+}
+
+// U+FFFE and U+FFFF, the two characters XML 1.0 forbids that are valid UTF-8 and not controls.
+bool xml_noncharacter(utf8proc_int32_t cp) { return cp == 0xFFFE || cp == 0xFFFF; }
+
+}  // namespace
+
+std::string visible(const std::string& text) {
+  return escape_where(
+      text, [](utf8proc_int32_t cp) { return cp < 0 || utf8proc_category(cp) == UTF8PROC_CATEGORY_CC; },
+      [](utf8proc_int32_t cp) { return is_bidi_control(cp) || xml_noncharacter(cp); });
+}
+
+std::string xml_safe(const std::string& text) {
+  // XML 1.0's Char: tab, newline, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000 on (surrogates are not
+  // UTF-8, so they arrive here as bad bytes).
+  return escape_where(
+      text, [](utf8proc_int32_t cp) { return cp < 0 || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r'); },
+      xml_noncharacter);
 }
 
 bool valid_utf8(const std::string& text) {

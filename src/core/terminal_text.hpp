@@ -14,6 +14,12 @@ namespace attn {
 // JSON, which keeps the exact strings (RFC 8259 escaping).
 std::string visible(const std::string& text);
 
+// `text` with every character XML 1.0 forbids shown as visible() shows it: bytes that are not UTF-8 and
+// C0 controls other than tab, newline and CR as \xNN, U+FFFE and U+FFFF as \u{fffe}. What html_escape
+// (render/figure) applies before its entities, so no page or figure can hold a character that makes it
+// ill-formed, whoever calls it.
+std::string xml_safe(const std::string& text);
+
 // True if `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), as
 // utf8proc decodes it.
 bool valid_utf8(const std::string& text);

@@ -76,7 +76,11 @@ std::string svg_open(double width, double height, const FigureOptions& o, const 
   return out;
 }
 
-std::string html_escape(const std::string& text) {
+std::string html_escape(const std::string& raw) {
+  const bool plain = std::all_of(raw.begin(), raw.end(), [](char c) {
+    return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';  // ASCII XML allows: the common case, as it is
+  });
+  const std::string text = plain ? raw : xml_safe(raw);
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {

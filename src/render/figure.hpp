@@ -10,8 +10,9 @@
 
 namespace attn {
 
-// `text` safe inside HTML or XML text and attribute values: & < > " ' as character references. The text
-// must already be what is shown (visible(): no control characters, invalid bytes as \xNN).
+// `text` safe inside HTML or XML text and attribute values: whatever it holds, the characters XML 1.0
+// forbids are made visible first (core/terminal_text's xml_safe: control bytes as \xNN, U+FFFE and U+FFFF
+// as \u{fffe}), then & < > " ' become character references.
 std::string html_escape(const std::string& text);
 // Text from outside (tokens, file names, notes) as HTML: visible(), then escaped.
 std::string markup(const std::string& text);
