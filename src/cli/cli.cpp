@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -545,7 +546,7 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   if (pause && options.input.input == "-")
     throw UsageError("--pause reads Enter from standard input, which --input - reads the embeddings from");
   const Inputs inputs = load_inputs(options.input, in);
-  if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // before the work, not after it
+  if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // checked before the work; nothing is created yet
 
   Document doc;
   doc.command = sub.lesson != nullptr ? sub.lesson->info.name : sub.present ? "present" : "tour";
@@ -607,8 +608,21 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
     return kExitOk;
   }
   const std::vector<Chunk> chunks = renderer->render(doc);
-  if (!o.save_npy.empty()) save_npy(doc, o.save_npy);  // before stdout: a failure leaves nothing half-written
+  // The .npy files are written before stdout (a failure leaves nothing half-printed) but put in place only
+  // after it has taken the whole output; until then DIR is as it was (render/npy.hpp).
+  std::optional<NpySave> npy;
+  if (!o.save_npy.empty()) npy.emplace(doc, o.save_npy);
   emit(chunks, pause, out, in, Paint{style.color});
+  if (npy) {
+    out.flush();
+    if (!out) {  // stdout failed (a full disk, a closed pipe): nothing is saved, and main reports the write error
+      const int error = errno;
+      npy.reset();
+      errno = error;
+      return kExitRuntime;
+    }
+    npy->commit();
+  }
   return kExitOk;
 }
 

@@ -1,33 +1,24 @@
 #include "render/npy.hpp"
 
 #include <cerrno>
+#include <climits>
 #include <cstdint>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <vector>
+
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <utility>
-#include <vector>
 
 #include <xtensor/xnpy.hpp>
 
 #include "core/errors.hpp"
+#include "io/files.hpp"
 
 namespace attn {
 
 namespace {
-
-bool is_dir(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-void make_dir(const std::string& dir) {
-  if (is_dir(dir)) return;
-  if (::mkdir(dir.c_str(), 0777) != 0 && !(errno == EEXIST && is_dir(dir)))
-    throw SystemError("--save-npy " + dir + ": cannot create the directory: " + std::strerror(errno));
-}
 
 // The step's value as np.load should give it back.
 std::string npy_bytes(const Step& s) {
@@ -37,53 +28,198 @@ std::string npy_bytes(const Step& s) {
   return xt::dump_npy(s.tensor);  // float32, the step's shape
 }
 
-// The path a step of `trace` is saved at.
-std::string npy_path(const Document& doc, const Trace& trace, const Step& step, const std::string& dir) {
-  const bool per_lesson = doc.traces.size() > 1;  // the tour: its lessons share step ids
-  return dir + "/" + (per_lesson ? trace.info.name + "/" : std::string()) + step.id + ".npy";
+[[noreturn]] void fail(const std::string& what, int error) {
+  throw SystemError("--save-npy: " + what + ": " + std::strerror(error));
+}
+
+std::string parent_of(const std::string& dir) {
+  std::string d = dir;
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  const auto slash = d.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : d.substr(0, slash);
+}
+
+// A directory below `parent`, never through a symbolic link.
+FileDescriptor open_subdir(int parent, const std::string& name) {
+  return FileDescriptor(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
 }  // namespace
 
 void prepare_npy_dir(const std::string& dir) {
-  make_dir(dir);
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw SystemError("--save-npy " + dir + ": cannot write to the directory: " + std::strerror(errno));
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw SystemError("--save-npy " + dir + ": is " + describe_file_type(st.st_mode) + ", not a directory");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      throw SystemError("--save-npy " + dir + ": cannot write to the directory: " + std::strerror(errno));
+    return;
+  }
+  if (errno != ENOENT) throw SystemError("--save-npy " + dir + ": " + std::strerror(errno));
+  // Created, after the work, only if its parent is there to hold it.
+  const std::string parent = parent_of(dir), cannot = "--save-npy " + dir + ": cannot create the directory: ";
+  if (::stat(parent.c_str(), &st) != 0) throw SystemError(cannot + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) throw SystemError(cannot + parent + " is " + describe_file_type(st.st_mode));
+  if (::access(parent.c_str(), W_OK | X_OK) != 0) throw SystemError(cannot + std::strerror(errno));
 }
 
-void save_npy(const Document& doc, const std::string& dir) {
-  prepare_npy_dir(dir);
-  std::vector<std::pair<std::string, std::string>> written;  // (temporary, final) paths
-  const auto remove_written = [&] {
-    for (const auto& w : written) std::remove(w.first.c_str());
-  };
+// One file of the run: `lesson` is its subdirectory ("" when it goes in DIR itself).
+struct Entry {
+  std::string lesson, name;
+  bool replaced = false;  // an earlier file of that name was moved aside (into the staging directory's old/)
+  bool placed = false;    // this run's file is in DIR
+};
+
+struct NpySave::State {
+  std::string dir, stage_name;  // DIR as given; the staging directory's name inside it
+  bool created_dir = false;     // DIR did not exist before this run
+  bool committed = false;
+  FileDescriptor dir_fd, stage_fd, old_fd;  // DIR, DIR/<stage>, DIR/<stage>/old
+  std::vector<Entry> entries;
+  std::vector<std::string> created_lessons;  // DIR/<lesson> directories this run made
+
+  std::string shown(const Entry& e) const { return dir + "/" + (e.lesson.empty() ? "" : e.lesson + "/") + e.name; }
+
+  // The directory `lesson` under `parent` (DIR, the stage or old), made if `create`; -1 if it is not there.
+  FileDescriptor lesson_dir(int parent, const std::string& lesson, bool create) const {
+    if (lesson.empty()) return FileDescriptor(::fcntl(parent, F_DUPFD_CLOEXEC, 0));
+    if (create && ::mkdirat(parent, lesson.c_str(), 0777) != 0 && errno != EEXIST) return FileDescriptor();
+    return open_subdir(parent, lesson);
+  }
+
+  // What is at DIR/<lesson>/<name> now: nothing, or a regular file this run may replace; anything else
+  // (a directory, a link, a FIFO) is refused.
+  bool existing_file(const Entry& e) const {
+    const FileDescriptor in = lesson_dir(dir_fd.get(), e.lesson, false);
+    if (in.get() < 0) {
+      if (errno == ENOENT) return false;
+      fail("cannot write " + shown(e) + " (" + dir + "/" + e.lesson + " is not a directory attn can write into)",
+           errno == ELOOP || errno == ENOTDIR ? ENOTDIR : errno);
+    }
+    struct stat st {};
+    if (::fstatat(in.get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+    if (!S_ISREG(st.st_mode))
+      throw SystemError("--save-npy: cannot write " + shown(e) + ": " + describe_file_type(st.st_mode) +
+                        " is in its place (attn replaces only files it could have written)");
+    return true;
+  }
+
+  // Undoes every move, newest first, so DIR is as it was.
+  void roll_back() {
+    for (auto e = entries.rbegin(); e != entries.rend(); ++e) {
+      const FileDescriptor in = lesson_dir(dir_fd.get(), e->lesson, false);
+      if (e->placed) ::unlinkat(in.get(), e->name.c_str(), 0);
+      if (e->replaced) {
+        const FileDescriptor old = lesson_dir(old_fd.get(), e->lesson, false);
+        ::renameat(old.get(), e->name.c_str(), in.get(), e->name.c_str());
+      }
+      e->placed = e->replaced = false;
+    }
+    for (const std::string& lesson : created_lessons) ::unlinkat(dir_fd.get(), lesson.c_str(), AT_REMOVEDIR);
+    created_lessons.clear();
+  }
+
+  // The staging directory and everything left in it (this run's files, or the ones it replaced).
+  void remove_stage() {
+    if (stage_fd.get() < 0) return;
+    for (const int parent : {stage_fd.get(), old_fd.get()}) {
+      if (parent < 0) continue;
+      for (const Entry& e : entries) {
+        const FileDescriptor in = lesson_dir(parent, e.lesson, false);
+        if (in.get() >= 0) ::unlinkat(in.get(), e.name.c_str(), 0);
+      }
+      for (const Entry& e : entries)
+        if (!e.lesson.empty()) ::unlinkat(parent, e.lesson.c_str(), AT_REMOVEDIR);
+    }
+    ::unlinkat(stage_fd.get(), "old", AT_REMOVEDIR);
+    ::unlinkat(dir_fd.get(), stage_name.c_str(), AT_REMOVEDIR);
+    stage_fd = FileDescriptor();
+    old_fd = FileDescriptor();
+  }
+};
+
+NpySave::NpySave(const Document& doc, const std::string& dir) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.dir = dir;
+  if (::mkdir(dir.c_str(), 0777) == 0) {
+    s.created_dir = true;
+  } else if (errno != EEXIST) {
+    fail(dir + ": cannot create the directory", errno);
+  }
   try {
+    s.dir_fd = FileDescriptor(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (s.dir_fd.get() < 0) fail(dir + ": cannot open the directory", errno);
+    // The staging directory: a new name only this run knows, made by mkdtemp (mode 0700).
+    std::string stage = dir + "/.attn-save-XXXXXX";
+    if (::mkdtemp(&stage[0]) == nullptr) fail("cannot write in " + dir, errno);
+    s.stage_name = stage.substr(stage.rfind('/') + 1);
+    s.stage_fd = open_subdir(s.dir_fd.get(), s.stage_name);
+    if (s.stage_fd.get() < 0 || ::mkdirat(s.stage_fd.get(), "old", 0700) != 0) fail("cannot write in " + stage, errno);
+    s.old_fd = open_subdir(s.stage_fd.get(), "old");
+    const bool per_lesson = doc.traces.size() > 1;  // the tour: its lessons share step ids
     for (const Trace& trace : doc.traces) {
-      if (doc.traces.size() > 1) make_dir(dir + "/" + trace.info.name);
+      const std::string lesson = per_lesson ? trace.info.name : "";
       for (const Step& step : trace.steps) {
         if (!step.computed) continue;
-        const std::string path = npy_path(doc, trace, step, dir);
-        const std::string temporary = path + ".part";
+        s.entries.push_back({lesson, step.id + ".npy"});
+        const Entry& e = s.entries.back();
+        (void)s.existing_file(e);  // refuses, before anything moves, what it could not replace
+        const FileDescriptor in = s.lesson_dir(s.stage_fd.get(), lesson, true);
+        if (!lesson.empty() && s.lesson_dir(s.old_fd.get(), lesson, true).get() < 0) fail("cannot write in " + stage, errno);
+        const FileDescriptor file(in.get() < 0 ? -1
+                                               : ::openat(in.get(), e.name.c_str(),
+                                                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+        if (file.get() < 0) fail("cannot write " + s.shown(e), errno);
         const std::string bytes = npy_bytes(step);
-        std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-        if (!file) throw SystemError("--save-npy: cannot write " + path + ": " + std::strerror(errno));
-        written.emplace_back(temporary, path);
-        file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        file.close();
-        if (!file) throw SystemError("--save-npy: cannot write " + path + ": " + std::strerror(errno));
+        for (std::size_t at = 0; at < bytes.size();) {
+          const ssize_t n = ::write(file.get(), bytes.data() + at, bytes.size() - at);
+          if (n < 0 && errno == EINTR) continue;
+          if (n < 0) fail("cannot write " + s.shown(e), errno);
+          at += static_cast<std::size_t>(n);
+        }
       }
     }
-    for (std::size_t i = 0; i < written.size(); ++i) {
-      if (std::rename(written[i].first.c_str(), written[i].second.c_str()) == 0) continue;
-      const std::string error = std::strerror(errno);
-      for (std::size_t k = 0; k < i; ++k) std::remove(written[k].second.c_str());  // this run's, renamed already
-      written.erase(written.begin(), written.begin() + static_cast<std::ptrdiff_t>(i));
-      throw SystemError("--save-npy: cannot write " + written.front().second + ": " + error);
-    }
   } catch (...) {
-    remove_written();
+    s.remove_stage();
+    if (s.created_dir) ::rmdir(dir.c_str());
     throw;
   }
+}
+
+void NpySave::commit() {
+  State& s = *state_;
+  try {
+    for (Entry& e : s.entries) {
+      const bool exists = s.existing_file(e);  // again: DIR may have changed since the files were staged
+      FileDescriptor in = s.lesson_dir(s.dir_fd.get(), e.lesson, false);
+      if (in.get() < 0) {
+        if (::mkdirat(s.dir_fd.get(), e.lesson.c_str(), 0777) != 0) fail("cannot write " + s.shown(e), errno);
+        s.created_lessons.push_back(e.lesson);
+        in = s.lesson_dir(s.dir_fd.get(), e.lesson, false);
+        if (in.get() < 0) fail("cannot write " + s.shown(e), errno);
+      }
+      if (exists) {
+        const FileDescriptor old = s.lesson_dir(s.old_fd.get(), e.lesson, false);
+        if (::renameat(in.get(), e.name.c_str(), old.get(), e.name.c_str()) != 0) fail("cannot replace " + s.shown(e), errno);
+        e.replaced = true;
+      }
+      const FileDescriptor staged = s.lesson_dir(s.stage_fd.get(), e.lesson, false);
+      if (::renameat(staged.get(), e.name.c_str(), in.get(), e.name.c_str()) != 0) fail("cannot write " + s.shown(e), errno);
+      e.placed = true;
+    }
+  } catch (...) {
+    s.roll_back();
+    throw;
+  }
+  s.committed = true;
+  s.remove_stage();  // what is left there: the files this run replaced
+}
+
+NpySave::~NpySave() {
+  State& s = *state_;
+  if (s.committed) return;
+  s.roll_back();
+  s.remove_stage();
+  if (s.created_dir) ::rmdir(s.dir.c_str());
 }
 
 }  // namespace attn
