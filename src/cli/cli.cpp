@@ -373,14 +373,14 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
 }
 
 // The inputs the options ask for: --random, --input (a file, or - for `stdin_stream`), or the bundled file.
-Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream) {
+Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream, const std::function<void(std::size_t)>& check_memory) {
   if (opt.random && !opt.input.empty()) throw UsageError("--input and --random exclude each other");
   if (opt.text && (opt.random || !opt.input.empty()))
     throw UsageError(std::string("--text and ") + (opt.random ? "--random" : "--input") + " exclude each other");
   if (!opt.model.empty() && (opt.random || !opt.input.empty()))
     throw UsageError(std::string("--model and ") + (opt.random ? "--random" : "--input") +
                      " exclude each other (--model embeds --text, or the book's sentence, itself)");
-  if (!opt.model.empty()) return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer);
+  if (!opt.model.empty()) return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer, check_memory);
   if (opt.text) return inputs_from_text(*opt.text, opt.d_in, opt.embedding_seed);
   if (!opt.random) return load_embeddings(opt.input.empty() ? default_embeddings_path() : opt.input, stdin_stream);
   const auto [n, d] = *opt.random;
@@ -492,10 +492,12 @@ std::string size_words(std::size_t bytes) {
 // The memory budget (--max-memory), checked on a lesson's plan before any of it is computed: the process's
 // base, what the traces before it keep (the tour's), the plan's own peak, and the renderer's working
 // memory. `planned` is the run's document with the plan as its last trace.
-std::size_t memory_needed(const Document& planned, const Renderer& renderer) {
+std::size_t memory_needed(const Document& planned, const Renderer& renderer, bool save_npy) {
   std::size_t need = saturating_sum(kBaseBytes, planned.traces.back().planned_bytes());
+  need = saturating_sum(need, planned.traces.back().inputs.held_bytes);  // --model: the weights, the tokenizer
   for (std::size_t i = 0; i + 1 < planned.traces.size(); ++i) need = saturating_sum(need, planned.traces[i].shown_bytes());
-  return saturating_sum(need, renderer.working_bytes(planned));
+  need = saturating_sum(need, renderer.working_bytes(planned));
+  return save_npy ? saturating_sum(need, npy_working_bytes(planned)) : need;
 }
 
 // Refused with a usage error (exit 2) that gives the estimate and the budget.
@@ -545,11 +547,12 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   const bool pause = o.pause && format.pausable && term.stdin_tty && term.stdout_tty;  // else ignored
   if (pause && options.input.input == "-")
     throw UsageError("--pause reads Enter from standard input, which --input - reads the embeddings from");
-  const Inputs inputs = load_inputs(options.input, in);
+  const std::string command = sub.lesson != nullptr ? sub.lesson->info.name : sub.present ? "present" : "tour";
+  const Inputs inputs = load_inputs(options.input, in, [&](std::size_t need) { check_budget(command, need, o.max_memory); });
   if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // checked before the work; nothing is created yet
 
   Document doc;
-  doc.command = sub.lesson != nullptr ? sub.lesson->info.name : sub.present ? "present" : "tour";
+  doc.command = command;
   doc.only = o.steps;
   const auto renderer = format.make(RenderOptions{style});
   // Each lesson plans its steps first; the renderer's limits and the memory budget are checked on the
@@ -562,7 +565,7 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
       planned->traces.push_back(plan);
       try {
         renderer->check(*planned);
-        const std::size_t need = memory_needed(*planned, *renderer);
+        const std::size_t need = memory_needed(*planned, *renderer, !o.save_npy.empty());
         peak = std::max(peak, need);
         if (!whole_tour) check_budget(plan.info.name, need, o.max_memory);
       } catch (...) {

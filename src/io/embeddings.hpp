@@ -33,6 +33,9 @@ struct Inputs {
   std::vector<InputStep> steps;         // how the embeddings were made (--text, --model); empty otherwise
   // --model: the pretrained layer whose weights the lesson uses instead of drawing its own; null otherwise.
   std::shared_ptr<const ModelLayer> model;
+  // Memory the inputs hold besides the tensors a lesson's plan counts (--model: the mapped weights, the
+  // tokenizer, the forward's working memory), for the memory budget.
+  std::size_t held_bytes = 0;
 
   std::size_t num_tokens() const { return embeddings.shape(0); }
   std::size_t d_in() const { return embeddings.shape(1); }

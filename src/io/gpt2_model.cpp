@@ -97,7 +97,7 @@ std::string layer_name(std::size_t layer, const std::string& what) { return "h."
 
 }  // namespace
 
-std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::string& dir) {
+Gpt2Files Gpt2Files::inspect(const std::string& dir) {
   struct stat st {};
   const bool exists = ::stat(dir.c_str(), &st) == 0;
   if (!exists || !S_ISDIR(st.st_mode))
@@ -105,9 +105,48 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::string& dir) {
                                           : std::string("cannot open the directory: ") + std::strerror(errno)) +
                      "; --model takes a Hugging Face GPT-2 directory (config.json, model.safetensors, vocab.json, "
                      "merges.txt)");
-  const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
-  const Gpt2Config config = read_config(base + "config.json");
-  Gpt2Tokenizer tokenizer = Gpt2Tokenizer::load(base + "vocab.json", base + "merges.txt");
+  Gpt2Files f;
+  f.dir = dir;
+  f.base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
+  f.config = read_config(f.base + "config.json");
+  // Each file's kind and size, before any of them is read: a FIFO or a device is refused here.
+  f.vocabulary_bytes = open_regular_file(f.base + "vocab.json", kVocabularyFile).size;
+  f.merges_bytes = open_regular_file(f.base + "merges.txt", kMergesFile).size;
+  const SafetensorsSize weights = SafetensorsFile::size_of(f.base + "model.safetensors");
+  f.weights_bytes = weights.file;
+  f.header_bytes = weights.header;
+  return f;
+}
+
+std::size_t Gpt2Files::tokenizer_bytes() const {
+  // Measured: GPT-2's files (1.0 MiB and 0.5 MiB) take 15 MiB while they are read (the JSON tree, then the
+  // maps): 10 times their size. 16 times, for a margin.
+  return saturating_product({16, saturating_sum(vocabulary_bytes, merges_bytes)});
+}
+
+std::size_t Gpt2Files::forward_bytes(std::size_t n, std::size_t layer) const {
+  const std::size_t E = config.n_embd, H = config.n_head, V = config.vocab_size;
+  std::size_t floats = saturating_product({layer + 4, n, E, 2});            // the input steps, and the trace's copies
+  floats = saturating_sum(floats, saturating_product({24, n, E}));           // one block's activations
+  floats = saturating_sum(floats, saturating_product({H, n, n}));            // its attention scores (H, n, n)
+  floats = saturating_sum(floats, saturating_product({4, E, E}));            // a weight converted from F16 or BF16
+  floats = saturating_sum(floats, saturating_product({8, E, E}));            // attention(layer): c_attn, its parts, c_proj
+  floats = saturating_sum(floats, saturating_sum(V, saturating_product({4096, E})));  // next-token logits
+  // The weights are mapped whole (they count in the address space, and in the resident memory as the
+  // forward reads them), and the header's JSON is parsed (about 24 bytes for each of its bytes).
+  return saturating_sum(saturating_sum(weights_bytes, saturating_product({24, header_bytes})),
+                        saturating_product({floats, sizeof(float)}));
+}
+
+std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::string& dir) {
+  const Gpt2Files files = Gpt2Files::inspect(dir);
+  return load(files, Gpt2Tokenizer::load(files.base + "vocab.json", files.base + "merges.txt"));
+}
+
+std::shared_ptr<const Gpt2Model> Gpt2Model::load(const Gpt2Files& files, Gpt2Tokenizer tokenizer) {
+  const std::string& base = files.base;
+  const std::string& dir = files.dir;
+  const Gpt2Config& config = files.config;
   // Every id the model can predict (a row of wte, vocab_size of them) must be a token the tokenizer can
   // name, and every token it makes a row of wte: the two files must agree exactly.
   if (tokenizer.vocabulary_size() != config.vocab_size)
@@ -281,17 +320,25 @@ Linear head_rows(const Linear& full, std::size_t head, std::size_t head_dim) {
   return Linear(std::move(w), std::move(b));
 }
 
-Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer) {
-  auto model = Gpt2Model::load(dir);
-  const Gpt2Config& c = model->config();
+Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
+                         const std::function<void(std::size_t)>& check_memory) {
+  // The memory budget is checked twice before the work: on the tokenizer's files before they are read,
+  // then, with the number of tokens, on the whole forward before the weights are mapped.
+  const Gpt2Files files = Gpt2Files::inspect(dir);
+  const Gpt2Config& c = files.config;
   const std::string shown_dir = visible(dir);
   if (layer >= c.n_layer)
     throw UsageError("--layer " + std::to_string(layer) + " is past the last block of " + shown_dir + ", which has " +
                      count_of(c.n_layer, "block") + ": --layer 0 to " + std::to_string(c.n_layer - 1));
+  check_memory(saturating_sum(kBaseBytes, files.tokenizer_bytes()));
+  Gpt2Tokenizer tokenizer = Gpt2Tokenizer::load(files.base + "vocab.json", files.base + "merges.txt");
   Inputs in;
   const bool context_limits = c.n_positions <= kMaxTokens;
-  tokenize_into(in, model->tokenizer(), text, context_limits ? c.n_positions : kMaxTokens,
+  tokenize_into(in, tokenizer, text, context_limits ? c.n_positions : kMaxTokens,
                 context_limits ? "the model's context length (n_positions)" : "the limit");
+  in.held_bytes = saturating_sum(files.tokenizer_bytes(), files.forward_bytes(in.token_ids.size(), layer));
+  check_memory(saturating_sum(kBaseBytes, in.held_bytes));
+  const auto model = Gpt2Model::load(files, std::move(tokenizer));
   const std::size_t n = in.token_ids.size(), E = c.n_embd;
   const std::string L = std::to_string(layer), shape = "(" + std::to_string(n) + ", " + std::to_string(E) + ")";
   const Matrix tok_embeds = model->token_embeddings(in.token_ids);  // (n, E)

@@ -13,6 +13,7 @@
 // tok_emb's weight).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,10 +46,27 @@ struct Gpt2Attention {
   Linear out_proj;  // (n_embd, n_embd): c_proj
 };
 
+// A model directory before it is loaded: config.json read and checked, the other three files checked to
+// be regular files within their caps, and their sizes, from which the memory a run needs is estimated
+// before any of them is read (docs/performance.md).
+struct Gpt2Files {
+  std::string dir, base;  // as given, and with a trailing '/'
+  Gpt2Config config;
+  std::size_t vocabulary_bytes = 0, merges_bytes = 0, weights_bytes = 0, header_bytes = 0;
+
+  static Gpt2Files inspect(const std::string& dir);  // InputErrors as Gpt2Model::load gives them
+  // The tokenizer's memory while it is loaded.
+  std::size_t tokenizer_bytes() const;
+  // The weights (mapped whole) and the forward of `n` tokens to block `layer`, with the next-token steps.
+  std::size_t forward_bytes(std::size_t n, std::size_t layer) const;
+};
+
 class Gpt2Model {
  public:
   // Reads and checks DIR: an InputError (exit 1) names the file and what is wrong.
   static std::shared_ptr<const Gpt2Model> load(const std::string& dir);
+  // The same from an inspected directory and its tokenizer, loaded already.
+  static std::shared_ptr<const Gpt2Model> load(const Gpt2Files& files, Gpt2Tokenizer tokenizer);
 
   const Gpt2Config& config() const { return config_; }
   const Gpt2Tokenizer& tokenizer() const { return tokenizer_; }
@@ -96,6 +114,10 @@ struct ModelLayer {
 // --model DIR with --text TEXT (the book's sentence without it): the tokens, then the forward to block
 // `layer`'s norm1, as steps, and the result as the lesson's inputs. UsageErrors give the model's own range
 // for --layer, and its context length for the text.
-Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer);
+// `check_memory` is called with the bytes the run needs before the tokenizer's files are read, and again
+// before the weights are mapped; it refuses (a UsageError) a need past the budget. Inputs::held_bytes says
+// what the model holds while the lesson runs.
+Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
+                         const std::function<void(std::size_t)>& check_memory);
 
 }  // namespace attn

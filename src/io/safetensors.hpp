@@ -36,8 +36,14 @@ struct SafeTensor {
   void to_float(float* out) const;  // all numel() elements
 };
 
+struct SafetensorsSize {
+  std::size_t file = 0, header = 0;  // bytes: the whole file, and its header's JSON as the first 8 bytes say
+};
+
 class SafetensorsFile {
  public:
+  // The sizes of `path` (a regular file within the cap; InputErrors otherwise), read before it is mapped.
+  static SafetensorsSize size_of(const std::string& path);
   // Memory-maps `path` read-only and checks it.
   static SafetensorsFile open(const std::string& path);
   // The same checks on bytes in memory (the fuzz target, tests); `name` labels the messages. Keeps them.

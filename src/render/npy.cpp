@@ -1,5 +1,6 @@
 #include "render/npy.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <xtensor/xnpy.hpp>
 
 #include "core/errors.hpp"
+#include "core/limits.hpp"
 #include "io/files.hpp"
 
 namespace attn {
@@ -45,6 +47,14 @@ FileDescriptor open_subdir(int parent, const std::string& name) {
 }
 
 }  // namespace
+
+std::size_t npy_working_bytes(const Document& planned) {
+  std::size_t largest = 0;
+  for (const Trace& t : planned.traces)
+    for (const Step& s : t.steps)
+      if (planned.shows(s)) largest = std::max(largest, s.numel());
+  return saturating_sum(std::size_t{1} << 20, saturating_product({largest, 8, 3}));  // int64, cast copy, the file's bytes
+}
 
 void prepare_npy_dir(const std::string& dir) {
   struct stat st {};

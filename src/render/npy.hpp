@@ -25,6 +25,10 @@ namespace attn {
 // part is ever created). Creates nothing; a SystemError says why not.
 void prepare_npy_dir(const std::string& dir);
 
+// The memory writing the files of a planned document takes: one file's bytes at a time (int64 for an
+// integer step), with xtensor's copy.
+std::size_t npy_working_bytes(const Document& planned);
+
 // The document's computed steps, staged inside DIR and put in place by commit().
 class NpySave {
  public:

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "core/strings.hpp"
+#include "core/limits.hpp"
+#include "render/figure.hpp"
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
 #include "render/layout.hpp"
@@ -159,6 +161,23 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
 class TextRenderer : public Renderer {
  public:
   explicit TextRenderer(const RenderOptions& options) : style_(options.style) {}
+
+  // Each shown tensor printed (PyTorch summarises past 1,000 numbers: at most 16 bytes each), and each
+  // heatmap cell with its colour codes (at most 48 bytes) up to 16 keys in a pipe and 64 on a terminal
+  // (past them, a one-line summary);
+  // built up as strings, then joined: twice that.
+  std::size_t working_bytes(const Document& doc) const override {
+    std::size_t bytes = 64 << 10;
+    for (const Trace& t : doc.traces)
+      for (const Step& s : t.steps) {
+        if (!doc.shows(s)) continue;
+        bytes = saturating_sum(bytes, std::min<std::size_t>(s.numel(), 1000) * 16 + 4096);
+        const std::size_t most_keys = style_.width == 0 ? kHeatmapMaxTokens : kFigureMaxKeys;  // as lesson_chunks draws
+        if (style_.heatmaps && s.heatmap && !s.shape.empty() && s.shape.back() <= most_keys)
+          bytes = saturating_sum(bytes, saturating_product({s.numel(), 48}));
+      }
+    return saturating_product({bytes, 2});
+  }
 
   std::vector<Chunk> render(const Document& doc) const override {
     std::vector<Chunk> chunks;
