@@ -2,7 +2,9 @@
 # Builds the libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer) and fuzzes each
 # for SECONDS (default 60) from its committed seed corpus: fuzz_embeddings (any bytes as an embeddings
 # file, then every lesson and the text, JSON and HTML renderers, their output checked), fuzz_safetensors
-# (any bytes as a model.safetensors file, every float tensor of one that parses read) and fuzz_cli (any
+# (any bytes as a model.safetensors file, every float tensor of one that parses read), fuzz_tokenizer
+# (any bytes as vocab.json, merges.txt and a text), fuzz_save_npy (any layout of DIR, and a change to it
+# between staging and the moves, against --save-npy's guarantees) and fuzz_cli (any
 # command line, its exit status, stderr line and output checked; its dictionary written by attn-docgen
 # fuzz-dict from the lesson registry and the option table, so a new lesson or option is in it). New corpus entries
 # go to scratch directories; a crash fails the run and leaves its input in build-fuzz/.
@@ -13,7 +15,7 @@ bash scripts/deps.sh fuzz
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -g -O1"
 bash scripts/configure.sh build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DATTN_BUILD_TESTS=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags"
-cmake --build build-fuzz -j2 --target fuzz_embeddings fuzz_safetensors fuzz_cli attn-docgen
+cmake --build build-fuzz -j2 --target fuzz_embeddings fuzz_safetensors fuzz_tokenizer fuzz_save_npy fuzz_cli attn-docgen
 build-fuzz/attn-docgen fuzz-dict > build-fuzz/cli.dict
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -37,4 +39,6 @@ fuzz() {
 }
 fuzz fuzz_embeddings ../tests/fuzz/corpus "the embeddings loader, every lesson and the text, JSON and HTML renderers"
 fuzz fuzz_safetensors ../tests/fuzz/corpus-safetensors "the safetensors header parser (--model)"
+fuzz fuzz_tokenizer ../tests/fuzz/corpus-tokenizer "the tokenizer files and their consistency (--model)"
+fuzz fuzz_save_npy ../tests/fuzz/corpus-save-npy "--save-npy's file handling against what DIR holds"
 fuzz fuzz_cli ../tests/fuzz/corpus-cli "the command line" -dict=cli.dict

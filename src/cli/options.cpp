@@ -439,7 +439,8 @@ std::vector<OptionSpec> make_table() {
   {
     OptionSpec save = entry(O, std::nullopt, "--save-npy", "DIR", "",
                             "Also write each step shown as a NumPy file DIR/<step id>.npy (np.load reads the tensor "
-                            "back; the tour writes DIR/<lesson>/<step id>.npy); DIR is created if missing");
+                            "back; the tour writes DIR/<lesson>/<step id>.npy); DIR is created if missing, and earlier files of "
+                            "the same names are replaced only when the whole run succeeds");
     bind(save, &OutputOptions::save_npy);
     save.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
       return app->add_option("--save-npy", target.output.save_npy, help)->type_name("DIR")->check(

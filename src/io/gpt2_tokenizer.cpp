@@ -95,9 +95,14 @@ const std::vector<std::string>& gpt2_byte_symbols() {
 }
 
 Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& vocabulary_path, const std::string& merges_path) {
+  const std::string vocabulary = read_regular_file(vocabulary_path, kVocabularyFile);
+  return parse(vocabulary, vocabulary_path, read_regular_file(merges_path, kMergesFile), merges_path);
+}
+
+Gpt2Tokenizer Gpt2Tokenizer::parse(const std::string& vocabulary, const std::string& vocabulary_path,
+                                   const std::string& merges_bytes, const std::string& merges_path) {
   Gpt2Tokenizer t;
   // The vocabulary: {"token": id, ...}, every id a distinct integer from 0.
-  const std::string vocabulary = read_regular_file(vocabulary_path, kVocabularyFile);
   if (!valid_utf8(vocabulary)) throw InputError(vocabulary_path + ": the tokenizer vocabulary is not UTF-8");
   nlohmann::json doc;
   try {
@@ -128,7 +133,7 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& vocabulary_path, const std:
       throw InputError(vocabulary_path + ": the tokenizer vocabulary lacks the byte token " + symbol);
 
   // The merges: "a b" per line in rank order, after "#version: 0.2".
-  std::istringstream merges(read_regular_file(merges_path, kMergesFile));
+  std::istringstream merges(merges_bytes);
   std::string line;
   std::size_t line_number = 0;
   while (std::getline(merges, line)) {

@@ -32,6 +32,9 @@ class Gpt2Tokenizer {
   // Reads the vocabulary (a JSON object token -> id) and the merges (one "a b" pair per line, in rank order,
   // after an optional "#version" line). An InputError names the file and what is wrong.
   static Gpt2Tokenizer load(const std::string& vocabulary_path, const std::string& merges_path);
+  // The same checks on the two files' bytes (the fuzz target, tests); the paths label the messages.
+  static Gpt2Tokenizer parse(const std::string& vocabulary, const std::string& vocabulary_path, const std::string& merges,
+                             const std::string& merges_path);
   // The files bundled with attn: data/gpt2/encoder.json and data/gpt2/vocab.bpe, found as journey.json is.
   static const Gpt2Tokenizer& bundled();
 
