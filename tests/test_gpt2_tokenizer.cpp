@@ -163,8 +163,9 @@ TEST_CASE("GPT-2's tokenizer: the merges give encoder.py's loop's tokens on word
     std::ifstream merges(ATTN_SOURCE_DIR "/data/gpt2/vocab.bpe");
     std::string line;
     std::getline(merges, line);  // #version
+    std::size_t index = 0;
     while (std::getline(merges, line))
-      if (!line.empty()) rank.emplace(line, rank.size());
+      if (!line.empty()) rank[line] = index++;  // encoder.py's dict(zip(bpe_merges, range(...))): the last line wins
   }
   std::ifstream vocab_file(ATTN_SOURCE_DIR "/data/gpt2/encoder.json");
   const auto vocab = nlohmann::json::parse(vocab_file);
@@ -231,4 +232,29 @@ TEST_CASE("GPT-2's tokenizer: a text past the token limit is refused in bounded 
   }();
   CHECK(t.encode(words, 100).has_value());
   CHECK_FALSE(t.encode(words, 99).has_value());
+  // A text of more words than the limit is refused on its pieces, before any merge: 20,000 words make at
+  // least 20,000 tokens. One long word is not (its bound is its length / 128 bytes, GPT-2's longest
+  // token): the merges run, in O(n log n), and stop there.
+  std::string many;
+  for (int i = 0; i < 20000; ++i) many += " word";
+  CHECK(t.fewest_tokens(many) == 20000);
+  CHECK_FALSE(t.encode(many, 8192).has_value());
+  CHECK(t.fewest_tokens(std::string(120000, 'a')) == 120000 / 128 + 1);
+  CHECK(t.fewest_tokens("a<|endoftext|>b") == 3);
+}
+
+TEST_CASE("GPT-2's tokenizer: a merge listed twice takes its last line's rank, as encoder.py's dict does",
+          "[gpt2][tokenizer]") {
+  const attn_test::Scratch s;
+  std::string vocab = "{";
+  for (std::size_t b = 0; b < attn::gpt2_byte_symbols().size(); ++b)
+    vocab += nlohmann::json(attn::gpt2_byte_symbols()[b]).dump() + ": " + std::to_string(b) + ", ";
+  vocab += "\"<|endoftext|>\": 256, \"ab\": 257, \"bc\": 258}";
+  // "a b" on lines 1 and 3, "b c" on line 2: encoder.py ranks "a b" 2 (its last line), so "b c" merges
+  // first in "abc"; ranked by its first line, "a b" would.
+  const Gpt2Tokenizer t = Gpt2Tokenizer::parse(vocab, "v.json", "#version: 0.2\na b\nb c\na b\n", "m.txt");
+  const auto tokens = t.encode("abc");
+  REQUIRE(tokens.size() == 2);
+  CHECK(tokens[0].bytes == "a");
+  CHECK(tokens[1].id == 258);
 }

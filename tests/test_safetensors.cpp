@@ -254,7 +254,7 @@ TEST_CASE("model: a directory that is not a GPT-2 download is refused before any
   CHECK_THAT(load_refusal(model_with("vocab.json", "{\"a\": 1e999}")), Catch::Contains("vocab.json: the tokenizer vocabulary is not valid JSON"));
   CHECK_THAT(load_refusal(with_config("\"n_embd\": 8", "\"n_embd\": 7")), Catch::Contains("not a multiple of n_head"));
   CHECK_THAT(load_refusal(with_config("\"n_embd\": 8", "\"n_embd\": 4")),
-             Catch::Contains("wte.weight has shape [50257, 8] where config.json asks for [50257, 4]"));
+             Catch::Contains("wte.weight has shape [50257, 8] where ") && Catch::EndsWith("/config.json asks for [50257, 4]"));
   CHECK_THAT(load_refusal(with_config("\"n_layer\": 3", "\"n_layer\": 4")), Catch::Contains("no tensor h.3.ln_1.weight"));
   CHECK_THAT(load_refusal(with_config("\"n_layer\": 3", "\"n_layer\": 0")), Catch::Contains("\"n_layer\" is not a whole number"));
   CHECK_THAT(load_refusal(with_config("\"gelu_new\"", "\"relu\"")), Catch::Contains("activation_function is \"relu\""));

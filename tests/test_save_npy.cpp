@@ -77,6 +77,11 @@ TEST_CASE("save-npy: a failed or refused run leaves DIR as it found it", "[npy][
   CHECK(full.status == 1);
   CHECK(full.err == "attn: cannot write output: No space left on device\n");
   CHECK(snapshot(dir) == before);
+  // A closed pipe ends the run by SIGPIPE, as without --save-npy (exit 141 in the shell), and saves nothing.
+  const auto piped = attn_test::shell("bash -c " + quote(quote(ATTN_EXE) + " tour --random 6x3 --save-npy " + quote(dir) +
+                                                        " | head -c 10 >/dev/null; echo ${PIPESTATUS[0]}"));
+  CHECK(piped.out == "141\n");
+  CHECK(snapshot(dir) == before);
   // A run refused by its limits (exit 2) or its options creates nothing, DIR included.
   const std::string fresh = s.dir + "/fresh";
   CHECK(attn_exe({"mha", "--random", "8000x64", "--heads", "64", "--d-out", "4096", "--save-npy", fresh}).status == 2);
@@ -86,6 +91,10 @@ TEST_CASE("save-npy: a failed or refused run leaves DIR as it found it", "[npy][
   // A failed stdout on a DIR the run would have created: no DIR afterwards.
   CHECK(attn_exe({"simple", "--save-npy", fresh}, "/dev/full").status == 1);
   CHECK_FALSE(fs::exists(fresh));
+  const auto piped_fresh = attn_test::shell("bash -c " + quote(quote(ATTN_EXE) + " tour --save-npy " + quote(fresh) +
+                                                              " | head -c 10 >/dev/null; echo ${PIPESTATUS[0]}"));
+  CHECK(piped_fresh.out == "141\n");
+  CHECK_FALSE(fs::exists(fresh));  // once: fresh/.attn-save-*/ with 190 files
   // An entry that is not a file where a step's file goes: refused before anything moves, nothing printed.
   REQUIRE(::mkdir((dir + "/res.npy.tmp").c_str(), 0700) == 0);
   fs::remove(dir + "/context_vec_2.npy");
@@ -108,7 +117,7 @@ TEST_CASE("save-npy: no link is followed, and nothing outside DIR is written", "
   std::ofstream(outside + "/victim") << "keep me";
   // Links planted where the old code put its temporary files, at a step's own name, and at a lesson's
   // directory for the tour.
-  for (const char* name : {"attn_weights_2.npy.part", "context_vec_2.npy.part", ".attn-save-XXXXXX"})
+  for (const char* name : {"attn_weights_2.npy.part", "context_vec_2.npy.part"})
     REQUIRE(::symlink((outside + "/victim").c_str(), (dir + "/" + name).c_str()) == 0);
   const auto outside_before = snapshot(outside);
   const Outcome one = attn_exe({"simple", "--save-npy", dir, "--quiet"});

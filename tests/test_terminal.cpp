@@ -152,18 +152,27 @@ TEST_CASE("pause mode waits for Enter after each step and stops on q", "[termina
   CHECK(devnull.out == kCount + "\n");
 }
 
-TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter, quits on q", "[terminal][tmux]") {
-  attn_test::need_program("/usr/bin/tmux", "tmux");
-  const std::string sock = "attn-test-" + std::to_string(::getpid());
-  const std::string tmux = "tmux -L " + sock + " ";
-  const auto screen = [&] { return shell(tmux + "capture-pane -p -t attn").out; };
-  const auto wait_for = [&](const std::string& text) {
+// A tmux server of this test's own ("tmux -L NAME<pid> "), and its pane "attn" read back.
+struct TmuxPane {
+  explicit TmuxPane(const std::string& name) : tmux("tmux -L " + name + std::to_string(::getpid()) + " ") {}
+  std::string screen() const { return shell(tmux + "capture-pane -p -t attn").out; }
+  // True once `text` is on the screen, within 10 s.
+  bool wait_for(const std::string& text) const {
     for (int i = 0; i < 100; ++i) {
       if (screen().find(text) != std::string::npos) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
-  };
+  }
+  std::string tmux;
+};
+
+TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter, quits on q", "[terminal][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
+  const TmuxPane pane("attn-test-");
+  const std::string& tmux = pane.tmux;
+  const auto screen = [&] { return pane.screen(); };
+  const auto wait_for = [&](const std::string& text) { return pane.wait_for(text); };
   REQUIRE(shell(tmux + "new-session -d -s attn -x 100 -y 50 " +
                 quote(quote(ATTN_EXE) + " tour --pause; echo attn-exited-$?; sleep 30"))
               .status == 0);
@@ -176,6 +185,36 @@ TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter
   CHECK(wait_for("attn-exited-0"));
   CHECK(screen().find("[3/12]") == std::string::npos);
   shell(tmux + "kill-server");
+}
+
+TEST_CASE("Ctrl-C at a --pause prompt leaves --save-npy's DIR as it was (tmux)", "[terminal][tmux][npy]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
+  const attn_test::Scratch s;
+  const std::string dir = s.dir + "/out";
+  REQUIRE(attn_test::run({"simple", "--save-npy", dir, "--quiet"}).status == 0);
+  const auto before = shell("cd " + quote(dir) + " && ls -A && md5sum *").out;
+  const TmuxPane pane("attn-test-npy-");
+  const std::string& tmux = pane.tmux;
+  const auto wait_for = [&](const std::string& text) { return pane.wait_for(text); };
+  for (const std::string& target : {dir, s.dir + "/new"}) {
+    INFO(target);
+    REQUIRE(shell(tmux + "new-session -d -s attn -x 100 -y 50 " +
+                  quote(quote(ATTN_EXE) + " simple --random 6x3 --pause --save-npy " + quote(target) + "; sleep 30"))
+                .status == 0);
+    CHECK(wait_for("-- Enter: next step, q: quit"));
+    shell(tmux + "send-keys -t attn C-c");
+    // Ctrl-C ends attn (and the shell around it, by the same signal): wait until no attn runs on `target`.
+    bool ended = false;
+    for (int i = 0; i < 100 && !ended; ++i) {
+      // ("[-]-save-npy": a pattern that matches attn's command line but not the shell running pgrep)
+      ended = shell("pgrep -f -- " + quote("[-]-save-npy " + target) + " >/dev/null").status != 0;
+      if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    CHECK(ended);
+    shell(tmux + "kill-server 2>/dev/null");
+  }
+  CHECK(shell("cd " + quote(dir) + " && ls -A && md5sum *").out == before);  // the earlier results, untouched
+  CHECK(shell("ls -A " + quote(s.dir)).out == "out\n");                      // no new DIR, no staging left
 }
 
 TEST_CASE("the KV-cache explorer: MHA vs GQA memory with its formula", "[terminal][kv-cache]") {

@@ -4,6 +4,9 @@
 #include "cli/cli.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
@@ -531,6 +534,59 @@ std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parse
   return out;
 }
 
+// While --save-npy's files are staged and moved: a signal that would end the process is noted instead,
+// so the staged files can be removed (or the moves finished or undone) before it ends. SIGPIPE is ignored
+// (a closed pipe becomes a write error on stdout); SIGINT, SIGTERM and SIGHUP interrupt a --pause prompt
+// (no SA_RESTART). end() gives each its old handling back and raises the one that came, so the process
+// ends as it would have; the destructor gives them back and lets a blocked one arrive.
+volatile std::sig_atomic_t g_save_signal = 0;
+extern "C" void note_save_signal(int signal) { g_save_signal = signal; }
+
+class SaveSignals {
+ public:
+  SaveSignals() {
+    g_save_signal = 0;
+    struct sigaction note {};
+    note.sa_handler = note_save_signal;
+    sigemptyset(&note.sa_mask);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i)
+      sigaction(kSignals[i], kSignals[i] == SIGPIPE ? &ignore : &note, &old_[i]);
+  }
+  int caught() const { return g_save_signal; }
+  // Holds the signals back until the destructor (the moves take milliseconds).
+  void block() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (const int signal : kSignals) sigaddset(&set, signal);
+    blocked_ = sigprocmask(SIG_BLOCK, &set, &old_mask_) == 0;
+  }
+  // The old handling back, and the signal that came raised under it: a noted one, or SIGPIPE for a write
+  // that failed with EPIPE (`error`), which would have ended the process by SIGPIPE.
+  void end(int error) {
+    restore();
+    if (error == EPIPE) std::raise(SIGPIPE);
+  }
+  ~SaveSignals() { restore(); }
+  SaveSignals(const SaveSignals&) = delete;
+  SaveSignals& operator=(const SaveSignals&) = delete;
+
+ private:
+  void restore() {
+    if (restored_) return;
+    restored_ = true;
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
+    if (g_save_signal != 0) std::raise(g_save_signal);  // noted while the files were staged: raised under the old handling
+    if (blocked_) sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  static constexpr std::array<int, 4> kSignals{SIGPIPE, SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 4> old_{};
+  sigset_t old_mask_{};
+  bool blocked_ = false, restored_ = false;
+};
+
 // A lesson (`sub.lesson`), the tour or attn present: load, run, render (or present).
 int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, std::ostream& err, std::istream& in,
                 const Terminal& term) {
@@ -613,17 +669,23 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   const std::vector<Chunk> chunks = renderer->render(doc);
   // The .npy files are written before stdout (a failure leaves nothing half-printed) but put in place only
   // after it has taken the whole output; until then DIR is as it was (render/npy.hpp).
+  std::optional<SaveSignals> signals;  // before the files are staged, so no signal can strand them
   std::optional<NpySave> npy;
-  if (!o.save_npy.empty()) npy.emplace(doc, o.save_npy);
+  if (!o.save_npy.empty()) {
+    signals.emplace();
+    npy.emplace(doc, o.save_npy);
+  }
   emit(chunks, pause, out, in, Paint{style.color});
   if (npy) {
     out.flush();
-    if (!out) {  // stdout failed (a full disk, a closed pipe): nothing is saved, and main reports the write error
-      const int error = errno;
+    const int error = errno;
+    if (!out || signals->caught() != 0) {  // stdout failed, or the run was stopped: nothing is saved
       npy.reset();
+      signals->end(error);  // a closed pipe, Ctrl-C, SIGTERM: the process ends as that signal would have ended it
       errno = error;
-      return kExitRuntime;
+      return kExitRuntime;  // a full disk: main reports the write error
     }
+    signals->block();  // the moves, and undoing them if one fails, are not cut short
     npy->commit();
   }
   return kExitOk;

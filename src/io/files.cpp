@@ -93,22 +93,24 @@ RegularFile open_regular_file(const std::string& path, const FileKind& kind) {
 }
 
 std::string read_regular_file(const std::string& path, const FileKind& kind) {
-  const RegularFile file = open_regular_file(path, kind);
+  return read_regular_file(open_regular_file(path, kind), path, kind);
+}
+
+std::string read_regular_file(const RegularFile& file, const std::string& path, const FileKind& kind) {
   std::string bytes;
   bytes.resize(file.size + 1);  // one byte more than fstat said, to see a file that grew
   std::size_t have = 0;
   for (;;) {
-    if (have == bytes.size()) {
+    if (have == bytes.size()) {  // past the size it had when it was checked
       if (have > kind.max_bytes) too_long(path, kind);
-      bytes.resize(std::min(kind.max_bytes + 1, 2 * have));
+      throw InputError(path + ": grew while attn read it (from " + with_commas(file.size) + " bytes); try again");
     }
-    const ssize_t n = ::read(file.fd.get(), &bytes[have], bytes.size() - have);
+    const ssize_t n = ::pread(file.fd.get(), &bytes[have], bytes.size() - have, static_cast<off_t>(have));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw InputError(path + ": cannot read " + kind.what + ": " + std::strerror(errno));
     if (n == 0) break;
     have += static_cast<std::size_t>(n);
   }
-  if (have > kind.max_bytes) too_long(path, kind);
   bytes.resize(have);
   return bytes;
 }
@@ -117,7 +119,10 @@ std::string read_capped(std::istream& in, const std::string& name, const FileKin
   std::string bytes;
   char chunk[1 << 16];
   while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    bytes.append(chunk, static_cast<std::size_t>(in.gcount()));
+    const std::size_t n = static_cast<std::size_t>(in.gcount());
+    if (bytes.size() + n > bytes.capacity())  // doubling, but never past the cap and one chunk
+      bytes.reserve(std::min(std::max(2 * bytes.capacity(), bytes.size() + n), kind.max_bytes + sizeof chunk));
+    bytes.append(chunk, n);
     if (bytes.size() > kind.max_bytes) too_long(name, kind);
   }
   if (in.bad()) throw InputError(name + ": cannot read " + kind.what);

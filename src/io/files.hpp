@@ -54,6 +54,9 @@ RegularFile open_regular_file(const std::string& path, const FileKind& kind);
 
 // All of a regular file (open_regular_file's checks).
 std::string read_regular_file(const std::string& path, const FileKind& kind);
+// All of a file opened and checked already, no more than the size it had then (a file that grew since is
+// refused: its size was what a limit or the memory budget was checked on); `path` labels the messages.
+std::string read_regular_file(const RegularFile& file, const std::string& path, const FileKind& kind);
 
 // All of a stream (standard input for --input -), read in chunks and stopped as soon as it passes the
 // cap; `name` labels the messages.

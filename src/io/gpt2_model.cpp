@@ -110,12 +110,19 @@ Gpt2Files Gpt2Files::inspect(const std::string& dir) {
   f.base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
   f.config = read_config(f.base + "config.json");
   // Each file's kind and size, before any of them is read: a FIFO or a device is refused here.
-  f.vocabulary_bytes = open_regular_file(f.base + "vocab.json", kVocabularyFile).size;
-  f.merges_bytes = open_regular_file(f.base + "merges.txt", kMergesFile).size;
-  const SafetensorsSize weights = SafetensorsFile::size_of(f.base + "model.safetensors");
-  f.weights_bytes = weights.file;
-  f.header_bytes = weights.header;
+  f.vocabulary = open_regular_file(f.base + "vocab.json", kVocabularyFile);
+  f.merges = open_regular_file(f.base + "merges.txt", kMergesFile);
+  f.weights = open_regular_file(f.base + "model.safetensors", kSafetensorsFile);
+  f.vocabulary_bytes = f.vocabulary.size;
+  f.merges_bytes = f.merges.size;
+  f.weights_bytes = f.weights.size;
+  f.header_bytes = SafetensorsFile::header_size(f.weights);
   return f;
+}
+
+Gpt2Tokenizer Gpt2Files::read_tokenizer() const {
+  return Gpt2Tokenizer::parse(read_regular_file(vocabulary, base + "vocab.json", kVocabularyFile), base + "vocab.json",
+                              read_regular_file(merges, base + "merges.txt", kMergesFile), base + "merges.txt");
 }
 
 std::size_t Gpt2Files::tokenizer_bytes() const {
@@ -139,11 +146,12 @@ std::size_t Gpt2Files::forward_bytes(std::size_t n, std::size_t layer) const {
 }
 
 std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::string& dir) {
-  const Gpt2Files files = Gpt2Files::inspect(dir);
-  return load(files, Gpt2Tokenizer::load(files.base + "vocab.json", files.base + "merges.txt"));
+  Gpt2Files files = Gpt2Files::inspect(dir);
+  Gpt2Tokenizer tokenizer = files.read_tokenizer();
+  return load(std::move(files), std::move(tokenizer));
 }
 
-std::shared_ptr<const Gpt2Model> Gpt2Model::load(const Gpt2Files& files, Gpt2Tokenizer tokenizer) {
+std::shared_ptr<const Gpt2Model> Gpt2Model::load(Gpt2Files files, Gpt2Tokenizer tokenizer) {
   const std::string& base = files.base;
   const std::string& dir = files.dir;
   const Gpt2Config& config = files.config;
@@ -152,7 +160,7 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const Gpt2Files& files, Gpt2Tok
   if (tokenizer.vocabulary_size() != config.vocab_size)
     throw InputError(base + "config.json: vocab_size " + with_commas(config.vocab_size) + ", but " + base + "vocab.json has " +
                      with_commas(tokenizer.vocabulary_size()) + " tokens; the two must agree");
-  auto model = std::make_shared<Gpt2Model>(SafetensorsFile::open(base + "model.safetensors"), std::move(tokenizer));
+  auto model = std::make_shared<Gpt2Model>(SafetensorsFile::open(files.weights, base + "model.safetensors"), std::move(tokenizer));
   model->config_ = config;
   model->dir_ = dir;
   const SafetensorsFile& file = model->file_;
@@ -170,12 +178,12 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const Gpt2Files& files, Gpt2Tok
   for (const auto& [name, shape] : expected) {
     const SafeTensor* t = file.find(model->prefix_ + name);
     if (t == nullptr)
-      throw InputError(file_name + ": no tensor " + model->prefix_ + name + " (config.json: n_layer " +
+      throw InputError(file_name + ": no tensor " + model->prefix_ + name + " (" + base + "config.json: n_layer " +
                        std::to_string(config.n_layer) + ", n_embd " + std::to_string(E) + ")");
     if (!t->is_float())
       throw InputError(file_name + ": " + name + " is " + to_string(t->dtype) + "; attn reads F32, F16 and BF16 weights");
     if (t->shape != shape)
-      throw InputError(file_name + ": " + name + " has shape " + shape_text(t->shape) + " where config.json asks for " +
+      throw InputError(file_name + ": " + name + " has shape " + shape_text(t->shape) + " where " + base + "config.json asks for " +
                        shape_text(shape));
   }
   return model;
@@ -324,21 +332,21 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
                          const std::function<void(std::size_t)>& check_memory) {
   // The memory budget is checked twice before the work: on the tokenizer's files before they are read,
   // then, with the number of tokens, on the whole forward before the weights are mapped.
-  const Gpt2Files files = Gpt2Files::inspect(dir);
-  const Gpt2Config& c = files.config;
+  Gpt2Files files = Gpt2Files::inspect(dir);
+  const Gpt2Config c = files.config;
   const std::string shown_dir = visible(dir);
   if (layer >= c.n_layer)
     throw UsageError("--layer " + std::to_string(layer) + " is past the last block of " + shown_dir + ", which has " +
                      count_of(c.n_layer, "block") + ": --layer 0 to " + std::to_string(c.n_layer - 1));
   check_memory(saturating_sum(kBaseBytes, files.tokenizer_bytes()));
-  Gpt2Tokenizer tokenizer = Gpt2Tokenizer::load(files.base + "vocab.json", files.base + "merges.txt");
+  Gpt2Tokenizer tokenizer = files.read_tokenizer();
   Inputs in;
   const bool context_limits = c.n_positions <= kMaxTokens;
   tokenize_into(in, tokenizer, text, context_limits ? c.n_positions : kMaxTokens,
                 context_limits ? "the model's context length (n_positions)" : "the limit");
   in.held_bytes = saturating_sum(files.tokenizer_bytes(), files.forward_bytes(in.token_ids.size(), layer));
   check_memory(saturating_sum(kBaseBytes, in.held_bytes));
-  const auto model = Gpt2Model::load(files, std::move(tokenizer));
+  const auto model = Gpt2Model::load(std::move(files), std::move(tokenizer));
   const std::size_t n = in.token_ids.size(), E = c.n_embd;
   const std::string L = std::to_string(layer), shape = "(" + std::to_string(n) + ", " + std::to_string(E) + ")";
   const Matrix tok_embeds = model->token_embeddings(in.token_ids);  // (n, E)

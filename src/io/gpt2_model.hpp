@@ -52,9 +52,12 @@ struct Gpt2Attention {
 struct Gpt2Files {
   std::string dir, base;  // as given, and with a trailing '/'
   Gpt2Config config;
+  // The three files, open: what is read and mapped later is what was checked and sized here.
+  RegularFile vocabulary, merges, weights;
   std::size_t vocabulary_bytes = 0, merges_bytes = 0, weights_bytes = 0, header_bytes = 0;
 
   static Gpt2Files inspect(const std::string& dir);  // InputErrors as Gpt2Model::load gives them
+  Gpt2Tokenizer read_tokenizer() const;              // from the files opened here
   // The tokenizer's memory while it is loaded.
   std::size_t tokenizer_bytes() const;
   // The weights (mapped whole) and the forward of `n` tokens to block `layer`, with the next-token steps.
@@ -65,8 +68,8 @@ class Gpt2Model {
  public:
   // Reads and checks DIR: an InputError (exit 1) names the file and what is wrong.
   static std::shared_ptr<const Gpt2Model> load(const std::string& dir);
-  // The same from an inspected directory and its tokenizer, loaded already.
-  static std::shared_ptr<const Gpt2Model> load(const Gpt2Files& files, Gpt2Tokenizer tokenizer);
+  // The same from an inspected directory (its weights file is mapped from it) and its tokenizer.
+  static std::shared_ptr<const Gpt2Model> load(Gpt2Files files, Gpt2Tokenizer tokenizer);
 
   const Gpt2Config& config() const { return config_; }
   const Gpt2Tokenizer& tokenizer() const { return tokenizer_; }

@@ -135,7 +135,7 @@ Gpt2Tokenizer Gpt2Tokenizer::parse(const std::string& vocabulary, const std::str
   // The merges: "a b" per line in rank order, after "#version: 0.2".
   std::istringstream merges(merges_bytes);
   std::string line;
-  std::size_t line_number = 0;
+  std::size_t line_number = 0, merge_count = 0;
   while (std::getline(merges, line)) {
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -155,7 +155,9 @@ Gpt2Tokenizer Gpt2Tokenizer::parse(const std::string& vocabulary, const std::str
     if (t.id_of_.count(first + second) == 0)
       throw InputError(merges_path + ":" + std::to_string(line_number) + ": merges \"" + visible(first) + "\" and \"" +
                        visible(second) + "\" into \"" + visible(first + second) + "\", which " + vocabulary_path + " lacks");
-    t.rank_of_.emplace(line, t.rank_of_.size());  // a repeated pair keeps its first (lowest) rank
+    // Ranked by line, as encoder.py's dict(zip(bpe_merges, range(...))) ranks them: a repeated pair takes
+    // its last line's rank.
+    t.rank_of_[line] = merge_count++;
   }
   if (t.rank_of_.empty()) throw InputError(merges_path + ": the tokenizer merges file has no merges");
 
@@ -243,16 +245,11 @@ std::vector<std::string> Gpt2Tokenizer::bpe(const std::string& piece) const {
   return out;
 }
 
-std::optional<std::vector<Gpt2Token>> Gpt2Tokenizer::encode(const std::string& text, std::size_t max_tokens) const {
+Gpt2Tokenizer::Pieces Gpt2Tokenizer::pieces(const std::string& text) const {
   if (!valid_utf8(text)) throw UsageError("--text is not valid UTF-8");
-  // The pieces first (PCRE2's matching is linear here), and from their lengths the fewest tokens they can
-  // make: no token is longer than longest_token_ bytes. A text past the limit by that count is refused
-  // before any merge, and the merges stop as soon as the count passes it.
-  struct Piece {
-    std::size_t from, to;  // bytes of `text`, or the special token when from == to
-  };
-  std::vector<Piece> pieces;
-  std::size_t fewest = 0;
+  // The pieces (PCRE2's matching is linear here), and from their lengths the fewest tokens they can make:
+  // no token stands for more than longest_token_ bytes.
+  Pieces out;
   const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
       pcre2_match_data_create_from_pattern(pattern_->code, nullptr), &pcre2_match_data_free);
   if (!match) throw std::bad_alloc();
@@ -264,8 +261,8 @@ std::optional<std::vector<Gpt2Token>> Gpt2Tokenizer::encode(const std::string& t
       if (rc < 0) break;  // PCRE2_ERROR_NOMATCH: nothing more (every character matches some branch)
       const PCRE2_SIZE* span = pcre2_get_ovector_pointer(match.get());
       if (span[1] > span[0]) {
-        pieces.push_back({span[0], span[1]});
-        fewest += (span[1] - span[0] + longest_token_ - 1) / longest_token_;
+        out.spans.push_back({span[0], span[1]});
+        out.fewest += (span[1] - span[0] + longest_token_ - 1) / longest_token_;
       }
       at = span[1] > at ? span[1] : at + 1;
     }
@@ -274,19 +271,27 @@ std::optional<std::vector<Gpt2Token>> Gpt2Tokenizer::encode(const std::string& t
   std::size_t from = 0;
   for (std::size_t eot = text.find(kEndOfText); eot != std::string::npos; eot = text.find(kEndOfText, from)) {
     split(from, eot);
-    pieces.push_back({eot, eot});
-    ++fewest;
+    out.spans.push_back({eot, eot});  // the special token
+    ++out.fewest;
     from = eot + eot_size;
-    if (fewest > max_tokens) return std::nullopt;
   }
   split(from, text.size());
-  if (fewest > max_tokens) return std::nullopt;
+  return out;
+}
+
+std::size_t Gpt2Tokenizer::fewest_tokens(const std::string& text) const { return pieces(text).fewest; }
+
+std::optional<std::vector<Gpt2Token>> Gpt2Tokenizer::encode(const std::string& text, std::size_t max_tokens) const {
+  // A text whose pieces alone make more tokens than the limit is refused before any merge; otherwise the
+  // merging stops at the first piece that takes the count past it.
+  const Pieces all = pieces(text);
+  if (all.fewest > max_tokens) return std::nullopt;
   std::vector<Gpt2Token> out;
-  for (const Piece& p : pieces) {
-    if (p.from == p.to) {
+  for (const auto& [from, to] : all.spans) {
+    if (from == to) {
       out.push_back({end_of_text_, kEndOfText});
     } else {
-      for (const std::string& symbol : bpe(text.substr(p.from, p.to - p.from))) {
+      for (const std::string& symbol : bpe(text.substr(from, to - from))) {
         const auto id = id_of_.find(symbol);  // every merge's result is a token (checked when loaded)
         if (id == id_of_.end()) throw std::logic_error("BPE made a symbol the vocabulary lacks");
         out.push_back({id->second, symbol_bytes(symbol)});

@@ -42,9 +42,12 @@ class Gpt2Tokenizer {
   // special token 50256 wherever it appears.
   std::vector<Gpt2Token> encode(const std::string& text) const;
   // The same, or none when the text makes more than `max_tokens` tokens. A text whose pieces alone show it
-  // (a piece of n bytes makes at least n / longest-token tokens) is refused before any merge, in time
-  // linear in its length; the merges are O(n log n) in a piece's length.
+  // (fewest_tokens: a piece of n bytes makes at least n / the longest token's bytes, 128 for GPT-2) is
+  // refused before any merge, in time linear in its length: a text of more words than the limit. Otherwise
+  // the merges (O(n log n) in a piece's length) stop at the first piece past the limit.
   std::optional<std::vector<Gpt2Token>> encode(const std::string& text, std::size_t max_tokens) const;
+  // The fewest tokens `text` can make, from its pieces alone (no merge).
+  std::size_t fewest_tokens(const std::string& text) const;
   std::size_t vocabulary_size() const { return id_of_.size(); }
   // Token `id`'s text as the UTF-8 bytes it stands for (" journey"); std::out_of_range past the vocabulary.
   std::string decode(std::int64_t id) const;
@@ -55,6 +58,11 @@ class Gpt2Tokenizer {
  private:
   Gpt2Tokenizer();
   std::vector<std::string> bpe(const std::string& piece) const;  // byte-encoded symbols after the merges
+  struct Pieces {
+    std::vector<std::pair<std::size_t, std::size_t>> spans;  // [from, to) of the text; from == to: <|endoftext|>
+    std::size_t fewest = 0;                                   // the fewest tokens they can make
+  };
+  Pieces pieces(const std::string& text) const;  // the pre-tokenizer's pieces (a UsageError if not UTF-8)
 
   std::unordered_map<std::string, std::int64_t> id_of_;  // byte-encoded token -> id
   std::vector<std::string> token_of_;                     // id -> byte-encoded token

@@ -114,22 +114,19 @@ void SafeTensor::to_float(float* out) const {
   for (std::size_t i = 0; i < n; ++i) out[i] = at(i);
 }
 
-SafetensorsSize SafetensorsFile::size_of(const std::string& path) {
-  const RegularFile file = open_regular_file(path, kSafetensorsFile);
-  SafetensorsSize size{file.size, 0};
+std::size_t SafetensorsFile::header_size(const RegularFile& file) {
   unsigned char length[8];
-  if (file.size >= 8 && ::pread(file.fd.get(), length, 8, 0) == 8) {
-    std::uint64_t header = 0;
-    for (int i = 7; i >= 0; --i) header = (header << 8) | length[i];  // little-endian
-    size.header = static_cast<std::size_t>(std::min<std::uint64_t>(header, kMaxHeaderBytes));  // more is refused on open
-  }
-  return size;
+  if (file.size < 8 || ::pread(file.fd.get(), length, 8, 0) != 8) return 0;
+  std::uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = (header << 8) | length[i];  // little-endian
+  return static_cast<std::size_t>(std::min<std::uint64_t>(header, kMaxHeaderBytes));  // more is refused on open
 }
 
-SafetensorsFile SafetensorsFile::open(const std::string& path) {
+SafetensorsFile SafetensorsFile::open(const std::string& path) { return open(open_regular_file(path, kSafetensorsFile), path); }
+
+SafetensorsFile SafetensorsFile::open(const RegularFile& file, const std::string& path) {
   SafetensorsFile f;
   f.name_ = path;
-  const RegularFile file = open_regular_file(path, kSafetensorsFile);
   const std::size_t size = file.size;
   if (size > 0) {
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd.get(), 0);

@@ -36,16 +36,15 @@ struct SafeTensor {
   void to_float(float* out) const;  // all numel() elements
 };
 
-struct SafetensorsSize {
-  std::size_t file = 0, header = 0;  // bytes: the whole file, and its header's JSON as the first 8 bytes say
-};
-
 class SafetensorsFile {
  public:
-  // The sizes of `path` (a regular file within the cap; InputErrors otherwise), read before it is mapped.
-  static SafetensorsSize size_of(const std::string& path);
+  // The length of an opened file's header, as its first 8 bytes say (at most the 100 MiB any is allowed;
+  // 0 for a file too short to say), read before the file is mapped.
+  static std::size_t header_size(const RegularFile& file);
   // Memory-maps `path` read-only and checks it.
   static SafetensorsFile open(const std::string& path);
+  // The same for a file opened and checked already (the size mapped is the size it had then).
+  static SafetensorsFile open(const RegularFile& file, const std::string& path);
   // The same checks on bytes in memory (the fuzz target, tests); `name` labels the messages. Keeps them.
   static SafetensorsFile parse(std::string bytes, const std::string& name);
 

@@ -5,7 +5,9 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include <fcntl.h>
@@ -75,15 +77,40 @@ void prepare_npy_dir(const std::string& dir) {
 // One file of the run: `lesson` is its subdirectory ("" when it goes in DIR itself).
 struct Entry {
   std::string lesson, name;
-  bool replaced = false;  // an earlier file of that name was moved aside (into the staging directory's old/)
-  bool placed = false;    // this run's file is in DIR
+  enum class Move { None, Exchanged, Placed, AsideThenPlaced } move = Move::None;
+  dev_t dev = 0;  // the staged file's identity, to take back only this run's file
+  ino_t ino = 0;
 };
 
+// Moves with renameat2's flags, as one system call each: RENAME_EXCHANGE swaps the staged file with the
+// earlier one (which lands in the stage, where a rollback swaps it back), RENAME_NOREPLACE moves it in
+// only if nothing has appeared there since. EINVAL: a filesystem without them (then a two-step move).
+int exchange(int from, const std::string& a, int to, const std::string& b) {
+  return ::renameat2(from, a.c_str(), to, b.c_str(), RENAME_EXCHANGE);
+}
+int place(int from, const std::string& a, int to, const std::string& b) {
+  return ::renameat2(from, a.c_str(), to, b.c_str(), RENAME_NOREPLACE);
+}
+
+// A name only this run knows: random, and made with mkdirat, which fails on anything already there.
+std::string new_stage(int dir_fd) {
+  std::random_device random;
+  const char* const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = ".attn-save-";
+    for (int i = 0; i < 12; ++i) name += letters[random() % 62];
+    if (::mkdirat(dir_fd, name.c_str(), 0700) == 0) return name;
+    if (errno != EEXIST) return {};
+  }
+  errno = EEXIST;
+  return {};
+}
+
 struct NpySave::State {
-  std::string dir, stage_name;  // DIR as given; the staging directory's name inside it
-  bool created_dir = false;     // DIR did not exist before this run
-  bool committed = false;
-  FileDescriptor dir_fd, stage_fd, old_fd;  // DIR, DIR/<stage>, DIR/<stage>/old
+  std::string dir, base, stage_name;  // DIR as given, its last part, the staging directory's name inside it
+  bool created_dir = false;           // DIR did not exist before this run
+  bool committed = false, keep_stage = false;
+  FileDescriptor parent_fd, dir_fd, stage_fd, old_fd;  // DIR's parent, DIR, DIR/<stage>, DIR/<stage>/old
   std::vector<Entry> entries;
   std::vector<std::string> created_lessons;  // DIR/<lesson> directories this run made
 
@@ -97,7 +124,7 @@ struct NpySave::State {
   }
 
   // What is at DIR/<lesson>/<name> now: nothing, or a regular file this run may replace; anything else
-  // (a directory, a link, a FIFO) is refused.
+  // (a directory, a link, a FIFO), or what cannot be looked at, is refused.
   bool existing_file(const Entry& e) const {
     const FileDescriptor in = lesson_dir(dir_fd.get(), e.lesson, false);
     if (in.get() < 0) {
@@ -106,31 +133,85 @@ struct NpySave::State {
            errno == ELOOP || errno == ENOTDIR ? ENOTDIR : errno);
     }
     struct stat st {};
-    if (::fstatat(in.get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+    if (::fstatat(in.get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) return false;
+      fail("cannot write " + shown(e), errno);
+    }
     if (!S_ISREG(st.st_mode))
       throw SystemError("--save-npy: cannot write " + shown(e) + ": " + describe_file_type(st.st_mode) +
                         " is in its place (attn replaces only files it could have written)");
     return true;
   }
 
-  // Undoes every move, newest first, so DIR is as it was.
-  void roll_back() {
-    for (auto e = entries.rbegin(); e != entries.rend(); ++e) {
-      const FileDescriptor in = lesson_dir(dir_fd.get(), e->lesson, false);
-      if (e->placed) ::unlinkat(in.get(), e->name.c_str(), 0);
-      if (e->replaced) {
-        const FileDescriptor old = lesson_dir(old_fd.get(), e->lesson, false);
-        ::renameat(old.get(), e->name.c_str(), in.get(), e->name.c_str());
+  // Moves one staged file into DIR/<lesson> (`in`), replacing a regular file there.
+  void move_in(Entry& e, int in) {
+    const FileDescriptor staged = lesson_dir(stage_fd.get(), e.lesson, false);
+    struct stat st {};
+    if (staged.get() < 0 || ::fstatat(staged.get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      fail("cannot write " + shown(e), errno);
+    e.dev = st.st_dev;
+    e.ino = st.st_ino;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      if (existing_file(e)) {
+        if (exchange(staged.get(), e.name, in, e.name) == 0) {
+          e.move = Entry::Move::Exchanged;
+          return;
+        }
+        if (errno == ENOENT) continue;  // gone since it was looked at: try again
+        if (errno != EINVAL) fail("cannot replace " + shown(e), errno);
+        // No RENAME_EXCHANGE here: the earlier file aside into old/, then this run's in.
+        const FileDescriptor old = lesson_dir(old_fd.get(), e.lesson, false);
+        if (::renameat(in, e.name.c_str(), old.get(), e.name.c_str()) != 0) fail("cannot replace " + shown(e), errno);
+        e.move = Entry::Move::AsideThenPlaced;
+        if (::renameat(staged.get(), e.name.c_str(), in, e.name.c_str()) != 0) fail("cannot write " + shown(e), errno);
+        return;
       }
-      e->placed = e->replaced = false;
+      if (place(staged.get(), e.name, in, e.name) == 0) {
+        e.move = Entry::Move::Placed;
+        return;
+      }
+      if (errno == EEXIST) continue;  // appeared since it was looked at: look again
+      if (errno != EINVAL) fail("cannot write " + shown(e), errno);
+      if (::renameat(staged.get(), e.name.c_str(), in, e.name.c_str()) != 0) fail("cannot write " + shown(e), errno);
+      e.move = Entry::Move::Placed;
+      return;
+    }
+    fail("cannot write " + shown(e) + " (it keeps changing)", EBUSY);
+  }
+
+  // Undoes every move, newest first, so DIR is as it was; false if an earlier file could not be put back
+  // (it is then kept in the staging directory, which stays).
+  bool roll_back() {
+    bool restored = true;
+    for (auto e = entries.rbegin(); e != entries.rend(); ++e) {
+      if (e->move == Entry::Move::None) continue;
+      const FileDescriptor in = lesson_dir(dir_fd.get(), e->lesson, false);
+      const FileDescriptor staged = lesson_dir(stage_fd.get(), e->lesson, false);
+      if (e->move == Entry::Move::Exchanged) {
+        restored = exchange(staged.get(), e->name, in.get(), e->name) == 0 && restored;
+      } else {
+        // This run's file, if it is still the one there, back into the stage (someone else's is left alone).
+        struct stat st {};
+        if (::fstatat(in.get(), e->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
+          ::renameat(in.get(), e->name.c_str(), staged.get(), e->name.c_str());
+        if (e->move == Entry::Move::AsideThenPlaced) {
+          const FileDescriptor old = lesson_dir(old_fd.get(), e->lesson, false);
+          restored = (place(old.get(), e->name, in.get(), e->name) == 0 ||
+                      (errno == EINVAL && ::renameat(old.get(), e->name.c_str(), in.get(), e->name.c_str()) == 0)) &&
+                     restored;
+        }
+      }
+      e->move = Entry::Move::None;
     }
     for (const std::string& lesson : created_lessons) ::unlinkat(dir_fd.get(), lesson.c_str(), AT_REMOVEDIR);
     created_lessons.clear();
+    if (!restored) keep_stage = true;
+    return restored;
   }
 
   // The staging directory and everything left in it (this run's files, or the ones it replaced).
   void remove_stage() {
-    if (stage_fd.get() < 0) return;
+    if (stage_name.empty() || keep_stage) return;
     for (const int parent : {stage_fd.get(), old_fd.get()}) {
       if (parent < 0) continue;
       for (const Entry& e : entries) {
@@ -140,28 +221,39 @@ struct NpySave::State {
       for (const Entry& e : entries)
         if (!e.lesson.empty()) ::unlinkat(parent, e.lesson.c_str(), AT_REMOVEDIR);
     }
-    ::unlinkat(stage_fd.get(), "old", AT_REMOVEDIR);
+    if (stage_fd.get() >= 0) ::unlinkat(stage_fd.get(), "old", AT_REMOVEDIR);
     ::unlinkat(dir_fd.get(), stage_name.c_str(), AT_REMOVEDIR);
+    stage_name.clear();
     stage_fd = FileDescriptor();
     old_fd = FileDescriptor();
+  }
+
+  void remove_created_dir() {
+    if (created_dir && !keep_stage) ::unlinkat(parent_fd.get(), base.c_str(), AT_REMOVEDIR);
   }
 };
 
 NpySave::NpySave(const Document& doc, const std::string& dir) : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.dir = dir;
-  if (::mkdir(dir.c_str(), 0777) == 0) {
+  // DIR opened once (made first through its parent when missing): every later step works on the
+  // directory opened here, with *at calls, whatever its path comes to name.
+  std::string trimmed = dir;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  s.base = trimmed.substr(trimmed.rfind('/') == std::string::npos ? 0 : trimmed.rfind('/') + 1);
+  s.dir_fd = FileDescriptor(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (s.dir_fd.get() < 0) {  // made here, through its parent, which removes it again if the run fails
+    s.parent_fd = FileDescriptor(::open(parent_of(dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (s.parent_fd.get() < 0 || ::mkdirat(s.parent_fd.get(), s.base.c_str(), 0777) != 0)
+      fail(dir + ": cannot create the directory", errno);
     s.created_dir = true;
-  } else if (errno != EEXIST) {
-    fail(dir + ": cannot create the directory", errno);
+    s.dir_fd = FileDescriptor(::openat(s.parent_fd.get(), s.base.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   }
   try {
-    s.dir_fd = FileDescriptor(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (s.dir_fd.get() < 0) fail(dir + ": cannot open the directory", errno);
-    // The staging directory: a new name only this run knows, made by mkdtemp (mode 0700).
-    std::string stage = dir + "/.attn-save-XXXXXX";
-    if (::mkdtemp(&stage[0]) == nullptr) fail("cannot write in " + dir, errno);
-    s.stage_name = stage.substr(stage.rfind('/') + 1);
+    s.stage_name = new_stage(s.dir_fd.get());
+    if (s.stage_name.empty()) fail("cannot write in " + dir, errno);
+    const std::string stage = dir + "/" + s.stage_name;
     s.stage_fd = open_subdir(s.dir_fd.get(), s.stage_name);
     if (s.stage_fd.get() < 0 || ::mkdirat(s.stage_fd.get(), "old", 0700) != 0) fail("cannot write in " + stage, errno);
     s.old_fd = open_subdir(s.stage_fd.get(), "old");
@@ -190,7 +282,7 @@ NpySave::NpySave(const Document& doc, const std::string& dir) : state_(std::make
     }
   } catch (...) {
     s.remove_stage();
-    if (s.created_dir) ::rmdir(dir.c_str());
+    s.remove_created_dir();
     throw;
   }
 }
@@ -199,26 +291,21 @@ void NpySave::commit() {
   State& s = *state_;
   try {
     for (Entry& e : s.entries) {
-      const bool exists = s.existing_file(e);  // again: DIR may have changed since the files were staged
       FileDescriptor in = s.lesson_dir(s.dir_fd.get(), e.lesson, false);
       if (in.get() < 0) {
-        if (::mkdirat(s.dir_fd.get(), e.lesson.c_str(), 0777) != 0) fail("cannot write " + s.shown(e), errno);
+        if (errno != ENOENT || ::mkdirat(s.dir_fd.get(), e.lesson.c_str(), 0777) != 0)
+          fail("cannot write " + s.shown(e) + " (" + s.dir + "/" + e.lesson + " is not a directory attn can write into)",
+               errno == ELOOP ? ENOTDIR : errno);
         s.created_lessons.push_back(e.lesson);
         in = s.lesson_dir(s.dir_fd.get(), e.lesson, false);
         if (in.get() < 0) fail("cannot write " + s.shown(e), errno);
       }
-      if (exists) {
-        const FileDescriptor old = s.lesson_dir(s.old_fd.get(), e.lesson, false);
-        if (::renameat(in.get(), e.name.c_str(), old.get(), e.name.c_str()) != 0) fail("cannot replace " + s.shown(e), errno);
-        e.replaced = true;
-      }
-      const FileDescriptor staged = s.lesson_dir(s.stage_fd.get(), e.lesson, false);
-      if (::renameat(staged.get(), e.name.c_str(), in.get(), e.name.c_str()) != 0) fail("cannot write " + s.shown(e), errno);
-      e.placed = true;
+      s.move_in(e, in.get());
     }
-  } catch (...) {
-    s.roll_back();
-    throw;
+  } catch (const SystemError& error) {
+    if (s.roll_back()) throw;
+    throw SystemError(std::string(error.what()) + "; some earlier files could not be put back: they are in " + s.dir +
+                      "/" + s.stage_name);
   }
   s.committed = true;
   s.remove_stage();  // what is left there: the files this run replaced
@@ -226,10 +313,9 @@ void NpySave::commit() {
 
 NpySave::~NpySave() {
   State& s = *state_;
-  if (s.committed) return;
-  s.roll_back();
+  if (!s.committed) s.roll_back();
   s.remove_stage();
-  if (s.created_dir) ::rmdir(s.dir.c_str());
+  s.remove_created_dir();
 }
 
 }  // namespace attn
