@@ -537,34 +537,46 @@ std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parse
 // While --save-npy's files are staged and moved: a signal that would end the process is noted instead,
 // so the staged files can be removed (or the moves finished or undone) before it ends. SIGPIPE is ignored
 // (a closed pipe becomes a write error on stdout); SIGINT, SIGTERM and SIGHUP interrupt a --pause prompt
-// (no SA_RESTART). end() gives each its old handling back and raises the one that came, so the process
-// ends as it would have; the destructor gives them back and lets a blocked one arrive.
-volatile std::sig_atomic_t g_save_signal = 0;
-extern "C" void note_save_signal(int signal) { g_save_signal = signal; }
+// (no SA_RESTART). A signal the process ignored already (nohup, `cmd &`) stays ignored. end() gives each
+// its old handling back and raises the ones that came, so the process ends as it would have; so does the
+// destructor, after which a signal held back by block() arrives.
+constexpr std::array<int, 4> kSaveSignals{SIGPIPE, SIGINT, SIGTERM, SIGHUP};
+volatile std::sig_atomic_t g_save_signals[kSaveSignals.size()] = {};
+extern "C" void note_save_signal(int signal) {
+  for (std::size_t i = 0; i < kSaveSignals.size(); ++i)
+    if (kSaveSignals[i] == signal) g_save_signals[i] = 1;
+}
 
 class SaveSignals {
  public:
   SaveSignals() {
-    g_save_signal = 0;
     struct sigaction note {};
     note.sa_handler = note_save_signal;
     sigemptyset(&note.sa_mask);
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
-    for (std::size_t i = 0; i < kSignals.size(); ++i)
-      sigaction(kSignals[i], kSignals[i] == SIGPIPE ? &ignore : &note, &old_[i]);
+    for (std::size_t i = 0; i < kSaveSignals.size(); ++i) {
+      g_save_signals[i] = 0;
+      sigaction(kSaveSignals[i], nullptr, &old_[i]);
+      const bool ignored = old_[i].sa_handler == SIG_IGN;
+      sigaction(kSaveSignals[i], kSaveSignals[i] == SIGPIPE || ignored ? &ignore : &note, nullptr);
+    }
   }
-  int caught() const { return g_save_signal; }
-  // Holds the signals back until the destructor (the moves take milliseconds).
+  bool caught() const {
+    for (const auto flag : g_save_signals)
+      if (flag != 0) return true;
+    return false;
+  }
+  // Holds the signals back until the handling is restored (the moves take milliseconds).
   void block() {
     sigset_t set;
     sigemptyset(&set);
-    for (const int signal : kSignals) sigaddset(&set, signal);
+    for (const int signal : kSaveSignals) sigaddset(&set, signal);
     blocked_ = sigprocmask(SIG_BLOCK, &set, &old_mask_) == 0;
   }
-  // The old handling back, and the signal that came raised under it: a noted one, or SIGPIPE for a write
-  // that failed with EPIPE (`error`), which would have ended the process by SIGPIPE.
+  // The old handling back, and each signal that came raised under it; SIGPIPE too for a write that failed
+  // with EPIPE (`error`), which would have ended the process by SIGPIPE.
   void end(int error) {
     restore();
     if (error == EPIPE) std::raise(SIGPIPE);
@@ -577,12 +589,12 @@ class SaveSignals {
   void restore() {
     if (restored_) return;
     restored_ = true;
-    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
-    if (g_save_signal != 0) std::raise(g_save_signal);  // noted while the files were staged: raised under the old handling
-    if (blocked_) sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+    for (std::size_t i = 0; i < kSaveSignals.size(); ++i) sigaction(kSaveSignals[i], &old_[i], nullptr);
+    for (std::size_t i = 0; i < kSaveSignals.size(); ++i)
+      if (g_save_signals[i] != 0) std::raise(kSaveSignals[i]);  // noted while the files waited
+    if (blocked_) sigprocmask(SIG_SETMASK, &old_mask_, nullptr);  // one held back arrives now
   }
-  static constexpr std::array<int, 4> kSignals{SIGPIPE, SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 4> old_{};
+  std::array<struct sigaction, kSaveSignals.size()> old_{};
   sigset_t old_mask_{};
   bool blocked_ = false, restored_ = false;
 };
@@ -674,19 +686,30 @@ int run_lessons(const Sub& sub, const CommandLine& parsed, std::ostream& out, st
   if (!o.save_npy.empty()) {
     signals.emplace();
     npy.emplace(doc, o.save_npy);
+    if (signals->caught()) {  // stopped while the files were written: nothing is saved or printed
+      npy.reset();
+      signals->end(0);
+      return kExitRuntime;  // (a signal the process ignores: nothing ends it, and the run stops here)
+    }
   }
   emit(chunks, pause, out, in, Paint{style.color});
   if (npy) {
     out.flush();
     const int error = errno;
-    if (!out || signals->caught() != 0) {  // stdout failed, or the run was stopped: nothing is saved
+    signals->block();  // from here the moves, and undoing them if one fails, are not cut short
+    if (!out || signals->caught()) {  // stdout failed, or the run was stopped: nothing is saved
       npy.reset();
       signals->end(error);  // a closed pipe, Ctrl-C, SIGTERM: the process ends as that signal would have ended it
       errno = error;
       return kExitRuntime;  // a full disk: main reports the write error
     }
-    signals->block();  // the moves, and undoing them if one fails, are not cut short
-    npy->commit();
+    try {
+      npy->commit();
+    } catch (...) {  // reported before a signal held back meanwhile can end the process
+      const int status = report_failure(err, doc.command);
+      signals.reset();
+      return status;
+    }
   }
   return kExitOk;
 }

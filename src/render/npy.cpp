@@ -92,6 +92,9 @@ int place(int from, const std::string& a, int to, const std::string& b) {
   return ::renameat2(from, a.c_str(), to, b.c_str(), RENAME_NOREPLACE);
 }
 
+// renameat2's flags refused: a filesystem without them (EINVAL), or a kernel or sandbox without the call.
+bool unsupported(int error) { return error == EINVAL || error == ENOSYS; }
+
 // A name only this run knows: random, and made with mkdirat, which fails on anything already there.
 std::string new_stage(int dir_fd) {
   std::random_device random;
@@ -158,7 +161,7 @@ struct NpySave::State {
           return;
         }
         if (errno == ENOENT) continue;  // gone since it was looked at: try again
-        if (errno != EINVAL) fail("cannot replace " + shown(e), errno);
+        if (!unsupported(errno)) fail("cannot replace " + shown(e), errno);
         // No RENAME_EXCHANGE here: the earlier file aside into old/, then this run's in.
         const FileDescriptor old = lesson_dir(old_fd.get(), e.lesson, false);
         if (::renameat(in, e.name.c_str(), old.get(), e.name.c_str()) != 0) fail("cannot replace " + shown(e), errno);
@@ -171,7 +174,8 @@ struct NpySave::State {
         return;
       }
       if (errno == EEXIST) continue;  // appeared since it was looked at: look again
-      if (errno != EINVAL) fail("cannot write " + shown(e), errno);
+      if (!unsupported(errno)) fail("cannot write " + shown(e), errno);
+      // The two-step fallbacks cannot refuse a file that appears between the look and the move.
       if (::renameat(staged.get(), e.name.c_str(), in, e.name.c_str()) != 0) fail("cannot write " + shown(e), errno);
       e.move = Entry::Move::Placed;
       return;
@@ -187,17 +191,18 @@ struct NpySave::State {
       if (e->move == Entry::Move::None) continue;
       const FileDescriptor in = lesson_dir(dir_fd.get(), e->lesson, false);
       const FileDescriptor staged = lesson_dir(stage_fd.get(), e->lesson, false);
+      struct stat st {};
+      const bool ours = ::fstatat(in.get(), e->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == e->dev &&
+                        st.st_ino == e->ino;  // still the file this run put there
       if (e->move == Entry::Move::Exchanged) {
-        restored = exchange(staged.get(), e->name, in.get(), e->name) == 0 && restored;
+        restored = ours && exchange(staged.get(), e->name, in.get(), e->name) == 0 && restored;
       } else {
         // This run's file, if it is still the one there, back into the stage (someone else's is left alone).
-        struct stat st {};
-        if (::fstatat(in.get(), e->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
-          ::renameat(in.get(), e->name.c_str(), staged.get(), e->name.c_str());
+        if (ours) ::renameat(in.get(), e->name.c_str(), staged.get(), e->name.c_str());
         if (e->move == Entry::Move::AsideThenPlaced) {
           const FileDescriptor old = lesson_dir(old_fd.get(), e->lesson, false);
           restored = (place(old.get(), e->name, in.get(), e->name) == 0 ||
-                      (errno == EINVAL && ::renameat(old.get(), e->name.c_str(), in.get(), e->name.c_str()) == 0)) &&
+                      (unsupported(errno) && ::renameat(old.get(), e->name.c_str(), in.get(), e->name.c_str()) == 0)) &&
                      restored;
         }
       }
@@ -229,7 +234,7 @@ struct NpySave::State {
   }
 
   void remove_created_dir() {
-    if (created_dir && !keep_stage) ::unlinkat(parent_fd.get(), base.c_str(), AT_REMOVEDIR);
+    if (created_dir && !committed && !keep_stage) ::unlinkat(parent_fd.get(), base.c_str(), AT_REMOVEDIR);
   }
 };
 

@@ -6,7 +6,8 @@
 //
 // What happens to DIR (docs/inputs.md):
 //   - nothing before the run's limits pass and its steps are computed: a refused run creates nothing;
-//   - the files are written into a fresh staging directory inside DIR (mkdtemp, so nobody can have
+//   - the files are written into a fresh staging directory inside DIR (a random name made with mkdirat on
+//     the directory opened once, which fails on anything already there, so nobody can have
 //     planted anything in it), each opened with O_CREAT | O_EXCL | O_NOFOLLOW: no link is ever followed
 //     and nothing outside DIR is ever written;
 //   - only once every file is written and stdout has taken the whole output are they moved into place,
