@@ -19,8 +19,8 @@ packages=(
 )
 test_packages=(
   catch2 ccache                                        # the test framework; compiles again only what changed
-  python3 python3-numpy jq tmux                        # pipes into python3 (NumPy, as the docs use it), jq,
-                                                       # a real terminal (tmux)
+  python3 python3-numpy jq tmux procps                 # pipes into python3 (NumPy, as the docs use it), jq,
+                                                       # a real terminal (tmux), pkill to signal attn in it
   man-db binutils                                      # the man page through man -l, nm on the executables
   chromium chromium-driver python3-selenium            # --format html in a real browser (headless),
   python3-pil poppler-utils fonts-dejavu-core          # its screenshots, its PDF as text, the page's font
