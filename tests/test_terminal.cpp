@@ -204,7 +204,7 @@ TEST_CASE("Ctrl-C at a --pause prompt leaves --save-npy's DIR as it was (tmux)",
                 .status == 0);
     CHECK(wait_for("-- Enter: next step, q: quit"));
     // SIGINT to attn alone, as Ctrl-C sends it (to the shell around it too, which would then end as well).
-    // "[-]-save-npy": a pattern that matches attn's command line but not the shell running pgrep.
+    // "[-]-save-npy": a pattern that matches attn's command line but not the shell running pkill.
     CHECK(shell("pkill -INT -f -- " + quote("[-]-save-npy " + target)).status == 0);
     CHECK(wait_for("attn-exited-130"));  // ended by SIGINT, as without --save-npy (128 + 2)
     shell(tmux + "kill-server 2>/dev/null");
