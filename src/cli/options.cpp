@@ -33,7 +33,6 @@ template <> ListOptions& part<ListOptions>(CommandLine& c) { return c.list; }
 template <> PresentCli& part<PresentCli>(CommandLine& c) { return c.present; }
 template <class S> const S& part(const CommandLine& c) { return part<S>(const_cast<CommandLine&>(c)); }
 
-// "never, auto or always"
 // --max-memory's value: a whole or decimal number with an optional unit (K, M, G, T, P: powers of 1024,
 // each also as KB or KiB; B or none: bytes), in bytes. Written here rather than with CLI11's AsSizeValue,
 // which reads "-1" as 2^64 - 1 (an unlimited budget) and garbles the message for "-4G".
@@ -72,6 +71,7 @@ std::string parse_memory_size(std::string& value) {
   return {};
 }
 
+// "never, auto or always"
 std::string one_of(const std::vector<std::string>& words) {
   std::string out;
   for (std::size_t i = 0; i < words.size(); ++i)

@@ -1,8 +1,8 @@
 #include "io/files.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 
 #include <fcntl.h>

@@ -113,9 +113,6 @@ Gpt2Files Gpt2Files::inspect(const std::string& dir) {
   f.vocabulary = open_regular_file(f.base + "vocab.json", kVocabularyFile);
   f.merges = open_regular_file(f.base + "merges.txt", kMergesFile);
   f.weights = open_regular_file(f.base + "model.safetensors", kSafetensorsFile);
-  f.vocabulary_bytes = f.vocabulary.size;
-  f.merges_bytes = f.merges.size;
-  f.weights_bytes = f.weights.size;
   f.header_bytes = SafetensorsFile::header_size(f.weights);
   return f;
 }
@@ -128,7 +125,7 @@ Gpt2Tokenizer Gpt2Files::read_tokenizer() const {
 std::size_t Gpt2Files::tokenizer_bytes() const {
   // Measured: GPT-2's files (1.0 MiB and 0.5 MiB) take 15 MiB while they are read (the JSON tree, then the
   // maps): 10 times their size. 16 times, for a margin.
-  return saturating_product({16, saturating_sum(vocabulary_bytes, merges_bytes)});
+  return saturating_product({16, saturating_sum(vocabulary.size, merges.size)});
 }
 
 std::size_t Gpt2Files::forward_bytes(std::size_t n, std::size_t layer) const {
@@ -141,7 +138,7 @@ std::size_t Gpt2Files::forward_bytes(std::size_t n, std::size_t layer) const {
   floats = saturating_sum(floats, saturating_sum(V, saturating_product({4096, E})));  // next-token logits
   // The weights are mapped whole (they count in the address space, and in the resident memory as the
   // forward reads them), and the header's JSON is parsed (about 24 bytes for each of its bytes).
-  return saturating_sum(saturating_sum(weights_bytes, saturating_product({24, header_bytes})),
+  return saturating_sum(saturating_sum(weights.size, saturating_product({24, header_bytes})),
                         saturating_product({floats, sizeof(float)}));
 }
 

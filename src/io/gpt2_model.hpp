@@ -54,7 +54,7 @@ struct Gpt2Files {
   Gpt2Config config;
   // The three files, open: what is read and mapped later is what was checked and sized here.
   RegularFile vocabulary, merges, weights;
-  std::size_t vocabulary_bytes = 0, merges_bytes = 0, weights_bytes = 0, header_bytes = 0;
+  std::size_t header_bytes = 0;  // the weights file's header, as its first 8 bytes say
 
   static Gpt2Files inspect(const std::string& dir);  // InputErrors as Gpt2Model::load gives them
   Gpt2Tokenizer read_tokenizer() const;              // from the files opened here

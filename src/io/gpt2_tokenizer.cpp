@@ -1,8 +1,7 @@
 #include "io/gpt2_tokenizer.hpp"
 
-#include <cstdio>
-#include <fstream>
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <queue>
 #include <sstream>

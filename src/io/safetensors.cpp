@@ -7,9 +7,7 @@
 #include <memory>
 #include <utility>
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>

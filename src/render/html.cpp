@@ -277,9 +277,7 @@ class HtmlRenderer : public Renderer {
     for (const Trace& t : doc.traces)
       for (const Step& s : t.steps) {
         if (!doc.shows(s)) continue;
-        std::size_t numel = 1;
-        for (const std::size_t d : s.shape) numel = saturating_product({numel, d});
-        bytes = saturating_sum(bytes, std::min<std::size_t>(numel, 1000) * 16 + 1024);
+        bytes = saturating_sum(bytes, printed_tensor_bytes(s) + 1024);
         if (s.heatmap && s.shape.size() >= 2 && s.shape.back() <= kFigureMaxKeys) {
           const std::size_t heads = s.shape.size() == 4 ? s.shape[1] : 1;
           bytes = saturating_sum(bytes, saturating_product({heads, s.shape.back(), s.shape[s.shape.size() - 2], 600}));

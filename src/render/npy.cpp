@@ -126,14 +126,19 @@ struct NpySave::State {
     return open_subdir(parent, lesson);
   }
 
+  // DIR/<lesson> could not be opened or made (`errno`): a link (ELOOP) or a file is no directory to write in.
+  [[noreturn]] void not_a_lesson_dir(const Entry& e) const {
+    fail("cannot write " + shown(e) + " (" + dir + "/" + e.lesson + " is not a directory attn can write into)",
+         errno == ELOOP || errno == ENOTDIR ? ENOTDIR : errno);
+  }
+
   // What is at DIR/<lesson>/<name> now: nothing, or a regular file this run may replace; anything else
   // (a directory, a link, a FIFO), or what cannot be looked at, is refused.
   bool existing_file(const Entry& e) const {
     const FileDescriptor in = lesson_dir(dir_fd.get(), e.lesson, false);
     if (in.get() < 0) {
       if (errno == ENOENT) return false;
-      fail("cannot write " + shown(e) + " (" + dir + "/" + e.lesson + " is not a directory attn can write into)",
-           errno == ELOOP || errno == ENOTDIR ? ENOTDIR : errno);
+      not_a_lesson_dir(e);
     }
     struct stat st {};
     if (::fstatat(in.get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -298,9 +303,7 @@ void NpySave::commit() {
     for (Entry& e : s.entries) {
       FileDescriptor in = s.lesson_dir(s.dir_fd.get(), e.lesson, false);
       if (in.get() < 0) {
-        if (errno != ENOENT || ::mkdirat(s.dir_fd.get(), e.lesson.c_str(), 0777) != 0)
-          fail("cannot write " + s.shown(e) + " (" + s.dir + "/" + e.lesson + " is not a directory attn can write into)",
-               errno == ELOOP ? ENOTDIR : errno);
+        if (errno != ENOENT || ::mkdirat(s.dir_fd.get(), e.lesson.c_str(), 0777) != 0) s.not_a_lesson_dir(e);
         s.created_lessons.push_back(e.lesson);
         in = s.lesson_dir(s.dir_fd.get(), e.lesson, false);
         if (in.get() < 0) fail("cannot write " + s.shown(e), errno);

@@ -2,6 +2,7 @@
 // One interface for every output format. A renderer turns a Document (trace/trace.hpp) into text and
 // never computes attention; the command line picks one with --format (formats.cpp lists them, one line
 // each). Adding a format is one renderer file and its line in formats.cpp (docs/architecture.md).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ struct Chunk {
 struct RenderOptions {
   TextStyle style;
 };
+
+// What printing a step's tensor as PyTorch prints it takes, at most: PyTorch summarises a tensor past 1,000
+// numbers, and each number is at most 16 bytes. For the renderers' working_bytes.
+inline std::size_t printed_tensor_bytes(const Step& s) { return std::min<std::size_t>(s.numel(), 1000) * 16; }
 
 class Renderer {
  public:

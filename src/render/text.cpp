@@ -162,7 +162,7 @@ class TextRenderer : public Renderer {
  public:
   explicit TextRenderer(const RenderOptions& options) : style_(options.style) {}
 
-  // Each shown tensor printed (PyTorch summarises past 1,000 numbers: at most 16 bytes each), and each
+  // Each shown tensor printed (printed_tensor_bytes, and its title and explanation), and each
   // heatmap cell with its colour codes (at most 48 bytes) up to 16 keys in a pipe and 64 on a terminal
   // (past them, a one-line summary);
   // built up as strings, then joined: twice that.
@@ -171,7 +171,7 @@ class TextRenderer : public Renderer {
     for (const Trace& t : doc.traces)
       for (const Step& s : t.steps) {
         if (!doc.shows(s)) continue;
-        bytes = saturating_sum(bytes, std::min<std::size_t>(s.numel(), 1000) * 16 + 4096);
+        bytes = saturating_sum(bytes, printed_tensor_bytes(s) + 4096);
         const std::size_t most_keys = style_.width == 0 ? kHeatmapMaxTokens : kFigureMaxKeys;  // as lesson_chunks draws
         if (style_.heatmaps && s.heatmap && !s.shape.empty() && s.shape.back() <= most_keys)
           bytes = saturating_sum(bytes, saturating_product({s.numel(), 48}));
