@@ -152,9 +152,22 @@ TEST_CASE("pause mode waits for Enter after each step and stops on q", "[termina
   CHECK(devnull.out == kCount + "\n");
 }
 
-// A tmux server of this test's own ("tmux -L NAME<pid> "), and its pane "attn" read back.
-struct TmuxPane {
-  explicit TmuxPane(const std::string& name) : tmux("tmux -L " + name + std::to_string(::getpid()) + " ") {}
+// A tmux server of its own (socket "NAME<pid>-<n>", a new one for each pane: a server that was just told
+// to quit can still hold its socket for a moment, and a new session there fails with "server exited
+// unexpectedly"), running `command` in its pane "attn", 100 x 50; the screen read back.
+class TmuxPane {
+ public:
+  TmuxPane(const std::string& name, const std::string& command) {
+    static int count = 0;
+    tmux = "tmux -L " + name + std::to_string(::getpid()) + "-" + std::to_string(count++) + " ";
+    const auto started = shell(tmux + "-f /dev/null new-session -d -s attn -x 100 -y 50 " + quote(command));
+    ok = started.status == 0;
+    error = started.err;
+  }
+  ~TmuxPane() { shell(tmux + "kill-server 2>/dev/null"); }
+  TmuxPane(const TmuxPane&) = delete;
+  TmuxPane& operator=(const TmuxPane&) = delete;
+
   std::string screen() const { return shell(tmux + "capture-pane -p -t attn").out; }
   // True once `text` is on the screen, within 10 s.
   bool wait_for(const std::string& text) const {
@@ -162,29 +175,29 @@ struct TmuxPane {
       if (screen().find(text) != std::string::npos) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    UNSCOPED_INFO("screen:\n" << screen());
     return false;
   }
+  void keys(const std::string& keys) const { shell(tmux + "send-keys -t attn " + keys); }
+
   std::string tmux;
+  bool ok = false;
+  std::string error;  // tmux's stderr when the session did not start
 };
 
 TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter, quits on q", "[terminal][tmux]") {
   attn_test::need_program("/usr/bin/tmux", "tmux");
-  const TmuxPane pane("attn-test-");
-  const std::string& tmux = pane.tmux;
-  const auto screen = [&] { return pane.screen(); };
-  const auto wait_for = [&](const std::string& text) { return pane.wait_for(text); };
-  REQUIRE(shell(tmux + "new-session -d -s attn -x 100 -y 50 " +
-                quote(quote(ATTN_EXE) + " tour --pause; echo attn-exited-$?; sleep 30"))
-              .status == 0);
-  CHECK(wait_for("-- Enter: next step, q: quit (back and forth: attn present) --"));
-  CHECK(screen().find("[1/12] inputs") != std::string::npos);
-  CHECK(screen().find("[2/12]") == std::string::npos);
-  shell(tmux + "send-keys -t attn Enter");
-  CHECK(wait_for("[2/12] query"));
-  shell(tmux + "send-keys -t attn q Enter");
-  CHECK(wait_for("attn-exited-0"));
-  CHECK(screen().find("[3/12]") == std::string::npos);
-  shell(tmux + "kill-server");
+  const TmuxPane pane("attn-test-", quote(ATTN_EXE) + " tour --pause; echo attn-exited-$?; sleep 30");
+  INFO(pane.error);
+  REQUIRE(pane.ok);
+  CHECK(pane.wait_for("-- Enter: next step, q: quit (back and forth: attn present) --"));
+  CHECK(pane.screen().find("[1/12] inputs") != std::string::npos);
+  CHECK(pane.screen().find("[2/12]") == std::string::npos);
+  pane.keys("Enter");
+  CHECK(pane.wait_for("[2/12] query"));
+  pane.keys("q Enter");
+  CHECK(pane.wait_for("attn-exited-0"));
+  CHECK(pane.screen().find("[3/12]") == std::string::npos);
 }
 
 TEST_CASE("Ctrl-C at a --pause prompt leaves --save-npy's DIR as it was (tmux)", "[terminal][tmux][npy]") {
@@ -193,21 +206,17 @@ TEST_CASE("Ctrl-C at a --pause prompt leaves --save-npy's DIR as it was (tmux)",
   const std::string dir = s.dir + "/out";
   REQUIRE(attn_test::run({"simple", "--save-npy", dir, "--quiet"}).status == 0);
   const auto before = shell("cd " + quote(dir) + " && ls -A && md5sum *").out;
-  const TmuxPane pane("attn-test-npy-");
-  const std::string& tmux = pane.tmux;
-  const auto wait_for = [&](const std::string& text) { return pane.wait_for(text); };
   for (const std::string& target : {dir, s.dir + "/new"}) {
     INFO(target);
-    REQUIRE(shell(tmux + "new-session -d -s attn -x 100 -y 50 " +
-                  quote(quote(ATTN_EXE) + " simple --random 6x3 --pause --save-npy " + quote(target) +
-                        "; echo attn-exited-$?; sleep 30"))
-                .status == 0);
-    CHECK(wait_for("-- Enter: next step, q: quit"));
+    const TmuxPane pane("attn-test-npy-", quote(ATTN_EXE) + " simple --random 6x3 --pause --save-npy " +
+                                              quote(target) + "; echo attn-exited-$?; sleep 30");
+    INFO(pane.error);
+    REQUIRE(pane.ok);
+    CHECK(pane.wait_for("-- Enter: next step, q: quit"));
     // SIGINT to attn alone, as Ctrl-C sends it (to the shell around it too, which would then end as well).
     // "[-]-save-npy": a pattern that matches attn's command line but not the shell running pkill.
     CHECK(shell("pkill -INT -f -- " + quote("[-]-save-npy " + target)).status == 0);
-    CHECK(wait_for("attn-exited-130"));  // ended by SIGINT, as without --save-npy (128 + 2)
-    shell(tmux + "kill-server 2>/dev/null");
+    CHECK(pane.wait_for("attn-exited-130"));  // ended by SIGINT, as without --save-npy (128 + 2)
   }
   CHECK(shell("cd " + quote(dir) + " && ls -A && md5sum *").out == before);  // the earlier results, untouched
   CHECK(shell("ls -A " + quote(s.dir)).out == "out\n");                      // no new DIR, no staging left
