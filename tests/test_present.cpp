@@ -16,6 +16,7 @@
 #include "render/torch_print.hpp"
 #include "core/terminal_text.hpp"
 #include "support.hpp"
+#include "tmux.hpp"
 
 using namespace attn;
 using attn_test::quote;
@@ -327,50 +328,9 @@ TEST_CASE("present: refused before any work without a terminal, for other option
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// In a real terminal: tmux runs attn present in a window of a given size; capture-pane reads the screen.
+// In a real terminal: tmux runs attn present in a window of a given size (tests/tmux.hpp).
 namespace {
 
-class Tmux {
- public:
-  Tmux(std::size_t width, std::size_t height, const std::string& command, const std::string& env = "") {
-    sock_ = "attn-present-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++);
-    // The shell runs attn, then says how it ended and what the terminal is left like.
-    const std::string script = "env TERM=tmux-256color LANG=C.UTF-8 " + env + " " + command +
-                               "; echo attn-exited-$?; echo tty: $(stty -a | tr ' ;' '\\n\\n' | "
-                               "grep -xE -- '-?(echo|icanon)' | sort); sleep 60";
-    ok_ = shell(tmux() + "-f /dev/null new-session -d -s t -x " + std::to_string(width) + " -y " +
-                std::to_string(height) + " " + quote(script))
-              .status == 0;
-  }
-  ~Tmux() { shell(tmux() + "kill-server 2>/dev/null"); }
-  bool ok() const { return ok_; }
-
-  std::string screen(bool colours = false) const {
-    return shell(tmux() + "capture-pane -p " + (colours ? "-e " : "") + "-t t").out;
-  }
-  bool wait_for(const std::string& text, bool present = true) const {
-    for (int i = 0; i < 100; ++i) {
-      if ((screen().find(text) != std::string::npos) == present) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    UNSCOPED_INFO("screen:\n" << screen());
-    return false;
-  }
-  void keys(const std::string& keys) const { shell(tmux() + "send-keys -t t " + keys); }
-  void resize(std::size_t width, std::size_t height) const {
-    shell(tmux() + "resize-window -t t -x " + std::to_string(width) + " -y " + std::to_string(height));
-  }
-  std::string format(const std::string& f) const { return shell(tmux() + "display -p -t t " + quote(f)).out; }
-
- private:
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  std::string tmux() const { return "tmux -L " + sock_ + " "; }
-  std::string sock_;
-  bool ok_ = false;
-};
 
 // Every line of the screen at most `width` columns, and none that breaks a number (a line ending in a
 // digit and the next starting with one, or a number split as "0.1" / "921").
@@ -389,7 +349,7 @@ TEST_CASE("present in tmux at 60, 80 and 120 columns: forward, back, jump, lesso
   attn_test::need_program("/usr/bin/tmux", "tmux");
   for (const std::size_t width : {60, 80, 120}) {
     INFO(width << " columns");
-    const Tmux t(width, 50, quote(ATTN_EXE) + " present");
+    const attn_test::Tmux t(width, 50, quote(ATTN_EXE) + " present");
     REQUIRE(t.ok());
     REQUIRE(t.wait_for("Lesson 1 of " + kCount + ": attn " + lessons()[0].info.name));
     CHECK(t.format("#{alternate_on}") == "1\n");
@@ -433,7 +393,7 @@ TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a res
   attn_test::need_program("/usr/bin/tmux", "tmux");
   for (const std::size_t width : {60, 80, 120}) {
   INFO(width << " columns");
-  const Tmux t(width, 40, quote(ATTN_EXE) + " present causal --reveal");
+  const attn_test::Tmux t(width, 40, quote(ATTN_EXE) + " present causal --reveal");
   REQUIRE(t.ok());
   REQUIRE(t.wait_for("Lesson 1 of 1: attn causal"));
   t.keys("Right");
@@ -463,7 +423,7 @@ TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a res
 
 TEST_CASE("present in tmux: a step taller than the screen scrolls inside itself with Up and Down", "[present][tmux]") {
   attn_test::need_program("/usr/bin/tmux", "tmux");
-  const Tmux t(80, 16, quote(ATTN_EXE) + " present causal");
+  const attn_test::Tmux t(80, 16, quote(ATTN_EXE) + " present causal");
   REQUIRE(t.ok());
   REQUIRE(t.wait_for("Lesson 1 of 1"));
   t.keys("g 4 Enter");  // attn_weights: the tensor and its heatmap, about 30 lines
@@ -541,7 +501,7 @@ TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, mask
   for (const Case& c : {Case{"dark", "48;5;234", "48;5;220", "48;5;240"}, Case{"light", "48;5;231", "48;5;221", "48;5;250"},
                         Case{"contrast", "48;5;16", "48;5;220", "48;5;241"}}) {
     INFO("--theme " << c.theme);
-    const Tmux t(100, 50, quote(ATTN_EXE) + " present causal --theme " + c.theme);
+    const attn_test::Tmux t(100, 50, quote(ATTN_EXE) + " present causal --theme " + c.theme);
     REQUIRE(t.ok());
     REQUIRE(t.wait_for("Lesson 1 of 1"));
     t.keys("g 1 1 Enter");  // step 11: causal_attn_weights
@@ -564,7 +524,7 @@ TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, mask
     REQUIRE(t.wait_for("attn-exited-0"));
   }
   // No colour (NO_COLOR): monochrome, the highlights in reverse video, cells without colour.
-  const Tmux mono(100, 50, quote(ATTN_EXE) + " present causal", "NO_COLOR=1");
+  const attn_test::Tmux mono(100, 50, quote(ATTN_EXE) + " present causal", "NO_COLOR=1");
   REQUIRE(mono.ok());
   REQUIRE(mono.wait_for("Lesson 1 of 1"));
   mono.keys("g 1 1 Enter");
@@ -576,7 +536,7 @@ TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, mask
   mono.keys("Escape");
   REQUIRE(mono.wait_for("attn-exited-0"));
   // TERM=dumb cannot place the cursor: one line that says so and where to go instead, exit 2, a clean terminal.
-  const Tmux dumb(200, 10, quote(ATTN_EXE) + " present", "TERM=dumb");
+  const attn_test::Tmux dumb(200, 10, quote(ATTN_EXE) + " present", "TERM=dumb");
   REQUIRE(dumb.ok());
   REQUIRE(dumb.wait_for("attn-exited-2"));
   CHECK(dumb.screen().find("attn: attn present needs a terminal that can place the cursor, which TERM='dumb' cannot; "

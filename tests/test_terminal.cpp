@@ -4,14 +4,13 @@
 
 #include <set>
 
-#include <chrono>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"
+#include "tmux.hpp"
 
 using attn_test::quote;
 using attn_test::shell;
@@ -152,44 +151,11 @@ TEST_CASE("pause mode waits for Enter after each step and stops on q", "[termina
   CHECK(devnull.out == kCount + "\n");
 }
 
-// A tmux server of its own (socket "NAME<pid>-<n>", a new one for each pane: a server that was just told
-// to quit can still hold its socket for a moment, and a new session there fails with "server exited
-// unexpectedly"), running `command` in its pane "attn", 100 x 50; the screen read back.
-class TmuxPane {
- public:
-  TmuxPane(const std::string& name, const std::string& command) {
-    static int count = 0;
-    tmux = "tmux -L " + name + std::to_string(::getpid()) + "-" + std::to_string(count++) + " ";
-    const auto started = shell(tmux + "-f /dev/null new-session -d -s attn -x 100 -y 50 " + quote(command));
-    ok = started.status == 0;
-    error = started.err;
-  }
-  ~TmuxPane() { shell(tmux + "kill-server 2>/dev/null"); }
-  TmuxPane(const TmuxPane&) = delete;
-  TmuxPane& operator=(const TmuxPane&) = delete;
-
-  std::string screen() const { return shell(tmux + "capture-pane -p -t attn").out; }
-  // True once `text` is on the screen, within 10 s.
-  bool wait_for(const std::string& text) const {
-    for (int i = 0; i < 100; ++i) {
-      if (screen().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    UNSCOPED_INFO("screen:\n" << screen());
-    return false;
-  }
-  void keys(const std::string& keys) const { shell(tmux + "send-keys -t attn " + keys); }
-
-  std::string tmux;
-  bool ok = false;
-  std::string error;  // tmux's stderr when the session did not start
-};
-
 TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter, quits on q", "[terminal][tmux]") {
   attn_test::need_program("/usr/bin/tmux", "tmux");
-  const TmuxPane pane("attn-test-", quote(ATTN_EXE) + " tour --pause; echo attn-exited-$?; sleep 30");
-  INFO(pane.error);
-  REQUIRE(pane.ok);
+  const attn_test::Tmux pane(100, 50, quote(ATTN_EXE) + " tour --pause");
+  INFO(pane.error());
+  REQUIRE(pane.ok());
   CHECK(pane.wait_for("-- Enter: next step, q: quit (back and forth: attn present) --"));
   CHECK(pane.screen().find("[1/12] inputs") != std::string::npos);
   CHECK(pane.screen().find("[2/12]") == std::string::npos);
@@ -208,10 +174,9 @@ TEST_CASE("Ctrl-C at a --pause prompt leaves --save-npy's DIR as it was (tmux)",
   const auto before = shell("cd " + quote(dir) + " && ls -A && md5sum *").out;
   for (const std::string& target : {dir, s.dir + "/new"}) {
     INFO(target);
-    const TmuxPane pane("attn-test-npy-", quote(ATTN_EXE) + " simple --random 6x3 --pause --save-npy " +
-                                              quote(target) + "; echo attn-exited-$?; sleep 30");
-    INFO(pane.error);
-    REQUIRE(pane.ok);
+    const attn_test::Tmux pane(100, 50, quote(ATTN_EXE) + " simple --random 6x3 --pause --save-npy " + quote(target));
+    INFO(pane.error());
+    REQUIRE(pane.ok());
     CHECK(pane.wait_for("-- Enter: next step, q: quit"));
     // SIGINT to attn alone, as Ctrl-C sends it (to the shell around it too, which would then end as well).
     // "[-]-save-npy": a pattern that matches attn's command line but not the shell running pkill.
