@@ -13,7 +13,7 @@
 #include "cli/options.hpp"
 #include "core/strings.hpp"
 #include "core/torch_random.hpp"
-#include "io/embeddings.hpp"
+#include "inputs/embeddings.hpp"
 #include "lessons/lessons.hpp"
 #include "render/renderer.hpp"
 #include "support.hpp"
@@ -348,7 +348,7 @@ TEST_CASE("attn does not replace operator new, but the attn-bench program, which
 
 TEST_CASE("attn loads neither oneDNN nor OpenMP, only the attn-bench program (whose fast kernels use them) does",
           "[architecture][e2e]") {
-  // The two cost every process about 15 ms to load, and no lesson runs the fast paths (core/fast.cpp).
+  // The two cost every process about 15 ms to load, and no lesson runs the fast paths (kernels/fast.cpp).
   const auto libraries = [](const std::string& exe) { return shell("ldd " + quote(exe)).out; };
   const std::string attn = libraries(ATTN_EXE), bench = libraries(ATTN_BENCH_EXE);
   CHECK(attn.find("libdnnl") == std::string::npos);

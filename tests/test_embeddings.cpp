@@ -7,7 +7,7 @@
 
 #include <xtensor/xnpy.hpp>
 
-#include "io/embeddings.hpp"
+#include "inputs/embeddings.hpp"
 
 using namespace attn;
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
-#include "io/gpt2_tokenizer.hpp"
+#include "model/gpt2_tokenizer.hpp"
 #include "support.hpp"
 
 using attn::Gpt2Tokenizer;

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/docgen.hpp"
+#include "tools/docgen.hpp"
 #include "cli/options.hpp"
 #include "support.hpp"
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "inputs/embeddings.hpp"
 #include "lessons/lessons.hpp"
 #include "render/json.hpp"
 

@@ -14,10 +14,11 @@
 
 #include <xtensor/xmath.hpp>
 
-#include "core/attention.hpp"
-#include "core/fast.hpp"
-#include "core/kernels.hpp"
-#include "bench/options.hpp"
+#include "inputs/embeddings.hpp"
+#include "modules/attention.hpp"
+#include "kernels/fast.hpp"
+#include "kernels/kernels.hpp"
+#include "cli/bench_options.hpp"
 #include "lessons/lessons.hpp"
 #include "support.hpp"
 
@@ -353,9 +354,9 @@ TEST_CASE("modules' fast forward paths equal their step-by-step passes", "[kerne
     const GroupedQueryAttention gqa(d_in, 8, 0.0, 4, 2, false, gen);
     const Tensor3 mha_steps = mha.attend(*x, gen, DropoutRng::Default).context_vecs;
     near(mha.forward(*x, gen, DropoutRng::Default), mha_steps);
-    near(mha.forward_fused(*x), mha_steps);
+    near(mha_forward_fused(mha.weights(), *x), mha_steps);
     const Tensor3 gqa_steps = gqa.attend(*x, gen, DropoutRng::Default).context_vecs;
-    near(gqa.forward(*x, gen, DropoutRng::Default), gqa_steps);
+    near(gqa_forward_fused(gqa.weights(), *x), gqa_steps);
   }
   // Inputs whose projections overflow: the fast paths give the step-by-step pass's NaN and inf, and its
   // finite values where there are any.
@@ -373,8 +374,8 @@ TEST_CASE("modules' fast forward paths equal their step-by-step passes", "[kerne
   const auto finite = std::count_if(mha_steps.begin(), mha_steps.end(), [](float v) { return std::isfinite(v); });
   CHECK(finite > 0);
   CHECK(finite < static_cast<std::ptrdiff_t>(mha_steps.size()));
-  const Tensor3 mha_fast = mha.forward(huge, gen, DropoutRng::Default), mha_fused = mha.forward_fused(huge);
-  const Tensor3 gqa_fast = gqa.forward(huge, gen, DropoutRng::Default);
+  const Tensor3 mha_fast = mha.forward(huge, gen, DropoutRng::Default), mha_fused = mha_forward_fused(mha.weights(), huge);
+  const Tensor3 gqa_fast = gqa_forward_fused(gqa.weights(), huge);
   near(mha_fast, mha_steps);
   near(mha_fused, mha_steps);
   near(gqa_fast, gqa_steps);

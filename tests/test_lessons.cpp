@@ -4,7 +4,8 @@
 #include <xtensor/xio.hpp>
 #include <xtensor/xmath.hpp>
 
-#include "core/attention.hpp"
+#include "inputs/embeddings.hpp"
+#include "modules/attention.hpp"
 #include "lessons/lessons.hpp"
 #include "support.hpp"
 

@@ -8,10 +8,10 @@
 #include <thread>
 
 #include "core/torch_random.hpp"
-#include "io/embeddings.hpp"
+#include "inputs/embeddings.hpp"
 #include "io/paths.hpp"
 #include "lessons/registry.hpp"
-#include "render/deck.hpp"
+#include "present/deck.hpp"
 #include "render/layout.hpp"
 #include "render/torch_print.hpp"
 #include "core/terminal_text.hpp"

@@ -14,7 +14,7 @@
 #include <random>
 #include <sstream>
 
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 #include "lessons/lessons.hpp"
 
 using namespace attn;

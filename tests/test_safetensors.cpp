@@ -1,4 +1,4 @@
-// The safetensors reader (src/io/safetensors) and --model's checks of a model directory (src/io/gpt2_model):
+// The safetensors reader (src/model/safetensors) and --model's checks of a model directory (src/model/gpt2_model):
 // values read back exactly in every dtype attn converts, and every bad file refused with one line naming it.
 #include <catch2/catch.hpp>
 
@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "core/errors.hpp"
-#include "io/gpt2_model.hpp"
-#include "io/safetensors.hpp"
+#include "model/gpt2_model.hpp"
+#include "model/safetensors.hpp"
 #include "support.hpp"
 
 using attn::InputError;

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "core/errors.hpp"
-#include "io/embeddings.hpp"
+#include "inputs/embeddings.hpp"
 #include "lessons/registry.hpp"
 #include "render/npy.hpp"
 #include "support.hpp"

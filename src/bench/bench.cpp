@@ -25,11 +25,11 @@
 #include <xtensor/xnpy.hpp>
 
 #include "bench/alloc_counter.hpp"
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 #include "core/errors.hpp"
-#include "core/fast.hpp"
-#include "core/kernels.hpp"
-#include "core/threads.hpp"
+#include "kernels/fast.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/threads.hpp"
 
 namespace attn {
 
@@ -187,9 +187,9 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
       {"mha", "MultiHeadAttention: heads as strided views, full (B, h, T, T) scores", report.useful_gflop_mha,
        [&] { return mha.forward(x, gen, DropoutRng::Default, threads); }},
       {"fused", "MultiHeadAttention on the fused kernel: tiles, online softmax", report.useful_gflop_mha,
-       [&] { return mha.forward_fused(x, threads); }},
+       [&] { return mha_forward_fused(mha.weights(), x, threads); }},
       {"gqa", "GroupedQueryAttention (" + std::to_string(KV) + " key/value heads) on the fused kernel",
-       report.useful_gflop_gqa, [&] { return gqa.forward(x, gen, DropoutRng::Default, threads); }},
+       report.useful_gflop_gqa, [&] { return gqa_forward_fused(gqa.weights(), x, threads); }},
   };
 
   const Tensor3 reference = mha.forward(x, gen, DropoutRng::Default, threads);  // (B, T, C)

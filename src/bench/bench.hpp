@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/options.hpp"
-#include "core/attention.hpp"
+#include "cli/bench_options.hpp"
+#include "modules/attention.hpp"
 
 namespace attn {
 

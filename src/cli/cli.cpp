@@ -24,12 +24,14 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "core/torch_random.hpp"
-#include "io/gpt2_model.hpp"
-#include "io/text_inputs.hpp"
+#include "model/gpt2_model.hpp"
+#include "inputs/embeddings.hpp"
+#include "inputs/model.hpp"
+#include "inputs/text.hpp"
 #include "lessons/registry.hpp"
 #include "render/json.hpp"
 #include "render/npy.hpp"
-#include "render/presenter.hpp"
+#include "present/presenter.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {

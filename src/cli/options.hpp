@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/options.hpp"
+#include "cli/bench_options.hpp"
 #include "core/limits.hpp"
 #include "lessons/config.hpp"
-#include "render/presenter.hpp"
+#include "present/presenter.hpp"
 #include "render/style.hpp"
 
 namespace CLI {

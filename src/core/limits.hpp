@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <string>
 
 namespace attn {
 
@@ -36,5 +37,8 @@ inline std::size_t saturating_product(std::initializer_list<std::size_t> factors
 inline std::size_t saturating_sum(std::size_t a, std::size_t b) {
   return a > std::numeric_limits<std::size_t>::max() - b ? std::numeric_limits<std::size_t>::max() : a + b;
 }
+
+// Refuses (a UsageError) a configuration whose tensor `what` would hold more than kMaxElements floats.
+void check_elements(const std::string& what, std::initializer_list<std::size_t> shape);
 
 }  // namespace attn

@@ -3,7 +3,7 @@
 // renormalising weights, then the better way with -inf scores, then the CausalAttention module.
 #include <cmath>
 
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {

@@ -1,7 +1,7 @@
 // attn gqa — grouped-query attention (rasbt/LLMs-from-scratch, ch04/04_gqa). Query heads share fewer
 // key/value heads: fewer parameters and a smaller KV cache, nearly the same attention.
 
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 #include "lessons/lessons.hpp"
 #include "lessons/multi_head.hpp"
 

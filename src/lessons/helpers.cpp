@@ -1,6 +1,6 @@
 #include "lessons/helpers.hpp"
 
-#include "io/gpt2_model.hpp"
+#include "model/gpt2_model.hpp"
 
 namespace attn {
 
@@ -12,13 +12,6 @@ std::size_t effective_query(const std::optional<std::int64_t>& query, const Inpu
                      " (the input has " + count_of(in.num_tokens(), "token") + ", numbered 0 to " +
                      std::to_string(n - 1) + ")");
   return static_cast<std::size_t>(q);
-}
-
-void check_elements(const std::string& what, std::initializer_list<std::size_t> shape) {
-  const std::size_t count = saturating_product(shape);
-  if (count > kMaxElements)
-    throw UsageError("this would build " + what + " of " + with_commas(count) + " numbers, more than the limit of " +
-                     with_commas(kMaxElements) + "; use fewer tokens, heads or a smaller batch");
 }
 
 void check_heads(const LessonConfig& cfg, bool with_kv_groups) {

@@ -22,8 +22,6 @@ inline constexpr std::size_t kBookQuery = 1;  // inputs[1], "journey"
 // `--query I`: the book's query index 1, or 0 when the input has a single token; a UsageError past the end.
 std::size_t effective_query(const std::optional<std::int64_t>& query, const Inputs& in);
 
-// Refuses a configuration whose tensor `what` would hold more than kMaxElements floats.
-void check_elements(const std::string& what, std::initializer_list<std::size_t> shape);
 
 // d_out divisible by --heads (and --heads by --kv-groups): otherwise a UsageError naming the options.
 void check_heads(const LessonConfig& cfg, bool with_kv_groups);

@@ -15,7 +15,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 #include "core/strings.hpp"
 #include "lessons/lessons.hpp"
 #include "lessons/multi_head.hpp"

@@ -4,8 +4,8 @@
 // run_X reads only the LessonConfig fields its mode lists.
 #include <cstdint>
 
-#include "core/attention.hpp"
-#include "io/gpt2_model.hpp"
+#include "modules/attention.hpp"
+#include "model/gpt2_model.hpp"
 #include "lessons/config.hpp"
 #include "lessons/helpers.hpp"
 #include "lessons/registry.hpp"

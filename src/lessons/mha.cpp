@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 #include "core/terminal_text.hpp"
-#include "io/gpt2_model.hpp"
-#include "io/text_inputs.hpp"
+#include "model/gpt2_model.hpp"
+#include "inputs/text.hpp"
 #include "lessons/lessons.hpp"
 #include "lessons/multi_head.hpp"
 

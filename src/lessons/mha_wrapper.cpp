@@ -1,6 +1,6 @@
 // attn mha-wrapper — 3.6.1 Stacking multiple single-head attention layers. Several CausalAttention
 // heads, each with its own weights, run side by side; their outputs are concatenated.
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {

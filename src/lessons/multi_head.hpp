@@ -1,11 +1,11 @@
 #pragma once
 // The multi-head forward pass that `attn mha` and `attn gqa` show, intermediate by intermediate, as Lazy
 // values of the lesson's trace: asking for the scores computes the projections and the scores, not the
-// softmax or the output. Each value is the same call multi_head_attend (core/attention.cpp) makes, so
+// softmax or the output. Each value is the same call multi_head_attend (modules/attention.cpp) makes, so
 // the lessons give the module's numbers to the bit.
 #include <cstddef>
 
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 #include "trace/trace.hpp"
 
 namespace attn {

@@ -8,7 +8,7 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 #include "lessons/lessons.hpp"
 
 namespace attn {

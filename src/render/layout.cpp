@@ -10,7 +10,6 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
-#include "render/text.hpp"
 #include "render/torch_print.hpp"
 
 namespace attn {

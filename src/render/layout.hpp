@@ -1,7 +1,7 @@
 #pragma once
 // A step laid out for a screen of a given width, as lines of spans that say what each piece of text is
 // (a title, code, a heatmap cell and its place on the palette), never how it looks. Two renderers draw
-// them: the presenter (render/presenter.cpp, ncurses, themes) and the text view on a terminal of known
+// them: the presenter (present/presenter.cpp, ncurses, themes) and the text view on a terminal of known
 // width (render/text.cpp, ANSI). Both follow the same rules:
 // - text is wrapped between words, preformatted lines (code, PyTorch's tensor rows) at spaces only, so no
 //   word and no number is ever cut; only a word wider than the whole screen is split;

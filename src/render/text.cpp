@@ -85,12 +85,6 @@ std::string token_list(const std::vector<std::string>& tokens) {
 
 }  // namespace
 
-std::string torch_size(const AnyTensor& t) {
-  std::string out = "torch.Size([";
-  for (std::size_t d = 0; d < t.dimension(); ++d) out += (d ? ", " : "") + std::to_string(t.shape()[d]);
-  return out + "])";
-}
-
 namespace {
 
 // One lesson: its header (no pause after it), then one piece per step shown.

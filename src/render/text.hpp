@@ -13,7 +13,4 @@ std::unique_ptr<Renderer> make_text_renderer(const RenderOptions& options);
 // One lesson's text view, whole (for tests and the fuzzer).
 std::string render_text(const Trace& trace, const TextStyle& style = {});
 
-// torch.Size([6, 2]) for a shape.
-std::string torch_size(const AnyTensor& t);
-
 }  // namespace attn

@@ -175,4 +175,10 @@ std::string torch_str(const AnyTensor& tensor, bool integer) {
   return kPrefix + tensor_str(whole_tensor, kPrefix.size(), summarize, fmt) + ")";
 }
 
+std::string torch_size(const AnyTensor& t) {
+  std::string out = "torch.Size([";
+  for (std::size_t d = 0; d < t.dimension(); ++d) out += (d ? ", " : "") + std::to_string(t.shape()[d]);
+  return out + "])";
+}
+
 }  // namespace attn

@@ -12,4 +12,7 @@ namespace attn {
 // With `integer`, as PyTorch prints an integer dtype: "tensor([0, 0, 1, 1])" (the values must be whole).
 std::string torch_str(const AnyTensor& t, bool integer = false);
 
+// torch.Size([6, 2]) for a shape.
+std::string torch_size(const AnyTensor& t);
+
 }  // namespace attn

@@ -14,7 +14,7 @@
 
 #include "core/limits.hpp"
 #include "core/tensor.hpp"
-#include "io/embeddings.hpp"
+#include "trace/inputs.hpp"
 
 namespace attn {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "io/embeddings.hpp"
+#include "inputs/embeddings.hpp"
 #include "lessons/registry.hpp"
 #include "output_checks.hpp"
 #include "render/json.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "io/safetensors.hpp"
+#include "model/safetensors.hpp"
 #include "output_checks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

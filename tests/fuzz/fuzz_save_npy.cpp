@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "io/embeddings.hpp"
+#include "inputs/embeddings.hpp"
 #include "lessons/registry.hpp"
 #include "output_checks.hpp"
 #include "render/npy.hpp"

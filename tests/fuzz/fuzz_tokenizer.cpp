@@ -10,7 +10,7 @@
 
 #include "core/errors.hpp"
 #include "core/terminal_text.hpp"
-#include "io/gpt2_tokenizer.hpp"
+#include "model/gpt2_tokenizer.hpp"
 #include "output_checks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

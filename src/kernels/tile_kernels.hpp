@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "core/kernels.hpp"
-#include "core/sleef_isa.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/sleef_isa.hpp"
 
 namespace attn::tiles {
 

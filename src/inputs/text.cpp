@@ -1,4 +1,4 @@
-#include "io/text_inputs.hpp"
+#include "inputs/text.hpp"
 
 #include <unordered_map>
 
@@ -6,7 +6,7 @@
 #include "core/limits.hpp"
 #include "core/strings.hpp"
 #include "core/torch_random.hpp"
-#include "io/gpt2_tokenizer.hpp"
+#include "model/gpt2_tokenizer.hpp"
 
 namespace attn {
 

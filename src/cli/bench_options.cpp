@@ -1,7 +1,7 @@
-#include "bench/options.hpp"
+#include "cli/bench_options.hpp"
 
 #include "core/errors.hpp"
-#include "lessons/helpers.hpp"
+#include "core/limits.hpp"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "core/kernels.hpp"
+#include "kernels/kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,8 @@
 #include <xtensor/xadapt.hpp>
 
 #include "core/nn.hpp"
-#include "core/sleef_isa.hpp"
-#include "core/threads.hpp"
+#include "kernels/sleef_isa.hpp"
+#include "kernels/threads.hpp"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "render/deck.hpp"
+#include "present/deck.hpp"
 
 #include <algorithm>
 

@@ -10,6 +10,7 @@
 #include "core/nn.hpp"
 #include "core/tensor.hpp"
 #include "core/torch_random.hpp"
+#include "kernels/kernels.hpp"
 
 namespace attn {
 
@@ -121,10 +122,9 @@ struct MultiHeadAttention {
   // Just the output. Without dropout it takes the chapter's path with heads as strided views
   // (causal_attention_unfused); with dropout it is attend()'s output.
   Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, unsigned threads = 2) const;
-  // The same module through the fused kernel: one (d_in, 3 d_out) projection for queries, keys and values
-  // (oneDNN), then causal_attention_fused. Dropout 0 only. Defined in core/fast.cpp (library attn_fast).
-  Tensor3 forward_fused(const Tensor3& x, unsigned threads = 2) const;
   std::size_t num_parameters() const;
+  // The weights as the fused forward takes them (kernels/fast.hpp's mha_forward_fused, library attn_fast).
+  AttentionWeights weights() const { return {W_query, W_key, W_value, out_proj, num_heads, num_heads}; }
 
   std::size_t num_heads;
   std::size_t head_dim;
@@ -141,10 +141,10 @@ struct GroupedQueryAttention {
   GroupedQueryAttention(std::size_t d_in, std::size_t d_out, double dropout, std::size_t num_heads,
                         std::size_t num_kv_groups, bool qkv_bias, TorchGenerator& gen);
   MultiHeadPass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
-  // Just the output: through the fused kernel without dropout, attend()'s output with it. Defined in
-  // core/fast.cpp (library attn_fast).
-  Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, unsigned threads = 2) const;
   std::size_t num_parameters() const;
+  // The weights as the fused forward takes them (kernels/fast.hpp's gqa_forward_fused, library attn_fast);
+  // attend() is the module's forward, dropout included.
+  AttentionWeights weights() const { return {W_query, W_key, W_value, out_proj, num_heads, num_kv_groups}; }
 
   std::size_t num_heads;
   std::size_t num_kv_groups;

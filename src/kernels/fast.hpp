@@ -1,11 +1,11 @@
 #pragma once
 // The fast implementations: the fused causal kernel, decoding against a KV cache, oneDNN's projections and
-// the FMA calibration. Defined in core/fast.cpp and core/tile_kernels.cpp, the library attn_fast, which
-// attn-bench and the tests link and attn does not (core/fast.cpp says why). Each is checked against its
-// simple reference in core/kernels.hpp by tests/test_kernels.cpp.
+// the FMA calibration. Defined in kernels/fast.cpp and kernels/tile_kernels.cpp, the library attn_fast, which
+// attn-bench and the tests link and attn does not (kernels/fast.cpp says why). Each is checked against its
+// simple reference in kernels/kernels.hpp by tests/test_kernels.cpp.
 #include <cstddef>
 
-#include "core/kernels.hpp"
+#include "kernels/kernels.hpp"
 
 namespace attn {
 
@@ -41,5 +41,14 @@ double fma_peak_gflops(VectorIsa isa, unsigned threads, double seconds);
 // feature flags and runs on OpenMP's threads. Not bit-exact with PyTorch; the lessons keep OpenBLAS.
 void fast_linear(const float* x, std::size_t rows, std::size_t k, const float* w, std::size_t n, const float* bias,
                  float* out);
+
+// Whole layers through the fused kernel, without dropout, checked against the modules' step-by-step
+// passes (tests/test_kernels.cpp). x (b, n, d_in) -> (b, n, heads * head_dim).
+// MultiHeadAttention (kv_heads == heads): one (3 d_out, d_in) projection for queries, keys and values
+// (oneDNN), then causal_attention_fused on strided views of its output, then out_proj.
+Tensor3 mha_forward_fused(const AttentionWeights& w, const Tensor3& x, unsigned threads = 2);
+// GroupedQueryAttention: the three projections apart (keys and values are narrower), then the same kernel
+// with kv_heads < heads, then out_proj (no bias).
+Tensor3 gqa_forward_fused(const AttentionWeights& w, const Tensor3& x, unsigned threads = 2);
 
 }  // namespace attn

@@ -1,7 +1,7 @@
 #pragma once
 // --model DIR: a pretrained GPT-2 as Hugging Face ships it (config.json, model.safetensors, vocab.json and
 // merges.txt), run as chapter 4's GPTModel with the weights chapter 5's load_weights_into_gpt gives it.
-// The file is memory-mapped (src/io/safetensors) and every tensor is checked against config.json when the
+// The file is memory-mapped (src/model/safetensors) and every tensor is checked against config.json when the
 // model is loaded. The forward reads F32 weights where they lie in the mapping; F16 and BF16 ones are
 // converted to float32 when a layer uses them.
 //
@@ -21,9 +21,8 @@
 
 #include "core/nn.hpp"
 #include "core/tensor.hpp"
-#include "io/embeddings.hpp"
-#include "io/gpt2_tokenizer.hpp"
-#include "io/safetensors.hpp"
+#include "model/gpt2_tokenizer.hpp"
+#include "model/safetensors.hpp"
 
 namespace attn {
 
@@ -113,14 +112,5 @@ struct ModelLayer {
   Gpt2Attention attention;
   Matrix block_input;  // (num_tokens, n_embd): x_L
 };
-
-// --model DIR with --text TEXT (the book's sentence without it): the tokens, then the forward to block
-// `layer`'s norm1, as steps, and the result as the lesson's inputs. UsageErrors give the model's own range
-// for --layer, and its context length for the text.
-// `check_memory` is called with the bytes the run needs before the tokenizer's files are read, and again
-// before the weights are mapped; it refuses (a UsageError) a need past the budget. Inputs::held_bytes says
-// what the model holds while the lesson runs.
-Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
-                         const std::function<void(std::size_t)>& check_memory);
 
 }  // namespace attn

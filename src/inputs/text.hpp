@@ -1,13 +1,13 @@
 #pragma once
 // --text: the student's own sentence as the lesson's inputs, as chapter 2 of the book makes them. GPT-2's
-// tokenizer splits it (src/io/gpt2_tokenizer), then, after torch.manual_seed(seed), nn.Embedding(50257,
+// tokenizer splits it (src/model/gpt2_tokenizer), then, after torch.manual_seed(seed), nn.Embedding(50257,
 // d_in) embeds the tokens and nn.Embedding(context_length, d_in) their positions (context_length = the
 // number of tokens), and the two are summed. The ids and both embeddings become the first steps of every
 // lesson (Inputs::steps).
 #include <cstdint>
 #include <string>
 
-#include "io/embeddings.hpp"
+#include "inputs/embeddings.hpp"
 
 namespace attn {
 

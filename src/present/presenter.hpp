@@ -1,7 +1,7 @@
 #pragma once
 // `attn present`: the document full screen, one slide per step, on ncurses (the library made for
 // full-screen terminal programs: key codes of every terminal, resizes, the alternate screen, restoring
-// the terminal). What the keys do is render/deck.hpp; what a slide holds is render/layout.hpp.
+// the terminal). What the keys do is present/deck.hpp; what a slide holds is render/layout.hpp.
 #include "trace/trace.hpp"
 
 namespace attn {

@@ -2,9 +2,9 @@
 // against a KV cache, the FMA calibration, oneDNN's projections and the modules' fast forwards. They live
 // in their own library, attn_fast, linked by attn-bench and the tests but not by attn: oneDNN and OpenMP
 // would add about 15 ms to the start of every lesson (the dynamic loader's relocations and libgomp's set-up,
-// measured on an empty program), and no lesson runs these paths. Declared in core/fast.hpp (and the two
-// forwards in core/attention.hpp).
-#include "core/fast.hpp"
+// measured on an empty program), and no lesson runs these paths. Declared in kernels/fast.hpp (and the two
+// forwards in modules/attention.hpp).
+#include "kernels/fast.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -21,10 +21,9 @@
 #include <omp.h>
 #endif
 
-#include "core/attention.hpp"
 #include "core/nn.hpp"
-#include "core/threads.hpp"
-#include "core/tile_kernels.hpp"
+#include "kernels/threads.hpp"
+#include "kernels/tile_kernels.hpp"
 
 namespace attn {
 
@@ -200,8 +199,10 @@ void fast_linear(const float* x, std::size_t rows, std::size_t k, const float* w
 }
 
 
-Tensor3 MultiHeadAttention::forward_fused(const Tensor3& x, unsigned threads) const {
-  const std::size_t b = x.shape(0), n = x.shape(1), d_out = num_heads * head_dim;
+Tensor3 mha_forward_fused(const AttentionWeights& w, const Tensor3& x, unsigned threads) {
+  const Linear &W_query = w.W_query, &W_key = w.W_key, &W_value = w.W_value, &out_proj = w.out_proj;
+  const std::size_t num_heads = w.heads;
+  const std::size_t b = x.shape(0), n = x.shape(1), d_out = W_query.weight.shape(0), head_dim = d_out / num_heads;
   // One projection for all three: rows [W_query; W_key; W_value] (3 d_out, d_in), biases alike; stacked
   // with plain copies (xtensor's lazy concatenate costs more than the rest of the set-up together).
   const auto stack = [](const auto& a, const auto& b, const auto& c, auto& out) {
@@ -227,10 +228,11 @@ Tensor3 MultiHeadAttention::forward_fused(const Tensor3& x, unsigned threads) co
   return out;
 }
 
-Tensor3 GroupedQueryAttention::forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng,
-                                       unsigned threads) const {
-  if (dropout > 0.0) return attend(x, gen, rng).context_vecs;
-  const std::size_t b = x.shape(0), n = x.shape(1), d_out = num_heads * head_dim, kv = num_kv_groups * head_dim;
+Tensor3 gqa_forward_fused(const AttentionWeights& w, const Tensor3& x, unsigned threads) {
+  const Linear &W_query = w.W_query, &W_key = w.W_key, &W_value = w.W_value, &out_proj = w.out_proj;
+  const std::size_t num_heads = w.heads, num_kv_groups = w.kv_heads;
+  const std::size_t b = x.shape(0), n = x.shape(1), d_out = W_query.weight.shape(0), head_dim = d_out / num_heads,
+                    kv = num_kv_groups * head_dim;
   // The projections through oneDNN (its threads), the attention on ours: nothing here goes through OpenBLAS.
   const std::size_t rows = b * n, d_in = x.shape(2);
   const auto project = [&](const Linear& layer, std::size_t width) {

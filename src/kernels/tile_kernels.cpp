@@ -3,7 +3,7 @@
 // another's (every function here is the instruction set's own; nothing outside these namespaces is built
 // for a wider target than the rest of the program). kernels.cpp picks a build by the CPU's feature flags
 // (best_vector_isa), never by OpenBLAS's idea of the CPU; the tests run every build the machine can.
-#include "core/tile_kernels.hpp"
+#include "kernels/tile_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -74,7 +74,7 @@ static inline float hsum(vexp_t v) { return lanes8::hsum(fold_halves(v)); }
 static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) {
   lanes8::hsum4(fold_halves(a), fold_halves(b), fold_halves(c), fold_halves(d), out);
 }
-#include "core/tile_kernels.inc"
+#include "kernels/tile_kernels.inc"
 }  // namespace avx512
 ATTN_TARGET_END
 
@@ -87,7 +87,7 @@ static inline vexp_t vexp(vexp_t x) { return Sleef_expf8_u10avx2(x); }
 static inline vexp_t splat(float s) { return _mm256_set1_ps(s); }
 static inline float hsum(vexp_t v) { return lanes8::hsum(v); }
 static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) { lanes8::hsum4(a, b, c, d, out); }
-#include "core/tile_kernels.inc"
+#include "kernels/tile_kernels.inc"
 }  // namespace avx2
 ATTN_TARGET_END
 
@@ -108,7 +108,7 @@ static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) {
   out[2] = hsum(c);
   out[3] = hsum(d);
 }
-#include "core/tile_kernels.inc"
+#include "kernels/tile_kernels.inc"
 }  // namespace portable
 
 const IsaKernels& kernels_for(VectorIsa isa) {

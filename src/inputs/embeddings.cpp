@@ -1,4 +1,4 @@
-#include "io/embeddings.hpp"
+#include "inputs/embeddings.hpp"
 
 #include <cerrno>
 #include <cmath>

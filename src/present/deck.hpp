@@ -1,6 +1,6 @@
 #pragma once
 // The presenter's slides and where the class is in them, without a terminal: which slide, how far it is
-// scrolled, whether its result is revealed, and what each key does. render/presenter.cpp draws a Deck
+// scrolled, whether its result is revealed, and what each key does. present/presenter.cpp draws a Deck
 // with ncurses and turns the terminal's keys into Deck::Key; the tests drive a Deck directly as well.
 #include <optional>
 #include <string>

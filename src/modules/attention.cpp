@@ -1,11 +1,11 @@
-#include "core/attention.hpp"
+#include "modules/attention.hpp"
 
 #include <cmath>
 
 #include <algorithm>
 #include <limits>
 
-#include "core/kernels.hpp"
+#include "kernels/kernels.hpp"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "render/presenter.hpp"
+#include "present/presenter.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 
 #include "core/errors.hpp"
 #include "core/terminal_text.hpp"
-#include "render/deck.hpp"
+#include "present/deck.hpp"
 #include "render/palette.hpp"
 
 // Last, and as functions rather than macros (move, erase, refresh, timeout would clash with other names).

@@ -1,6 +1,6 @@
 // The man page, the bash completion and the README's option tables, written from the option table
 // (cli/options.cpp) and the lesson registry, so none of them can list an option the program lacks.
-#include "cli/docgen.hpp"
+#include "tools/docgen.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <set>
 
 #include "cli/options.hpp"
-#include "io/embeddings.hpp"
+#include "inputs/embeddings.hpp"
 #include "lessons/registry.hpp"
 #include "render/renderer.hpp"
 

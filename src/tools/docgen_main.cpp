@@ -3,7 +3,7 @@
 #include <iostream>
 #include <string>
 
-#include "cli/docgen.hpp"
+#include "tools/docgen.hpp"
 
 int main(int argc, char** argv) {
   const std::string what = argc == 2 ? argv[1] : "";

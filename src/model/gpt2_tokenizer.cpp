@@ -1,4 +1,4 @@
-#include "io/gpt2_tokenizer.hpp"
+#include "model/gpt2_tokenizer.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "io/safetensors.hpp"
+#include "model/safetensors.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,14 +1,28 @@
 #pragma once
 // Causal multi-head attention kernels, after llm.c's dev/ kernels: the simple references, the chapter's
 // unfused way, and what they share. The fast versions, checked against the references
-// (tests/test_kernels.cpp) before they are timed (attn bench), are declared in core/fast.hpp.
+// (tests/test_kernels.cpp) before they are timed (attn bench), are declared in kernels/fast.hpp.
 //
 // Both take queries, keys and values as they come out of the projections: row-major (B, T, heads * hd)
 // matrices with a row stride (ld) of their own, so a head is a strided view, never a copy. Query head h
 // reads key/value head h / (heads / kv_heads): kv_heads == heads is MHA, fewer is GQA.
 #include <cstddef>
 
+#include "core/nn.hpp"
+
 namespace attn {
+
+// A multi-head attention layer's weights in nn.Linear's layout, as the whole-layer forwards take them:
+// the book's MultiHeadAttention (kv_heads == heads) or GroupedQueryAttention (modules/attention.hpp's
+// weights()). Borrowed: the layer outlives the call.
+struct AttentionWeights {
+  const Linear& W_query;   // (heads * head_dim, d_in)
+  const Linear& W_key;     // (kv_heads * head_dim, d_in)
+  const Linear& W_value;   // (kv_heads * head_dim, d_in)
+  const Linear& out_proj;  // (heads * head_dim, heads * head_dim)
+  std::size_t heads;
+  std::size_t kv_heads;
+};
 
 struct AttentionShape {
   std::size_t batch;     // B

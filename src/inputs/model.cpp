@@ -1,0 +1,67 @@
+#include "inputs/model.hpp"
+
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "core/strings.hpp"
+#include "core/terminal_text.hpp"
+#include "inputs/text.hpp"
+
+namespace attn {
+
+Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
+                         const std::function<void(std::size_t)>& check_memory) {
+  // The memory budget is checked twice before the work: on the tokenizer's files before they are read,
+  // then, with the number of tokens, on the whole forward before the weights are mapped.
+  Gpt2Files files = Gpt2Files::inspect(dir);
+  const Gpt2Config c = files.config;
+  const std::string shown_dir = visible(dir);
+  if (layer >= c.n_layer)
+    throw UsageError("--layer " + std::to_string(layer) + " is past the last block of " + shown_dir + ", which has " +
+                     count_of(c.n_layer, "block") + ": --layer 0 to " + std::to_string(c.n_layer - 1));
+  check_memory(saturating_sum(kBaseBytes, files.tokenizer_bytes()));
+  Gpt2Tokenizer tokenizer = files.read_tokenizer();
+  Inputs in;
+  const bool context_limits = c.n_positions <= kMaxTokens;
+  tokenize_into(in, tokenizer, text, context_limits ? c.n_positions : kMaxTokens,
+                context_limits ? "the model's context length (n_positions)" : "the limit");
+  in.held_bytes = saturating_sum(files.tokenizer_bytes(), files.forward_bytes(in.token_ids.size(), layer));
+  check_memory(saturating_sum(kBaseBytes, in.held_bytes));
+  const auto model = Gpt2Model::load(std::move(files), std::move(tokenizer));
+  const std::size_t n = in.token_ids.size(), E = c.n_embd;
+  const std::string L = std::to_string(layer), shape = "(" + std::to_string(n) + ", " + std::to_string(E) + ")";
+  const Matrix tok_embeds = model->token_embeddings(in.token_ids);  // (n, E)
+  const Matrix pos_embeds = model->position_embeddings(n);          // (n, E)
+  in.steps.push_back({"tok_embeds", "GPT-2's token embeddings",
+                      "Each token's row of the trained embedding table wte (" + with_commas(c.vocab_size) + " rows of " +
+                          std::to_string(E) + "): " + shape + ". Training put related words near each other.",
+                      "tok_embeds = model.tok_emb(token_ids)", AnyTensor(tok_embeds)});
+  in.steps.push_back({"pos_embeds", "GPT-2's positional embeddings",
+                      "The trained rows of wpe for positions 0 to " + std::to_string(n - 1) + " (of " +
+                          with_commas(c.n_positions) + ").",
+                      "pos_embeds = model.pos_emb(torch.arange(num_tokens))", AnyTensor(pos_embeds)});
+  Matrix x = tok_embeds + pos_embeds;  // (n, E)
+  in.steps.push_back({"x_block_0", "Block 0's input: token plus position",
+                      "What the first transformer block takes: the two embeddings summed (GPTModel.forward; dropout "
+                      "is off when the model is used).",
+                      "x = tok_embeds + pos_embeds", AnyTensor(x)});
+  for (std::size_t l = 0; l < layer; ++l) {
+    x = model->block(x, l);  // (n, E)
+    in.steps.push_back({"x_block_" + std::to_string(l + 1), "Block " + std::to_string(l) + "'s output, block " +
+                                                                std::to_string(l + 1) + "'s input",
+                        "Block " + std::to_string(l) + " as chapter 4 builds it: x + att(norm1(x)), then that plus "
+                        "ff(norm2(...)), the feed-forward of Linear(" + std::to_string(E) + ", " + std::to_string(4 * E) +
+                            "), GELU and Linear(" + std::to_string(4 * E) + ", " + std::to_string(E) + ").",
+                        "x = model.trf_blocks[" + std::to_string(l) + "](x)", AnyTensor(x)});
+  }
+  in.embeddings = model->norm1(x, layer);  // (n, E)
+  in.steps.push_back({"norm1_x", "Block " + L + "'s attention input: norm1(x)",
+                      "Block " + L + " normalises each token's vector (mean 0, variance 1, then its trained scale and "
+                      "shift) before its attention: this is what the lesson's attention takes as inputs.",
+                      "inputs = model.trf_blocks[" + L + "].norm1(x)", AnyTensor(in.embeddings)});
+  in.source = "--model " + dir + ": GPT-2 (" + std::to_string(c.n_layer) + " blocks, " + std::to_string(c.n_head) +
+              " heads, n_embd " + std::to_string(E) + "), block " + L + "'s norm1";
+  in.model = std::make_shared<ModelLayer>(ModelLayer{model, layer, model->attention(layer), std::move(x)});
+  return in;
+}
+
+}  // namespace attn

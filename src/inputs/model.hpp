@@ -1,0 +1,22 @@
+#pragma once
+// --model DIR as an input source: GPT-2's forward up to block L's norm1 (src/model/gpt2_model), its steps
+// shown before the lesson's own, and the layer's real weights for the lesson (Inputs::model).
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "model/gpt2_model.hpp"
+#include "trace/inputs.hpp"
+
+namespace attn {
+
+// --model DIR with --text TEXT (the book's sentence without it): the tokens, then the forward to block
+// `layer`'s norm1, as steps, and the result as the lesson's inputs. UsageErrors give the model's own range
+// for --layer, and its context length for the text.
+// `check_memory` is called with the bytes the run needs before the tokenizer's files are read, and again
+// before the weights are mapped; it refuses (a UsageError) a need past the budget. Inputs::held_bytes says
+// what the model holds while the lesson runs.
+Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
+                         const std::function<void(std::size_t)>& check_memory);
+
+}  // namespace attn
