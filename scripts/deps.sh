@@ -16,6 +16,7 @@ packages=(
   libutf8proc-dev                                      # what a terminal shows: control characters, widths
   libpcre2-dev                                         # GPT-2's tokenizer pattern (Unicode classes)
   libncurses-dev                                       # attn present: the full-screen presenter
+  libfmt-dev                                           # {fmt}: lesson text filled in from its content files
 )
 test_packages=(
   catch2 ccache                                        # the test framework; compiles again only what changed
