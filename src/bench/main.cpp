@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/bench.hpp"
-#include "cli/errors.hpp"
+#include "core/errors.hpp"
 #include "cli/options.hpp"
 #include "core/terminal_text.hpp"
 #include "render/json.hpp"

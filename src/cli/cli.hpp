@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/errors.hpp"
+#include "core/errors.hpp"
 #include "render/style.hpp"
 
 namespace attn {

@@ -14,8 +14,10 @@
 #include "cli/bench_options.hpp"
 #include "core/limits.hpp"
 #include "lessons/config.hpp"
+#include "inputs/sources.hpp"
 #include "present/presenter.hpp"
 #include "render/style.hpp"
+#include "run/run.hpp"
 
 namespace CLI {
 class App;
@@ -23,31 +25,6 @@ class Option;
 }  // namespace CLI
 
 namespace attn {
-
-// Where the embeddings come from (every lesson and the tour).
-struct InputOptions {
-  std::string input;  // --input FILE; empty: the bundled journey.json
-  std::optional<std::pair<std::size_t, std::size_t>> random;  // --random NxD
-  std::optional<std::string> text;  // --text TEXT: GPT-2's tokens of it, embedded as chapter 2 does
-  std::size_t d_in = 3;             // --d-in N, with --text: the embedding size (the book's toy: 3)
-  std::size_t embedding_seed = 123; // --embedding-seed N, with --text: chapter 2's torch.manual_seed(123)
-  std::string model;                // --model DIR: a Hugging Face GPT-2 directory; empty: none
-  std::size_t layer = 0;            // --layer L, with --model: the block whose attention the lesson shows
-};
-
-// How the output looks (every lesson and the tour).
-struct OutputOptions {
-  std::string format = "text";  // --format: a name from render/formats.cpp
-  bool json = false;            // --json: the same as --format json
-  When color = When::Auto;
-  When heatmap = When::Auto;
-  bool pause = false;
-  bool quiet = false;
-  bool explain = true;
-  std::vector<std::string> steps;  // --step: only these step ids (lessons only)
-  std::string save_npy;            // --save-npy DIR: also each shown step as DIR/<id>.npy; empty: no files
-  std::size_t max_memory = kDefaultMemoryBudget;  // --max-memory SIZE: the budget, in bytes
-};
 
 struct ListOptions {
   bool json = false;  // attn list --json

@@ -1,7 +1,10 @@
 #pragma once
-// The two kinds of failure a user can cause, shared by every layer. The command line maps them to exit
-// statuses in one place (cli/errors.cpp; docs/errors.md): a UsageError is exit 2, an InputError or SystemError exit 1.
+// The kinds of failure, shared by every layer, and the one place they become exit statuses and the one line
+// a failure prints (report_failure; docs/errors.md), the same for every subcommand and for attn-bench: a
+// UsageError is exit 2, an InputError or SystemError exit 1.
+#include <ostream>
 #include <stdexcept>
+#include <string>
 
 namespace attn {
 
@@ -20,5 +23,13 @@ struct InputError : std::runtime_error {
 struct SystemError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntime = 1;  // unreadable or invalid input file, write error, out of memory
+inline constexpr int kExitUsage = 2;    // bad option, bad value, bad combination, unknown subcommand
+
+// Call inside a catch (...): writes "attn: ..." for the exception being handled to `err` and returns its
+// exit status. `command` names the subcommand whose --help a usage error points to ("" for attn itself).
+int report_failure(std::ostream& err, const std::string& command);
 
 }  // namespace attn

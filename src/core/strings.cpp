@@ -1,5 +1,8 @@
 #include "core/strings.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -57,6 +60,39 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
   }
   if (!line.empty()) lines.push_back(line);
   return lines;
+}
+
+namespace {
+
+// Levenshtein distance, for "did you mean": a dozen lines, where a library would be a dependency for one loop.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+// Of `names`, the one nearest `word` if one is near (mha_wrapper -> mha-wrapper), else "".
+std::string nearest_word(const std::string& word, const std::vector<std::string>& names) {
+  std::string normal = word;
+  for (char& c : normal) c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, normal.size() / 3) + 1;
+  for (const std::string& name : names) {
+    const std::size_t d = edit_distance(normal, name);
+    if (d < best_distance) best_distance = d, best = name;
+  }
+  return best;
 }
 
 }  // namespace attn

@@ -1,9 +1,8 @@
-#include "cli/errors.hpp"
+#include "core/errors.hpp"
 
 #include <exception>
 #include <new>
 
-#include "core/errors.hpp"
 #include "core/terminal_text.hpp"
 
 namespace attn {

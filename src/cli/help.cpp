@@ -1,0 +1,124 @@
+// attn's help: the texts around CLI11's lists, and the formatter that wraps them to 80 columns.
+#include "cli/help.hpp"
+
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "core/strings.hpp"
+
+namespace attn {
+
+const char* const kDescription =
+    "attn -- every step of attention, as chapter 3 of \"Build a Large Language Model\n"
+    "(From Scratch)\" computes it.\n"
+    "\n"
+    "Each subcommand is one lesson of the chapter, in book order. It runs on the book's\n"
+    "six tokens, \"Your journey starts with one step\" (or your own --input), and shows\n"
+    "every intermediate score, weight and context tensor under the variable name the\n"
+    "book uses, with a short explanation, the PyTorch line that computes it, and the\n"
+    "numbers exactly as PyTorch prints them in the book.\n";
+
+const char* const kFooter =
+    "Examples:\n"
+    "  attn list                      the lessons in book order\n"
+    "  attn simple                    one query, step by step (start here)\n"
+    "  attn present                   every lesson full screen, for class\n"
+    "  attn present causal --reveal   the code first, the result on the next key\n"
+    "  attn trainable --seed 123      exercise 3.1: sa_v1 with sa_v2's weights\n"
+    "  attn kv-cache                  decoding token by token: the KV cache growing\n"
+    "  attn kv-cache --estimate       KV-cache memory: multi-head vs grouped-query\n"
+    "  attn all-tokens --json | jq -c '.steps[] | select(.id == \"attn_weights\").data'\n"
+    "\n"
+    "Run 'attn LESSON --help' for a lesson's options. JSON schema: docs/json.md.";
+
+const char* const kBenchFooter =
+    "All four compute the same function on the same weights (max|diff| is each one's\n"
+    "distance from mha):\n"
+    "  wrapper  section 3.6.1: a CausalAttention per head, their outputs concatenated\n"
+    "  mha      section 3.6.2: one projection per Q/K/V, heads as views, the full\n"
+    "           (b, h, T, T) scores\n"
+    "  fused    mha's weights on a tiled kernel with an online softmax: no (T, T)\n"
+    "           matrix, no work above the diagonal, every core; its kernels are\n"
+    "           chosen by the CPU's feature flags (AVX-512, AVX2 or portable)\n"
+    "  gqa      grouped-query attention: --kv-groups key/value heads shared by the\n"
+    "           query heads, fused\n"
+    "Timing: a warm-up, then the median of --repeats runs. GFLOP/s counts useful work\n"
+    "only (the projections and the causal half of the scores, not the masked half);\n"
+    "%peak compares it with this machine's measured FMA peak, %SGEMM with its\n"
+    "matrix-product rate. The default shape is GPT-2 small's and takes about 20 s on\n"
+    "two cores.\n"
+    "--decode times generation instead: one new token attending to a KV cache of each\n"
+    "--cache length, MHA and GQA, in microseconds per token and in GB/s against a\n"
+    "copy of memory measured in the same run (about 30 s).\n"
+    "Examples: attn bench --tokens 256 --repeats 3; attn bench --decode --cache 1024.\n"
+    "Figures: docs/performance.md.";
+
+const char* const kPresentFooter =
+    "Keys (presenter clickers send these too):\n"
+    "  -> Space PageDown Enter   next step      <- PageUp Backspace  previous\n"
+    "  Home End                  first, last    [ ]                  lessons\n"
+    "  g 12 Enter                step 12        Up Down              scroll a step\n"
+    "  n                         every number   s                    row scale\n"
+    "  b .                       blank screen   ?                    help\n"
+    "  q Esc Ctrl-C              quit (the terminal is restored)\n"
+    "Colour follows --color, NO_COLOR and TERM; without it the presenter is\n"
+    "monochrome, highlights in reverse video. Examples: attn present; attn present\n"
+    "causal mha --reveal; attn present --theme light --text \"The cat sat\".\n"
+    "Guide: docs/classroom.md.";
+
+// CLI11's help, wrapped to 80 columns, and a negatable flag named as "--explain, --no-explain" rather than
+// CLI11's "--explain,--no-explain{false}".
+namespace {
+
+class HelpFormatter : public CLI::Formatter {
+ public:
+  static constexpr std::size_t kWidth = 80;
+
+  std::string make_option_name(const CLI::Option* opt, bool positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, positional), out;
+    bool in_braces = false;
+    for (char c : name) {
+      if (c == '{') in_braces = true;
+      if (!in_braces) out += c == ',' ? std::string(", ") : std::string(1, c);
+      if (c == '}') in_braces = false;
+    }
+    return out;
+  }
+  std::string make_option(const CLI::Option* opt, bool positional) const override {
+    return entry(make_option_name(opt, positional) + make_option_opts(opt), make_option_desc(opt));
+  }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    return entry(sub->get_display_name(true), sub->get_description());
+  }
+  // Each paragraph of the description wrapped on its own.
+  std::string make_description(const CLI::App* app) const override {
+    const std::string text = CLI::Formatter::make_description(app);
+    std::string out;
+    std::size_t at = 0;
+    while (at < text.size()) {
+      const std::size_t end = std::min(text.find("\n\n", at), text.size());
+      for (const auto& line : wrap_words(text.substr(at, end - at), kWidth)) out += line + "\n";
+      if (end < text.size()) out += "\n";
+      at = end + 2;
+    }
+    return out;
+  }
+
+ private:
+  // The name in the left column, the description wrapped in the right one (CLI11 indents the lines).
+  std::string entry(const std::string& name, const std::string& description) const {
+    std::string wrapped;
+    for (const auto& line : wrap_words(description, kWidth - column_width_))
+      wrapped += (wrapped.empty() ? "" : "\n") + line;
+    std::ostringstream out;
+    CLI::detail::format_help(out, name, wrapped, column_width_);
+    return out.str();
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<CLI::Formatter> make_help_formatter() { return std::make_shared<HelpFormatter>(); }
+
+}  // namespace attn

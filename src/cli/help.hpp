@@ -1,0 +1,20 @@
+#pragma once
+// attn's help: the texts CLI11's lists of subcommands and options are framed by, and its formatter.
+#include <memory>
+
+namespace CLI {
+class Formatter;
+}  // namespace CLI
+
+namespace attn {
+
+extern const char* const kDescription;     // attn --help, above the subcommands
+extern const char* const kFooter;          // attn --help, below them: examples
+extern const char* const kBenchFooter;     // attn bench --help: the implementations, the timing
+extern const char* const kPresentFooter;   // attn present --help: the keys
+
+// CLI11's help, wrapped to 80 columns, and a negatable flag named as "--explain, --no-explain" rather than
+// CLI11's "--explain,--no-explain{false}".
+std::shared_ptr<CLI::Formatter> make_help_formatter();
+
+}  // namespace attn

@@ -1,0 +1,47 @@
+#include "render/lesson_list.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "lessons/registry.hpp"
+
+namespace attn {
+
+// `attn list`: the lessons in book order.
+std::string lesson_table(const Paint& paint) {
+  std::string out = paint.bold("The lessons of chapter 3 and its bonus material, in book order") + "\n\n";
+  // Columns as wide as the widest name and section ("ch04/03_kv-cache").
+  std::size_t name_width = 0, section_width = 0;
+  for (const Lesson& lesson : lessons()) {
+    name_width = std::max(name_width, lesson.info.name.size());
+    section_width = std::max(section_width, lesson.info.section.size());
+  }
+  const std::string indent(4 + name_width + 1 + section_width + 1, ' ');
+  std::size_t k = 0;
+  for (const Lesson& lesson : lessons()) {
+    const LessonInfo& info = lesson.info;
+    char number[16];
+    std::snprintf(number, sizeof number, "%2zu  ", ++k);
+    out += number + info.name + std::string(name_width + 1 - info.name.size(), ' ') + info.section +
+           std::string(section_width + 1 - info.section.size(), ' ') + info.title + "\n";
+    out += indent + info.summary + "\n";
+    out += indent + paint.cyan("attn " + info.name) + "\n";
+  }
+  out += "\nattn tour runs them all; attn LESSON --help lists a lesson's options.\n";
+  return out;
+}
+
+nlohmann::ordered_json lesson_list_json() {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Lesson& lesson : lessons()) {
+    const LessonInfo& info = lesson.info;
+    list.push_back({{"name", info.name},
+                    {"section", info.section},
+                    {"title", info.title},
+                    {"summary", info.summary},
+                    {"command", "attn " + info.name}});
+  }
+  return list;
+}
+
+}  // namespace attn

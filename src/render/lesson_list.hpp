@@ -1,0 +1,14 @@
+#pragma once
+// attn list: the lessons of the registry in book order, as a table for people or as JSON.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "render/style.hpp"
+
+namespace attn {
+
+std::string lesson_table(const Paint& paint);
+nlohmann::ordered_json lesson_list_json();
+
+}  // namespace attn

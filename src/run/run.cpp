@@ -1,0 +1,150 @@
+#include "run/run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "core/errors.hpp"
+#include "render/npy.hpp"
+
+namespace attn {
+
+namespace {
+
+// Runs one lesson and completes its config: the inputs' (when the mode reads inputs), the mode's options,
+// then what the lesson recorded itself (a resolved value replaces its option's entry in place).
+Trace run_lesson(const LessonRun& lesson, const Inputs& in, const InputOptions& input, const Selection& selection) {
+  Trace t = lesson.mode->run(in, lesson.config, selection);
+  if (!t.resolved()) throw std::logic_error("lesson " + t.info.name + " returned without Trace::resolve()");
+  nlohmann::ordered_json config = lesson.mode->uses_inputs ? inputs_config(input, in) : nlohmann::ordered_json::object();
+  for (const auto& [key, value] : lesson.options.items()) config[key] = value;
+  for (const auto& [key, value] : t.config.items()) config[key] = value;
+  t.config = std::move(config);
+  return t;
+}
+
+// "computing mha... 2.4 s" on `err` while a run takes longer than a second, erased when it ends.
+class Progress {
+ public:
+  Progress(bool enabled, std::string what, std::ostream& err) : err_(err) {
+    if (!enabled) return;
+    worker_ = std::thread([this, what = std::move(what)] {
+      const auto start = std::chrono::steady_clock::now();
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (done_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) return;
+      while (!done_) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        char line[160];
+        std::snprintf(line, sizeof line, "\rattn: computing %s... %.1f s", what.c_str(), s);
+        err_ << line << std::flush;
+        shown_ = true;
+        done_cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; });
+      }
+    });
+  }
+  ~Progress() {
+    if (!worker_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    worker_.join();
+    if (shown_) err_ << "\r\x1b[K" << std::flush;
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+ private:
+  std::ostream& err_;
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  bool shown_ = false;
+};
+
+// "1.5 GiB", "640 MiB": a byte count as the memory budget's message gives it.
+std::string size_words(std::size_t bytes) {
+  char out[32];
+  if (bytes >= (std::size_t{1} << 30)) {
+    std::snprintf(out, sizeof out, "%.1f GiB", static_cast<double>(bytes) / (1u << 30));
+  } else {
+    std::snprintf(out, sizeof out, "%zu MiB", (bytes + (1u << 20) - 1) >> 20);
+  }
+  return out;
+}
+
+// The memory budget (--max-memory), checked on a lesson's plan before any of it is computed: the process's
+// base, what the traces before it keep (the tour's), the plan's own peak, and the renderer's working
+// memory. `planned` is the run's document with the plan as its last trace.
+std::size_t memory_needed(const Document& planned, const Renderer& renderer, bool save_npy) {
+  std::size_t need = saturating_sum(kBaseBytes, planned.traces.back().planned_bytes());
+  need = saturating_sum(need, planned.traces.back().inputs.held_bytes);  // --model: the weights, the tokenizer
+  for (std::size_t i = 0; i + 1 < planned.traces.size(); ++i) need = saturating_sum(need, planned.traces[i].shown_bytes());
+  need = saturating_sum(need, renderer.working_bytes(planned));
+  return save_npy ? saturating_sum(need, npy_working_bytes(planned)) : need;
+}
+
+// Refused with a usage error (exit 2) that gives the estimate and the budget.
+void check_budget(const std::string& command, std::size_t need, std::size_t budget) {
+  if (need <= budget) return;
+  throw UsageError("attn " + command + " would need an estimated " + size_words(need) +
+                   " of memory, more than the budget of " + size_words(budget) +
+                   "; use fewer tokens, dimensions, heads or a smaller batch, or raise it with --max-memory");
+}
+
+}  // namespace
+
+Document run(const Request& request, const Renderer& renderer, const RunStreams& streams) {
+  const OutputOptions& o = request.output;
+  const Inputs inputs = load_inputs(request.input, streams.in,
+                                    [&](std::size_t need) { check_budget(request.command, need, o.max_memory); });
+  if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // checked before the work; nothing is created yet
+
+  Document doc;
+  doc.command = request.command;
+  doc.only = o.steps;
+  // Each lesson plans its steps first; the renderer's limits and the memory budget are checked on the
+  // plan (with the traces run before it), before any step is computed.
+  // The plan joins the document (not a copy of it: that would copy every tensor the tour holds) while
+  // it is checked. `peak` collects the whole run's largest need.
+  std::size_t peak = 0;
+  const auto checks = [&](Document& before, bool whole_run) {
+    return [&, planned = &before, whole_run](const Trace& plan) {
+      planned->traces.push_back(plan);
+      try {
+        renderer.check(*planned);
+        const std::size_t need = memory_needed(*planned, renderer, !o.save_npy.empty());
+        peak = std::max(peak, need);
+        if (!whole_run) check_budget(plan.info.name, need, o.max_memory);
+      } catch (...) {
+        planned->traces.pop_back();
+        throw;
+      }
+      planned->traces.pop_back();
+    };
+  };
+  if (request.plan_whole_run) {
+    // Every lesson's plan is checked, as one run, before the first lesson computes anything.
+    Document plans;
+    plans.command = doc.command;
+    plans.only = doc.only;
+    for (const LessonRun& lesson : request.lessons) {
+      const Selection plan_only{o.steps, checks(plans, true), true};
+      plans.traces.push_back(run_lesson(lesson, inputs, request.input, plan_only));
+    }
+    check_budget(doc.command, peak, o.max_memory);  // the largest need of any point of the run
+  }
+  const Selection selection{o.steps, checks(doc, false)};
+  const Progress progress(streams.progress, doc.command, streams.err);
+  for (const LessonRun& lesson : request.lessons)
+    doc.traces.push_back(run_lesson(lesson, inputs, request.input, selection));
+  return doc;
+}
+
+}  // namespace attn

@@ -1,0 +1,67 @@
+#pragma once
+// The application, with no command line in it: a Request (which lessons, on which inputs, which steps,
+// within which memory budget) becomes a Document (run), which a renderer and a sink then take (emit, in
+// run/emit.hpp). attn's subcommands are its callers (src/cli): a lesson, the tour, attn present; a local
+// web page would be one more.
+#include <cstddef>
+#include <istream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/limits.hpp"
+#include "inputs/sources.hpp"
+#include "lessons/registry.hpp"
+#include "render/renderer.hpp"
+
+namespace attn {
+
+// How the output looks and where it goes (every lesson and the tour; attn present takes --color and
+// --max-memory).
+struct OutputOptions {
+  std::string format = "text";  // --format: a name from render/formats.cpp
+  bool json = false;            // --json: the same as --format json
+  When color = When::Auto;
+  When heatmap = When::Auto;
+  bool pause = false;
+  bool quiet = false;
+  bool explain = true;
+  std::vector<std::string> steps;  // --step: only these step ids (lessons only)
+  std::string save_npy;            // --save-npy DIR: also each shown step as DIR/<id>.npy; empty: no files
+  std::size_t max_memory = kDefaultMemoryBudget;  // --max-memory SIZE: the budget, in bytes
+};
+
+// One lesson of a run: its mode, the values it runs with, and those values as its JSON config lists them
+// (the mode's options in the option table's order; the caller knows the table).
+struct LessonRun {
+  const Lesson* lesson = nullptr;
+  const LessonMode* mode = nullptr;
+  LessonConfig config;
+  nlohmann::ordered_json options = nlohmann::ordered_json::object();
+};
+
+struct Request {
+  std::string command;             // what the run is called in messages and the document: "mha", "tour"
+  std::vector<LessonRun> lessons;  // in the order they run: one for a lesson, the deck for the tour
+  // The tour and attn present: every lesson's plan is checked, as one run, before the first computes.
+  bool plan_whole_run = false;
+  InputOptions input;
+  OutputOptions output;
+};
+
+// Where a run reads and reports: --input -'s stream, and the progress line ("computing mha... 2.4 s", on
+// `err` while a run takes longer than a second, erased when it ends) when `progress` is set.
+struct RunStreams {
+  std::istream& in;
+  std::ostream& err;
+  bool progress = false;
+};
+
+// Loads the inputs, plans every lesson, has `renderer` check each plan (its limits; its working memory
+// counts in the budget), refuses a run past the budget (a UsageError that gives the estimate, before any
+// step is computed), then computes the steps shown. --save-npy's DIR is checked, not yet touched.
+Document run(const Request& request, const Renderer& renderer, const RunStreams& streams);
+
+}  // namespace attn
