@@ -128,6 +128,63 @@ TEST_CASE("options a lesson or its mode does not use are usage errors that name 
   CHECK(run({"mha", "--heads", "1"}).status == 0);
 }
 
+TEST_CASE("every cross-option rule of the table is enforced with its own message, before any work",
+          "[architecture][errors]") {
+  // A value each option's type accepts; a rule is checked before anything is read, so --model's directory
+  // need not exist.
+  const auto value_for = [](const attn::OptionSpec& s) -> std::vector<std::string> {
+    const std::string name = s.spellings().front();
+    if (s.is_flag()) return {name};
+    if (name == "--random") return {name, "3x3"};
+    if (name == "--format") return {name, "text"};
+    if (name == "--input") return {name, attn::default_embeddings_path()};
+    if (name == "--model") return {name, "/no/such/model"};
+    if (name == "--text") return {name, "Hello"};
+    return {name, "1"};
+  };
+  const auto& table = attn::option_table();
+  const auto spec_of = [&](const std::string& name, attn::Scope scope) -> const attn::OptionSpec& {
+    for (const auto& s : table)
+      if (s.spellings().front() == name && (s.scope == scope || s.scope == attn::Scope::Input ||
+                                            s.scope == attn::Scope::Output))
+        return s;
+    FAIL("no option " << name);
+    throw;
+  };
+  // A lesson that takes the option (and --model, when a rule names it); none: the option is not a lesson's.
+  const auto lesson_for = [](const attn::OptionSpec& s) -> std::string {
+    for (const attn::Lesson& l : attn::lessons())
+      if (l.modes.front().takes_model && (!s.opt || l.modes.front().takes(*s.opt))) return l.info.name;
+    return "";
+  };
+  std::size_t rules = 0;
+  for (const auto& spec : table) {
+    if (spec.scope != attn::Scope::Input && spec.scope != attn::Scope::Output && spec.scope != attn::Scope::Lesson)
+      continue;
+    if (spec.excludes.empty() && spec.needs.empty()) continue;
+    const std::string lesson = lesson_for(spec);
+    INFO(spec.name);
+    REQUIRE(!lesson.empty());
+    for (const bool exclusion : {true, false}) {
+      for (const auto& rule : exclusion ? spec.excludes : spec.needs) {
+        ++rules;
+        std::vector<std::string> args{lesson};
+        for (const auto& a : value_for(spec)) args.push_back(a);
+        if (exclusion)
+          for (const auto& a : value_for(spec_of(rule.other, spec.scope))) args.push_back(a);
+        std::string command = "attn";
+        for (const auto& a : args) command += " " + a;
+        INFO(command);
+        const auto r = run(args);
+        CHECK(r.status == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.rfind("attn: " + rule.message + " (see 'attn " + lesson + " --help')\n", 0) == 0);
+      }
+    }
+  }
+  CHECK(rules >= 16);  // the rules of --input, --text, --d-in, --embedding-seed, --model, --layer, --json, the shapes, --head
+}
+
 TEST_CASE("the JSON config: input, the mode's options in table order, then what the lesson derived", "[architecture][json]") {
   for (const auto& lesson : attn::lessons()) {
     INFO(lesson.info.name);

@@ -85,29 +85,22 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
     check_used(sub, mode, *spec);
     spec->take(eff, parsed);
   }
-  const bool model = sub.given("--model");
-  for (const char* with_text : {"--d-in", "--embedding-seed"}) {
-    if (sub.given(with_text) && model)
-      throw UsageError(std::string(with_text) + " does not apply with --model, whose own trained embeddings are used");
-    if (sub.given(with_text) && !sub.given("--text"))
-      throw UsageError(std::string(with_text) + " only applies with --text (it sizes and seeds the embeddings of your "
-                       "own sentence)");
-  }
-  for (const char* with_model : {"--layer", "--head"})
-    if (sub.given(with_model) && !model)
-      throw UsageError(std::string(with_model) + " only applies with --model (it picks a block or a head of a "
-                       "pretrained GPT-2)");
-  if (model && mode != nullptr && !mode->takes_model)
+  // The table's rules, scope by scope as the options are listed; a lesson that cannot take --model at all
+  // is told so before the rules of its own options.
+  const auto rules = [&](Scope scope) {
+    for (const auto& [spec, option] : sub.options) {
+      if (spec->scope != scope || option->count() == 0) continue;
+      for (const OptionSpec::Rule& r : spec->excludes)
+        if (sub.given(r.other)) throw UsageError(r.message);
+      for (const OptionSpec::Rule& r : spec->needs)
+        if (!sub.given(r.other)) throw UsageError(r.message);
+    }
+  };
+  rules(Scope::Input);
+  if (sub.given("--model") && mode != nullptr && !mode->takes_model)
     throw UsageError("attn " + sub.lesson->info.name + " does not take --model: " + mode->no_model_reason);
-  // The real layer fixes the shapes the book leaves open.
-  for (const char* shape : {"--d-out", "--heads", "--qkv-bias", "--kv-groups"})
-    if (model && sub.given(shape))
-      throw UsageError(std::string(shape) + " does not apply with --model: the layer's real weights set d_out, the "
-                       "heads and the bias (pick a head with --head where a lesson uses one)");
-  if (eff.output.json) {
-    if (sub.given("--format")) throw UsageError("--json and --format exclude each other (--json is --format json)");
-    eff.output.format = "json";
-  }
+  for (Scope scope : {Scope::Lesson, Scope::Output}) rules(scope);
+  if (eff.output.json) eff.output.format = "json";
   return eff;
 }
 
@@ -139,7 +132,7 @@ std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parse
 LessonRun lesson_run(const Lesson& lesson, const LessonMode& mode, const CommandLine& options) {
   LessonRun run{&lesson, &mode, options.lesson};
   for (const OptionSpec* spec : options_in(Scope::Lesson))
-    if (mode.takes(*spec->opt) && spec->config) run.options[spec->key] = spec->config(options);
+    if (mode.takes(*spec->opt) && !spec->key.empty()) run.options[spec->key] = spec->config(options);
   return run;
 }
 

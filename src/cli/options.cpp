@@ -113,6 +113,89 @@ std::string word_for(const std::vector<std::pair<std::string, E>>& words, E valu
   return "?";
 }
 
+}  // namespace
+
+// The typed binding of an option to its field `T S::*` of CommandLine's part S: how CLI11 reads it (a
+// value, an optional value, a flag, or a parser of its own), the check or transform its text goes
+// through, how its default is shown, and its value in the JSON config. Every builder below makes one.
+struct OptionSpec::Binding {
+  virtual ~Binding() = default;
+  virtual CLI::Option* add(const OptionSpec& spec, CLI::App* app, CommandLine& target, const CommandLine& defaults,
+                           const std::string& help) const = 0;
+  virtual void take(CommandLine& to, const CommandLine& from) const = 0;
+  virtual ojson config(const CommandLine& c) const = 0;
+  virtual std::string shown(const CommandLine& c) const = 0;
+};
+
+namespace {
+
+// The value of a field of type T in the JSON config.
+template <class T> ojson config_value(const T& v) { return ojson(v); }
+template <class T> ojson config_value(const std::optional<T>& v) { return v ? ojson(*v) : ojson(nullptr); }
+
+enum class Reads {
+  Value,     // add_option on the field, its default shown in --help
+  Optional,  // add_option_function on a std::optional field: unset unless given, no default shown
+  Flag,      // add_flag
+};
+
+template <class S, class T>
+struct Field final : OptionSpec::Binding {
+  T S::*field = nullptr;
+  Reads reads = Reads::Value;
+  std::optional<CLI::Validator> check;
+  bool transform = false;  // the check rewrites the text (a word into its enum's number, 4G into bytes)
+  char delimiter = 0;    // a list: "a,b,c"
+  std::function<std::string(const T&)> show;   // the default as shown; empty: none
+  std::function<ojson(const T&)> json = [](const T& v) { return config_value(v); };
+  // A parser of its own instead of CLI11's (--random NxD); sets the field.
+  std::function<CLI::Option*(CLI::App*, CommandLine&, const std::string& help)> custom;
+
+  CLI::Option* add(const OptionSpec& spec, CLI::App* app, CommandLine& target, const CommandLine& defaults,
+                   const std::string& help) const override {
+    const std::string name = spec.name;
+    CLI::Option* o = nullptr;
+    if (custom) {
+      o = custom(app, target, help);
+    } else if (reads == Reads::Flag) {
+      if constexpr (std::is_same_v<T, bool>) o = app->add_flag(name, part<S>(target).*field, help);
+    } else if (reads == Reads::Optional) {
+      if constexpr (is_optional<T>::value) {
+        using V = typename T::value_type;
+        T S::*f = field;
+        o = app->add_option_function<V>(name, [&target, f](const V& v) { part<S>(target).*f = v; }, help);
+      }
+    } else {
+      o = app->add_option(name, part<S>(target).*field, help);
+      if (show) o->default_str(show(part<S>(defaults).*field));
+    }
+    if (o == nullptr) throw std::logic_error("option " + name + ": its field does not fit how it is read");
+    if (check && transform) o->transform(*check);
+    if (check && !transform) o->check(*check);
+    if (delimiter != 0) o->delimiter(delimiter);
+    if (!spec.type_name.empty()) o->type_name(spec.type_name);
+    return o;
+  }
+  void take(CommandLine& to, const CommandLine& from) const override { part<S>(to).*field = part<S>(from).*field; }
+  ojson config(const CommandLine& c) const override { return json(part<S>(c).*field); }
+  std::string shown(const CommandLine& c) const override { return show ? show(part<S>(c).*field) : std::string(); }
+
+  template <class U> struct is_optional : std::false_type {};
+  template <class U> struct is_optional<std::optional<U>> : std::true_type {};
+};
+
+// A check from a function that returns "" or the message; CLI11 then says "--NAME: message".
+CLI::Validator checked(std::function<std::string(std::string&)> f) { return CLI::Validator(std::move(f), ""); }
+
+template <class S, class T>
+std::shared_ptr<Field<S, T>> field_of(OptionSpec& s, T S::*field, Reads reads = Reads::Value) {
+  auto b = std::make_shared<Field<S, T>>();
+  b->field = field;
+  b->reads = reads;
+  s.binding = b;
+  return b;
+}
+
 OptionSpec entry(Scope scope, std::optional<Opt> opt, std::string name, std::string type, std::string key,
                  std::string help) {
   OptionSpec s;
@@ -122,18 +205,7 @@ OptionSpec entry(Scope scope, std::optional<Opt> opt, std::string name, std::str
   s.type_name = std::move(type);
   s.key = std::move(key);
   s.help = std::move(help);
-  s.shown_default = [](const CommandLine&) { return std::string(); };
   return s;
-}
-
-// The value of a field of type T in the JSON config.
-template <class T> ojson config_value(const T& v) { return ojson(v); }
-template <class T> ojson config_value(const std::optional<T>& v) { return v ? ojson(*v) : ojson(nullptr); }
-
-template <class S, class T>
-void bind(OptionSpec& s, T S::*field) {
-  s.take = [field](CommandLine& to, const CommandLine& from) { part<S>(to).*field = part<S>(from).*field; };
-  if (!s.key.empty()) s.config = [field](const CommandLine& c) { return config_value(part<S>(c).*field); };
 }
 
 // A whole number from min to max.
@@ -142,15 +214,9 @@ OptionSpec whole(Scope scope, std::optional<Opt> opt, std::string name, std::str
                  std::uint64_t min, std::uint64_t max, std::string key, std::string help) {
   OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
   s.range = std::to_string(min) + " to " + std::to_string(max);
-  bind(s, field);
-  s.shown_default = [field](const CommandLine& c) { return std::to_string(part<S>(c).*field); };
-  s.add = [name = s.name, type = s.type_name, field, min, max](CLI::App* app, CommandLine& target,
-                                                               const CommandLine& defaults, const std::string& help) {
-    return app->add_option(name, part<S>(target).*field, help)
-        ->check(whole_number(min, max))
-        ->type_name(type)
-        ->default_str(std::to_string(part<S>(defaults).*field));
-  };
+  const auto b = field_of(s, field);
+  b->check = whole_number(min, max);
+  b->show = [](const std::size_t& v) { return std::to_string(v); };
   return s;
 }
 
@@ -160,13 +226,25 @@ OptionSpec maybe_whole(Scope scope, Opt opt, std::string name, std::string type,
                        std::uint64_t min, std::uint64_t max, std::string key, std::string help) {
   OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
   s.range = std::to_string(min) + " to " + std::to_string(max);
-  bind(s, field);
-  s.add = [name = s.name, type = s.type_name, field, min, max](CLI::App* app, CommandLine& target, const CommandLine&,
-                                                               const std::string& help) {
-    return app->add_option_function<T>(name, [&target, field](const T& v) { part<S>(target).*field = v; }, help)
-        ->check(whole_number(min, max))
-        ->type_name(type);
-  };
+  field_of(s, field, Reads::Optional)->check = whole_number(min, max);
+  return s;
+}
+
+// A real number from min to max ("expected WHAT from MIN to MAX").
+template <class S>
+OptionSpec real(Scope scope, std::optional<Opt> opt, std::string name, std::string type, double S::*field, double min,
+                double max, std::string what, std::string key, std::string help) {
+  OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
+  s.range = shown(min) + " to " + shown(max);
+  const auto b = field_of(s, field);
+  b->check = checked([min, max, expected = "expected " + what + " from " + shown(min) + " to " + shown(max)](
+                         std::string& v) -> std::string {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || !(x >= min && x <= max)) return expected + ", got '" + v + "'";
+    return {};
+  });
+  b->show = [](const double& v) { return shown(v); };
   return s;
 }
 
@@ -174,30 +252,30 @@ template <class S>
 OptionSpec flag(Scope scope, std::optional<Opt> opt, std::string name, bool S::*field, std::string key,
                 std::string help) {
   OptionSpec s = entry(scope, opt, std::move(name), "", std::move(key), std::move(help));
-  bind(s, field);
-  s.shown_default = [field](const CommandLine& c) { return std::string(part<S>(c).*field ? "on" : "off"); };
-  s.add = [name = s.name, field](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-    return app->add_flag(name, part<S>(target).*field, help);
-  };
+  field_of(s, field, Reads::Flag)->show = [](const bool& v) { return std::string(v ? "on" : "off"); };
   return s;
 }
 
-// One of a few words, stored as the enum E.
+// One of a few words, stored as the enum E (the config is the word, not the enum's number).
 template <class S, class E>
 OptionSpec choice(Scope scope, std::optional<Opt> opt, std::string name, std::string type, E S::*field,
                   std::vector<std::pair<std::string, E>> words, std::string key, std::string help) {
   OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
   for (const auto& w : words) s.values.push_back(w.first);
-  bind(s, field);  // the config is the word, not the enum's number
-  if (!s.key.empty()) s.config = [field, words](const CommandLine& c) { return ojson(word_for(words, part<S>(c).*field)); };
-  s.shown_default = [field, words](const CommandLine& c) { return word_for(words, part<S>(c).*field); };
-  s.add = [name = s.name, type = s.type_name, field, words](CLI::App* app, CommandLine& target,
-                                                            const CommandLine& defaults, const std::string& help) {
-    return app->add_option(name, part<S>(target).*field, help)
-        ->transform(word_of(words))
-        ->type_name(type)
-        ->default_str(word_for(words, part<S>(defaults).*field));
-  };
+  const auto b = field_of(s, field);
+  b->check = word_of(words);
+  b->transform = true;
+  b->show = [words](const E& v) { return word_for(words, v); };
+  b->json = [words](const E& v) { return ojson(word_for(words, v)); };
+  return s;
+}
+
+// A name: any text but the empty one, which is refused with `empty`.
+template <class S>
+OptionSpec name_of(Scope scope, std::string name, std::string type, std::string S::*field, std::string empty,
+                   std::string help) {
+  OptionSpec s = entry(scope, std::nullopt, std::move(name), std::move(type), "", std::move(help));
+  field_of(s, field)->check = checked([empty](std::string& v) { return v.empty() ? empty : std::string(); });
   return s;
 }
 
@@ -211,29 +289,25 @@ OptionSpec random_option() {
                        "Random inputs instead: N tokens of D dims from torch.rand(N, D) after torch.manual_seed(0), "
                        "e.g. 1024x768");
   s.range = "N from 1 to " + std::to_string(kMaxTokens) + ", D from 1 to " + std::to_string(kMaxDims);
-  bind(s, &InputOptions::random);
-  s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-    return app
-        ->add_option_function<std::string>(
-            "--random",
-            [&target](const std::string& v) {
-              const auto x = v.find('x');
-              const auto digits = [](const std::string& d) {
-                return !d.empty() && d.size() <= 9 && d.find_first_not_of("0123456789") == std::string::npos;
-              };
-              if (x == std::string::npos || !digits(v.substr(0, x)) || !digits(v.substr(x + 1)))
-                throw CLI::ValidationError("--random", "expected NxD with whole numbers, e.g. 1024x768, got '" + v + "'");
-              const std::size_t n = std::stoul(v.substr(0, x)), d = std::stoul(v.substr(x + 1));
-              if (n < 1 || n > kMaxTokens)
-                throw CLI::ValidationError("--random " + v + ": N must be from 1 to " + std::to_string(kMaxTokens) +
-                                           " tokens");
-              if (d < 1 || d > kMaxDims)
-                throw CLI::ValidationError("--random " + v + ": D must be from 1 to " + std::to_string(kMaxDims) +
-                                           " dims");
-              target.input.random = std::make_pair(n, d);
-            },
-            help)
-        ->type_name("NxD");
+  field_of(s, &InputOptions::random)->custom = [](CLI::App* app, CommandLine& target, const std::string& help) {
+    return app->add_option_function<std::string>(
+        "--random",
+        [&target](const std::string& v) {
+          const auto x = v.find('x');
+          const auto digits = [](const std::string& d) {
+            return !d.empty() && d.size() <= 9 && d.find_first_not_of("0123456789") == std::string::npos;
+          };
+          if (x == std::string::npos || !digits(v.substr(0, x)) || !digits(v.substr(x + 1)))
+            throw CLI::ValidationError("--random", "expected NxD with whole numbers, e.g. 1024x768, got '" + v + "'");
+          const std::size_t n = std::stoul(v.substr(0, x)), d = std::stoul(v.substr(x + 1));
+          if (n < 1 || n > kMaxTokens)
+            throw CLI::ValidationError("--random " + v + ": N must be from 1 to " + std::to_string(kMaxTokens) +
+                                       " tokens");
+          if (d < 1 || d > kMaxDims)
+            throw CLI::ValidationError("--random " + v + ": D must be from 1 to " + std::to_string(kMaxDims) + " dims");
+          target.input.random = std::make_pair(n, d);
+        },
+        help);
   };
   return s;
 }
@@ -248,18 +322,11 @@ OptionSpec format_option() {
   }
   OptionSpec s = entry(Scope::Output, std::nullopt, "--format", "FORMAT", "", help);
   s.values = names;
-  s.shown_default = [](const CommandLine& c) { return c.output.format; };
-  bind(s, &OutputOptions::format);
-  s.add = [names](CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help) {
-    const CLI::Validator member = CLI::IsMember(names);
-    const std::string expected = "expected " + one_of(names);
-    return app->add_option("--format", target.output.format, help)
-        ->check(CLI::Validator(
-            [member, expected](std::string& v) { return member(v).empty() ? std::string() : expected + ", got '" + v + "'"; },
-            ""))
-        ->type_name("FORMAT")
-        ->default_str(defaults.output.format);
-  };
+  const auto b = field_of(s, &OutputOptions::format);
+  b->check = checked([member = CLI::Validator(CLI::IsMember(names)), expected = "expected " + one_of(names)](std::string& v) {
+    return member(v).empty() ? std::string() : expected + ", got '" + v + "'";
+  });
+  b->show = [](const std::string& v) { return v; };
   return s;
 }
 
@@ -270,46 +337,13 @@ OptionSpec token_index_option() {
                        "Index of the query token, counted from 0 (default: 1, \"journey\", as in the book; 0 for a "
                        "one-token input)");
   s.range = "0 to the number of tokens - 1";
-  bind(s, &LessonConfig::query);
-  static constexpr std::int64_t limit = static_cast<std::int64_t>(kMaxTokens);  // used without a capture
-  s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-    return app
-        ->add_option_function<std::int64_t>(
-            "--query", [&target](const std::int64_t& q) { target.lesson.query = q; }, help)
-        ->check(CLI::Validator(
-            [](std::string& v) -> std::string {
-              const bool negative = !v.empty() && v[0] == '-';
-              const std::string digits = negative ? v.substr(1) : v;
-              if (!whole_number_error(digits, 0, static_cast<std::uint64_t>(limit)).empty())
-                return "expected a token index, a whole number from 0 to " + std::to_string(limit - 1) + ", got '" +
-                       v + "'";
-              return {};
-            },
-            ""))
-        ->type_name("I");
-  };
-  return s;
-}
-
-OptionSpec dropout_option() {
-  OptionSpec s = entry(Scope::Lesson, Opt::Dropout, "--dropout", "P", "dropout", "Dropout probability");
-  s.range = "0 to 1";
-  bind(s, &LessonConfig::dropout);
-  s.shown_default = [](const CommandLine& c) { return shown(c.lesson.dropout); };
-  s.add = [](CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help) {
-    return app->add_option("--dropout", target.lesson.dropout, help)
-        ->check(CLI::Validator(
-            [](std::string& v) -> std::string {
-              char* end = nullptr;
-              const double p = std::strtod(v.c_str(), &end);
-              if (v.empty() || end != v.c_str() + v.size() || !(p >= 0.0 && p <= 1.0))
-                return "expected a probability from 0 to 1, got '" + v + "'";
-              return {};
-            },
-            ""))
-        ->type_name("P")
-        ->default_str(shown(defaults.lesson.dropout));
-  };
+  field_of(s, &LessonConfig::query, Reads::Optional)->check = checked([](std::string& v) -> std::string {
+    constexpr auto limit = static_cast<std::uint64_t>(kMaxTokens);
+    const bool negative = !v.empty() && v[0] == '-';
+    if (!whole_number_error(negative ? v.substr(1) : v, 0, limit).empty())
+      return "expected a token index, a whole number from 0 to " + std::to_string(limit - 1) + ", got '" + v + "'";
+    return {};
+  });
   return s;
 }
 
@@ -317,23 +351,16 @@ OptionSpec step_option() {
   OptionSpec s = entry(Scope::Step, std::nullopt, "--step", "ID[,ID...]", "",
                        "Show (and compute) only these steps, by the book's variable names (e.g. attn_weights_2); attn LESSON "
                        "--json | jq '.steps[].id' lists them");
-  bind(s, &OutputOptions::steps);
-  s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-    return app->add_option("--step", target.output.steps, help)->delimiter(',')->type_name("ID[,ID...]");
-  };
+  field_of(s, &OutputOptions::steps)->delimiter = ',';
   return s;
 }
 
 OptionSpec impl_option() {
   OptionSpec s = entry(Scope::Bench, std::nullopt, "--impl", "NAME,...", "", "Implementations to run (default: all)");
   s.values = bench_impls();
-  bind(s, &BenchOptions::impls);
-  s.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-    return app->add_option("--impl", target.bench.impls, help)
-        ->delimiter(',')
-        ->check(CLI::IsMember(bench_impls()))
-        ->type_name("NAME,...");
-  };
+  const auto b = field_of(s, &BenchOptions::impls);
+  b->check = CLI::IsMember(bench_impls());
+  b->delimiter = ',';
   return s;
 }
 
@@ -341,20 +368,13 @@ OptionSpec cache_option() {
   OptionSpec s = entry(Scope::Bench, std::nullopt, "--cache", "N,...", "",
                        "With --decode: the KV cache lengths to time, in tokens");
   s.range = "1 to " + std::to_string(kMaxDecodeCache) + " each";
-  bind(s, &BenchOptions::cache);
-  s.shown_default = [](const CommandLine& c) {
+  const auto b = field_of(s, &BenchOptions::cache);
+  b->check = whole_number(1, kMaxDecodeCache);
+  b->delimiter = ',';
+  b->show = [](const std::vector<std::size_t>& cache) {
     std::string text;
-    for (const std::size_t n : c.bench.cache) text += (text.empty() ? "" : ",") + std::to_string(n);
+    for (const std::size_t n : cache) text += (text.empty() ? "" : ",") + std::to_string(n);
     return text;
-  };
-  s.add = [](CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help) {
-    std::string shown;
-    for (const std::size_t n : defaults.bench.cache) shown += (shown.empty() ? "" : ",") + std::to_string(n);
-    return app->add_option("--cache", target.bench.cache, help)
-        ->delimiter(',')
-        ->check(whole_number(1, kMaxDecodeCache))
-        ->type_name("N,...")
-        ->default_str(shown);
   };
   return s;
 }
@@ -363,65 +383,75 @@ std::vector<OptionSpec> make_table() {
   using L = LessonConfig;
   const auto I = Scope::Input, O = Scope::Output, Le = Scope::Lesson, B = Scope::Bench;
   std::vector<OptionSpec> t;
+  // The rules of the entry just added: given with `other` (excludes) or without it (needs).
+  const auto excludes = [&t](std::string other, std::string message) {
+    t.back().excludes.push_back({std::move(other), std::move(message)});
+  };
+  const auto needs = [&t](std::string other, std::string message) {
+    t.back().needs.push_back({std::move(other), std::move(message)});
+  };
+  // The same, with the messages written once.
+  const auto exclusive = [&](const std::string& other, const std::string& why = "") {
+    excludes(other, t.back().name + " and " + other + " exclude each other" + why);
+  };
+  const auto only_with = [&](const std::string& other, const std::string& why) {
+    needs(other, t.back().name + " only applies with " + other + " (" + why + ")");
+  };
+  const auto not_with_model = [&](const std::string& why) {
+    excludes("--model", t.back().name + " does not apply with --model" + why);
+  };
+  const std::string embeds = ", whose own trained embeddings are used";
+  const std::string sizes = "it sizes and seeds the embeddings of your own sentence";
+  const std::string picks = "it picks a block or a head of a pretrained GPT-2";
+  const std::string real_weights =
+      ": the layer's real weights set d_out, the heads and the bias (pick a head with --head where a lesson uses one)";
+  const std::string embeds_text = " (--model embeds --text, or the book's sentence, itself)";
   // Inputs and output, on every lesson and the tour.
-  {
-    OptionSpec input = entry(I, std::nullopt, "--input", "FILE", "",
-                             "Embeddings to use instead of the book's six tokens, one row per token: JSON "
-                             "{\"tokens\": [...], \"embeddings\": [[...], ...]}, a table (CSV, semicolons, tabs or "
-                             "spaces as np.savetxt writes; an optional header row and first column of token text) or "
-                             "NumPy .npy (2-D float32/float64); - reads standard input. The format comes from the "
-                             "extension (.json, .npy, .csv .tsv .txt .dat .tab), or else from the content (docs/inputs.md)");
-    bind(input, &InputOptions::input);
-    input.default_note = "the bundled journey.json";
-    input.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-      // An empty name is refused where the option is read, not taken for "the bundled data".
-      return app->add_option("--input", target.input.input, help)->type_name("FILE")->check(
-          [](const std::string& name) {
-            return name.empty() ? std::string("needs a file name (leave --input out for the book's six tokens)")
-                                : std::string();
-          });
-    };
-    t.push_back(input);
-  }
+  t.push_back(name_of(I, "--input", "FILE", &InputOptions::input,
+                     // An empty name is refused where the option is read, not taken for "the bundled data".
+                     "needs a file name (leave --input out for the book's six tokens)",
+                     "Embeddings to use instead of the book's six tokens, one row per token: JSON "
+                     "{\"tokens\": [...], \"embeddings\": [[...], ...]}, a table (CSV, semicolons, tabs or "
+                     "spaces as np.savetxt writes; an optional header row and first column of token text) or "
+                     "NumPy .npy (2-D float32/float64); - reads standard input. The format comes from the "
+                     "extension (.json, .npy, .csv .tsv .txt .dat .tab), or else from the content (docs/inputs.md)"));
+  t.back().default_note = "the bundled journey.json";
+  exclusive("--random");
   t.push_back(random_option());
   {
     OptionSpec text = entry(I, std::nullopt, "--text", "TEXT", "",
                             "Your own sentence instead: GPT-2's tokens of it, each embedded as chapter 2 does "
                             "(nn.Embedding for the tokens plus one for their positions, after torch.manual_seed); "
                             "the ids and embeddings are the first steps (docs/inputs.md)");
-    bind(text, &InputOptions::text);
-    text.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-      return app->add_option_function<std::string>("--text", [&target](const std::string& v) { target.input.text = v; },
-                                                    help)
-          ->type_name("TEXT");
-    };
+    field_of(text, &InputOptions::text, Reads::Optional);
     t.push_back(text);
   }
+  exclusive("--random");
+  exclusive("--input");
   // Every run draws the whole (50257, d_in) table, which takes about a second at 1,024 (GPT-2 medium's size).
   t.push_back(whole(I, std::nullopt, "--d-in", "N", &InputOptions::d_in, 1, 1024, "",
                     "With --text: the size of each token's embedding (the book's toy uses 3, GPT-2 small 768)"));
+  not_with_model(embeds);
+  only_with("--text", sizes);
   t.push_back(whole(I, std::nullopt, "--embedding-seed", "N", &InputOptions::embedding_seed, 0,
                     std::numeric_limits<std::uint64_t>::max(), "",
                     "With --text: the torch.manual_seed before the two embedding layers (chapter 2's 123)"));
-  {
-    OptionSpec model = entry(I, std::nullopt, "--model", "DIR", "",
-                             "A pretrained GPT-2 as Hugging Face ships it (config.json, model.safetensors, vocab.json, "
-                             "merges.txt): --text (or the book's sentence) runs through its blocks up to --layer, and "
-                             "the lesson uses that layer's real weights (docs/gpt2.md)");
-    bind(model, &InputOptions::model);
-    model.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-      return app->add_option("--model", target.input.model, help)->type_name("DIR")->check([](const std::string& name) {
-        return name.empty() ? std::string("needs a directory (a Hugging Face GPT-2 download)") : std::string();
-      });
-    };
-    t.push_back(model);
-  }
+  not_with_model(embeds);
+  only_with("--text", sizes);
+  t.push_back(name_of(I, "--model", "DIR", &InputOptions::model, "needs a directory (a Hugging Face GPT-2 download)",
+                     "A pretrained GPT-2 as Hugging Face ships it (config.json, model.safetensors, vocab.json, "
+                     "merges.txt): --text (or the book's sentence) runs through its blocks up to --layer, and "
+                     "the lesson uses that layer's real weights (docs/gpt2.md)"));
+  exclusive("--random", embeds_text);
+  exclusive("--input", embeds_text);
   t.push_back(whole(I, std::nullopt, "--layer", "L", &InputOptions::layer, 0, 1023, "",
                     "With --model: the block whose attention the lesson shows, counted from 0"));
+  only_with("--model", picks);
   t.push_back(format_option());
   t.push_back(flag(O, std::nullopt, "--json", &OutputOptions::json, "",
                    "Print one JSON document (config, inputs, every step's tensor) instead of text; the same as "
                    "--format json; see docs/json.md"));
+  exclusive("--format", " (--json is --format json)");
   t.push_back(choice(O, std::nullopt, "--color", "WHEN", &OutputOptions::color, when_words(), "",
                      "Colour: auto = when stdout is a terminal, NO_COLOR is unset and TERM is not dumb; --json never "
                      "has colour"));
@@ -436,33 +466,19 @@ std::vector<OptionSpec> make_table() {
   t.push_back(flag(O, std::nullopt, "--explain,!--no-explain", &OutputOptions::explain, "",
                    "Show each step's explanation and the book's PyTorch code (default; --no-explain hides them)"));
   t.push_back(step_option());
-  {
-    OptionSpec save = entry(O, std::nullopt, "--save-npy", "DIR", "",
-                            "Also write each step shown as a NumPy file DIR/<step id>.npy (np.load reads the tensor "
-                            "back; the tour writes DIR/<lesson>/<step id>.npy); DIR is created if missing, and earlier files of "
-                            "the same names are replaced only when the whole run succeeds");
-    bind(save, &OutputOptions::save_npy);
-    save.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-      return app->add_option("--save-npy", target.output.save_npy, help)->type_name("DIR")->check(
-          [](const std::string& dir) { return dir.empty() ? std::string("needs a directory name") : std::string(); });
-    };
-    t.push_back(save);
-  }
+  t.push_back(name_of(O, "--save-npy", "DIR", &OutputOptions::save_npy, "needs a directory name",
+                     "Also write each step shown as a NumPy file DIR/<step id>.npy (np.load reads the tensor "
+                     "back; the tour writes DIR/<lesson>/<step id>.npy); DIR is created if missing, and earlier files of "
+                     "the same names are replaced only when the whole run succeeds"));
   {
     OptionSpec mem = entry(O, std::nullopt, "--max-memory", "SIZE", "",
                            "Refuse a run whose estimated peak memory is larger: 1M to 1P, e.g. 512M or 16G (K, M, G, T, "
                            "P are powers of 1024); checked on the plan, before any work");
-    bind(mem, &OutputOptions::max_memory);
+    const auto b = field_of(mem, &OutputOptions::max_memory);
+    b->check = CLI::Validator(parse_memory_size, "", "SIZE");  // 4G -> 4 * 2^30
+    b->transform = true;
     static_assert(kDefaultMemoryBudget == std::size_t{4} << 30, "the default as help shows it");
-    mem.shown_default = [](const CommandLine& c) {
-      return c.output.max_memory == kDefaultMemoryBudget ? std::string("4G") : std::to_string(c.output.max_memory);
-    };
-    mem.add = [](CLI::App* app, CommandLine& target, const CommandLine&, const std::string& help) {
-      return app->add_option("--max-memory", target.output.max_memory, help)
-          ->type_name("SIZE")
-          ->transform(CLI::Validator(parse_memory_size, "", "SIZE"))  // 4G -> 4 * 2^30
-          ->default_str("4G");
-    };
+    b->show = [](const std::size_t& v) { return v == kDefaultMemoryBudget ? std::string("4G") : std::to_string(v); };
     t.push_back(mem);
   }
 
@@ -475,15 +491,19 @@ std::vector<OptionSpec> make_table() {
                     "With the memory estimate: embedding size"));
   t.push_back(whole(Le, Opt::DOut, "--d-out", "N", &L::d_out, 1, kMaxDims, "d_out",
                     "Output dimension of the projections (per head for mha-wrapper, the whole module for mha and gqa)"));
+  not_with_model(real_weights);
   t.push_back(whole(Le, Opt::Heads, "--heads", "H", &L::heads, 1, kMaxHeads, "heads",
                     "Number of attention heads (num_heads)"));
+  not_with_model(real_weights);
   t.push_back(whole(Le, Opt::KvGroups, "--kv-groups", "G", &L::kv_groups, 1, kMaxHeads, "kv_groups",
                     "Number of key/value heads (num_kv_groups); each serves heads / kv-groups query heads"));
+  not_with_model(real_weights);
   t.push_back(whole(Le, Opt::Layers, "--layers", "N", &L::layers, 1, 4096, "layers",
                     "With the memory estimate: number of transformer layers"));
   t.push_back(whole(Le, Opt::ContextLength, "--context-length", "N", &L::context_length, 1, std::size_t{1} << 30,
                     "context_length", "With the memory estimate: tokens held in the cache"));
-  t.push_back(dropout_option());
+  t.push_back(real(Le, Opt::Dropout, "--dropout", "P", &L::dropout, 0.0, 1.0, "a probability", "dropout",
+                   "Dropout probability"));
   t.push_back(choice(Le, Opt::DropoutRng, "--dropout-rng", "RNG", &L::dropout_rng,
                      std::vector<std::pair<std::string, DropoutRng>>{{"default", DropoutRng::Default},
                                                                      {"mkl", DropoutRng::Mkl}},
@@ -497,6 +517,7 @@ std::vector<OptionSpec> make_table() {
   t.back().default_note = "the book's";
   t.push_back(flag(Le, Opt::QkvBias, "--qkv-bias", &L::qkv_bias, "qkv_bias",
                    "Give the query, key and value nn.Linear layers a bias (qkv_bias=True)"));
+  not_with_model(real_weights);
   t.push_back(whole(Le, Opt::Batch, "--batch", "B", &L::batch, 1, kMaxBatch, "batch",
                     "Batch size: the inputs stacked this many times (torch.stack)"));
   t.push_back(whole(Le, Opt::Prompt, "--prompt", "N", &L::prompt, 1, kMaxTokens, "prompt",
@@ -506,6 +527,7 @@ std::vector<OptionSpec> make_table() {
                           "With --model: which of the layer's heads gives the query, key and value weights"));
   t.back().default_note = "0";
   t.back().range = "0 to the model's heads - 1";
+  only_with("--model", picks);
   t.push_back(choice(Le, Opt::DType, "--dtype", "TYPE", &L::dtype,
                      std::vector<std::pair<std::string, CacheDType>>{
                          {"fp32", CacheDType::FP32}, {"bf16", CacheDType::BF16}, {"fp16", CacheDType::FP16}},
@@ -559,6 +581,14 @@ std::string whole_number_error(const std::string& value, std::uint64_t min, std:
   if (errno == ERANGE || v < min || v > max) return expected;
   return {};
 }
+
+CLI::Option* OptionSpec::add(CLI::App* app, CommandLine& target, const CommandLine& defaults,
+                             const std::string& help) const {
+  return binding->add(*this, app, target, defaults, help);
+}
+void OptionSpec::take(CommandLine& to, const CommandLine& from) const { binding->take(to, from); }
+ojson OptionSpec::config(const CommandLine& c) const { return binding->config(c); }
+std::string OptionSpec::shown_default(const CommandLine& c) const { return binding->shown(c); }
 
 std::vector<std::string> OptionSpec::spellings() const {
   std::vector<std::string> out;

@@ -4,6 +4,7 @@
 // (cli.cpp), the man page and bash completion (docgen.cpp) and the README check (tests) all read this
 // table. Which lesson takes which lesson option is said by the lesson's registry entry.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -72,15 +73,26 @@ struct OptionSpec {
   std::string range;       // "1 to 64", for the man page; empty when the type says it all
   std::string default_note;  // the default in words where it is not one value ("the book's")
 
+  // What a combination with other options means: given with `other` (excludes) or without it (needs), the
+  // option is refused with `message`, a whole sentence. Checked in table order, before any work.
+  struct Rule {
+    std::string other;    // "--model"
+    std::string message;  // "--d-in does not apply with --model, whose own trained embeddings are used"
+  };
+  std::vector<Rule> excludes, needs;
+
+  // How the value is read, checked, stored and shown: one object typed by the option's field (options.cpp).
+  struct Binding;
+  std::shared_ptr<const Binding> binding;
+
   // Adds the option to `app`, storing into `target` and showing the default `defaults` holds.
-  std::function<CLI::Option*(CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help)>
-      add;
+  CLI::Option* add(CLI::App* app, CommandLine& target, const CommandLine& defaults, const std::string& help) const;
   // Copies this option's value (given on the command line) from `from` into `to`.
-  std::function<void(CommandLine& to, const CommandLine& from)> take;
-  // A lesson option's value in the JSON config.
-  std::function<nlohmann::ordered_json(const CommandLine&)> config;
+  void take(CommandLine& to, const CommandLine& from) const;
+  // A lesson option's value in the JSON config (an option with a `key`).
+  nlohmann::ordered_json config(const CommandLine& c) const;
   // The default as help shows it ("" for none).
-  std::function<std::string(const CommandLine&)> shown_default;
+  std::string shown_default(const CommandLine& c) const;
 
   bool is_flag() const { return type_name.empty(); }
   // The long names: "--explain,!--no-explain" -> {"--explain", "--no-explain"}.

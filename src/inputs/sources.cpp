@@ -1,6 +1,5 @@
 #include "inputs/sources.hpp"
 
-#include "core/errors.hpp"
 #include "core/torch_random.hpp"
 #include "inputs/embeddings.hpp"
 #include "inputs/model.hpp"
@@ -24,12 +23,6 @@ Inputs random_inputs(std::size_t n, std::size_t d) {
 
 Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream,
                    const std::function<void(std::size_t)>& check_memory) {
-  if (opt.random && !opt.input.empty()) throw UsageError("--input and --random exclude each other");
-  if (opt.text && (opt.random || !opt.input.empty()))
-    throw UsageError(std::string("--text and ") + (opt.random ? "--random" : "--input") + " exclude each other");
-  if (!opt.model.empty() && (opt.random || !opt.input.empty()))
-    throw UsageError(std::string("--model and ") + (opt.random ? "--random" : "--input") +
-                     " exclude each other (--model embeds --text, or the book's sentence, itself)");
   if (!opt.model.empty()) return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer, check_memory);
   if (opt.text) return inputs_from_text(*opt.text, opt.d_in, opt.embedding_seed);
   if (opt.random) return random_inputs(opt.random->first, opt.random->second);

@@ -24,7 +24,9 @@ struct InputOptions {
   std::size_t layer = 0;            // --layer L, with --model: the block whose attention the lesson shows
 };
 
-// The inputs `opt` asks for; `stdin_stream` is what --input - reads. `check_memory` is given the bytes a
+// The inputs `opt` asks for: --model (with --text or the book's sentence), else --text, --random, --input,
+// and the bundled six tokens when none is given. The option table (cli/options.cpp) refuses two sources at
+// once before this is called. `stdin_stream` is what --input - reads. `check_memory` is given the bytes a
 // run would need where a source knows them before its work (--model: before it reads the tokenizer and
 // before it maps the weights) and refuses, with a UsageError, a need past the budget.
 Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream,
