@@ -11,9 +11,7 @@
 namespace attn {
 
 // A function, not a global: the registry may be asked for during static initialisation.
-static LessonInfo all_tokens_info() {
-  return {"all-tokens", "3.3.2", "Computing attention weights for all input tokens", "Every token attends to every token: the score matrix, row-wise softmax, all context vectors"};
-}
+static LessonInfo all_tokens_info() { return LessonText::info("all-tokens", "3.3.2"); }
 
 Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel) {
   Trace t(all_tokens_info(), in, sel);
@@ -21,9 +19,10 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
   const std::size_t n = in.num_tokens();
   const std::size_t d_in = in.d_in();
   const std::size_t q = effective_query(std::nullopt, in);  // the book's query, row 2 ("journey")
+  LessonText text(t, "all-tokens");
+  text.set("q", q).set("n", n).set("row", q + 1).set("label", token_label(in, q));
 
-  t.add("inputs", "The input embeddings", "Each row is one token's embedding vector.",
-        "inputs = torch.tensor([...])  # (num_tokens, d_in)", inputs);
+  text.add("inputs", inputs);
 
   // The book's double loop: one dot product per pair of tokens.
   const auto attn_scores_loop = [&] {
@@ -32,27 +31,13 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
       for (std::size_t j = 0; j < n; ++j) scores(i, j) = dot(d_in, &inputs(i, 0), 1, &inputs(j, 0), 1);
     return scores;
   };
-  t.add("attn_scores_loop", "All attention scores, with two for-loops",
-        "Row i holds the dot products of token i with every token, so row " + std::to_string(q) +
-            " repeats the single query's scores.",
-        "attn_scores = torch.empty(" + std::to_string(n) + ", " + std::to_string(n) +
-            ")\n"
-            "for i, x_i in enumerate(inputs):\n"
-            "    for j, x_j in enumerate(inputs):\n"
-            "        attn_scores[i, j] = torch.dot(x_i, x_j)",
-        {n, n}, attn_scores_loop);
+  text.add("attn_scores_loop", {n, n}, attn_scores_loop);
 
   const auto attn_scores = t.lazy<Matrix>([&] { return matmul(inputs, inputs, /*transpose_b=*/true); });  // (num_tokens, num_tokens)
-  t.add("attn_scores", "All attention scores, as one matrix product",
-        "The same matrix in one step: multiplying the inputs by their own transpose computes every dot product "
-        "at once, and much faster than the loops.",
-        "attn_scores = inputs @ inputs.T", {n, n}, attn_scores);
+  text.add("attn_scores", {n, n}, attn_scores);
 
   const auto attn_weights = t.lazy<Matrix>([&] { return softmax(attn_scores()); });  // (num_tokens, num_tokens)
-  t.add("attn_weights", "Attention weights, softmax of each row",
-        "dim=-1 normalises along the last dimension, so each row (one query token) becomes weights that sum "
-        "to 1.",
-        "attn_weights = torch.softmax(attn_scores, dim=-1)", {n, n}, attn_weights)
+  text.add("attn_weights", {n, n}, attn_weights)
       .show_heatmap(false);
 
   // The book's checks, in its order: row 2 of the weights, as printed, sums to 1, and so does every row;
@@ -68,14 +53,9 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
     std::snprintf(four, sizeof four, "%.4f", w);
     return std::string(four);
   };
-  const auto row_code = [](const std::string& row) {
-    return "row_2_sum = sum([" + row + "])\nprint(\"Row 2 sum:\", row_2_sum)";
-  };
+  const auto row_code = [&](const std::string& row) { return text.with({{"values", row}}).step("row_2_sum").code; };
   const std::size_t row_step = t.steps.size();
-  t.add("row_2_sum", "Row " + std::to_string(q + 1) + " of the weights, as printed, sums to 1",
-        "Adding up the row of " + token_label(in, q) + " as the book prints it, to four decimals: 1, give or take "
-        "the rounding.",
-        row_code("attn_weights[" + std::to_string(q) + "]"), {}, [&, row_step] {
+  text.with({{"values", "attn_weights[" + std::to_string(q) + "]"}}).add("row_2_sum", {}, [&, row_step] {
           double sum = 0;  // Python's sum() of the printed (4-decimal) weights, in double
           std::string row;
           for (std::size_t j = 0; j < n; ++j) {
@@ -85,18 +65,11 @@ Trace run_all_tokens(const Inputs& in, const LessonConfig&, const Selection& sel
           t.steps[row_step].code = row_code(row);
           return PyFloat{sum};
         });
-  t.add("all_row_sums", "Every row sums to 1", "A check that the softmax normalised each row.",
-        "attn_weights.sum(dim=-1)", {n}, [&] { return row_sums(attn_weights()); });  // (num_tokens,)
+  text.add("all_row_sums", {n}, [&] { return row_sums(attn_weights()); });  // (num_tokens,)
 
-  t.add("all_context_vecs", "All context vectors",
-        "Row i is the weighted sum of the inputs with token i's weights: one matrix product replaces the "
-        "loop of 3.3.1 for every token at once.",
-        "all_context_vecs = attn_weights @ inputs", {n, d_in},
-        [&] { return matmul(attn_weights(), inputs); });  // (num_tokens, d_in)
+  text.add("all_context_vecs", {n, d_in}, [&] { return matmul(attn_weights(), inputs); });  // (num_tokens, d_in)
 
-  t.add("context_vec_2", "The context vector of 3.3.1, for comparison",
-        "Computed again with 3.3.1's loops: it is row " + std::to_string(q) + " of all_context_vecs.",
-        "print(\"Previous 2nd context vector:\", context_vec_2)", {d_in}, [&] {
+  text.add("context_vec_2", {d_in}, [&] {
           // simple's query is the same q; only its context_vec_2 and what that needs are computed.
           return run_simple(in, LessonConfig{}, Selection{{"context_vec_2"}, {}}).step("context_vec_2").tensor;
         });

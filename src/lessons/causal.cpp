@@ -9,9 +9,7 @@
 namespace attn {
 
 // A function, not a global: the registry may be asked for during static initialisation.
-static LessonInfo causal_info() {
-  return {"causal", "3.5.1, 3.5.3", "Hiding future words with causal attention", "Mask the future: zero-and-renormalise, the -inf mask, and the CausalAttention class over a batch"};
-}
+static LessonInfo causal_info() { return LessonText::info("causal", "3.5.1, 3.5.3"); }
 
 namespace {
 SelfAttention_v2 seeded_sa_v2(const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias, std::size_t head) {
@@ -60,82 +58,56 @@ Trace run_causal(const Inputs& in, const LessonConfig& given, const Selection& s
   const std::size_t b = cfg.batch, n = in.num_tokens(), d_out = cfg.d_out;
   t.config["manual_seeds"] = {seed_v2, seed_ca};
   if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead));
-  const std::string real = in.model ? "\n# --model: the head's rows of the real c_attn, loaded into its layers" : "";
+  LessonText text(t, "causal");
+  text.set("seed_v2", seed_v2).set("seed_ca", seed_ca).set("bias_arg", bias_arg);
+  text.set("real", text.phrase({"real", in.model ? "model" : "book"}));
 
   const CausalWeights w(t, in, d_out, seed_v2, cfg.qkv_bias, cfg.head.value_or(0));
-  t.add("queries", "Queries of SelfAttention_v2",
-        "We reuse the SelfAttention_v2 of section 3.4.2 to get attention weights to mask.",
-        "torch.manual_seed(" + std::to_string(seed_v2) + ")\nsa_v2 = SelfAttention_v2(d_in, d_out" + bias_arg +
-            ")" + real + "\nqueries = sa_v2.W_query(inputs)",
-        {n, d_out}, w.queries);
-  t.add("keys", "Keys of SelfAttention_v2", "Every token projected by W_key.", "keys = sa_v2.W_key(inputs)",
-        {n, d_out}, w.keys);
-  t.add("attn_scores", "Attention scores", "Every query against every key, before any masking.",
-        "attn_scores = queries @ keys.T", {n, n}, w.attn_scores);
-  t.add("attn_weights", "Unmasked attention weights",
-        "Each row still spreads weight over all tokens, including those that come later in the text.",
-        "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", {n, n}, w.attn_weights)
+  text.add("queries", {n, d_out}, w.queries);
+  text.add("keys", {n, d_out}, w.keys);
+  text.add("attn_scores", {n, n}, w.attn_scores);
+  text.add("attn_weights", {n, n}, w.attn_weights)
       .show_heatmap(false);
-  t.add("mask_simple", "A lower-triangular mask",
-        "Ones on and below the diagonal: row i keeps tokens 0..i, the ones a language model may look at when it "
-        "predicts the next word.",
-        "context_length = attn_scores.shape[0]\nmask_simple = torch.tril(torch.ones(context_length, context_length))",
-        {n, n}, w.mask_simple);
-  t.add("masked_simple", "Weights with the future zeroed",
-        "Multiplying by the mask zeroes every weight above the diagonal; the rows no longer sum to 1.",
-        "masked_simple = attn_weights * mask_simple", {n, n}, w.masked_simple).show_heatmap(true);
-  t.add("row_sums", "What each row sums to now", "keepdim=True keeps a column so it divides row by row.",
-        "row_sums = masked_simple.sum(dim=-1, keepdim=True)", {n, 1}, w.row_sums);
-  t.add("masked_simple_norm", "Renormalised masked weights",
-        "Dividing each row by its sum makes it a distribution again over the visible tokens only.",
-        "masked_simple_norm = masked_simple / row_sums", {n, n}, w.masked_simple_norm).show_heatmap(true);
-  t.add("mask", "The mask above the diagonal", "Ones mark the future positions to hide.",
-        "mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)", {n, n}, w.mask);
-  t.add("masked", "Scores with -inf in the future",
-        "The efficient trick: set future scores to -inf before softmax. exp(-inf) is 0, so they get no weight.",
-        "masked = attn_scores.masked_fill(mask.bool(), -torch.inf)", {n, n}, w.masked).show_heatmap(true);
-  t.add("causal_attn_weights", "Causal attention weights",
-        "One softmax now gives the same weights as zeroing and renormalising, in a single step.",
-        "attn_weights = torch.softmax(masked / keys.shape[-1]**0.5, dim=-1)", {n, n}, w.causal_attn_weights)
+  text.add("mask_simple", {n, n}, w.mask_simple);
+  text.add("masked_simple", {n, n}, w.masked_simple).show_heatmap(true);
+  text.add("row_sums", {n, 1}, w.row_sums);
+  text.add("masked_simple_norm", {n, n}, w.masked_simple_norm).show_heatmap(true);
+  text.add("mask", {n, n}, w.mask);
+  text.add("masked", {n, n}, w.masked).show_heatmap(true);
+  text.add("causal_attn_weights", {n, n}, w.causal_attn_weights)
       .show_heatmap(true);
 
-  const BatchStep batch(t, in.embeddings, b);  // (b, num_tokens, d_in)
+  const BatchStep batch(text, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed_ca);
   CausalAttention ca(in.d_in(), d_out, cfg.dropout, cfg.qkv_bias, gen);
   if (in.model) use_real_head(in, cfg.head.value_or(0), ca.W_query, ca.W_key, ca.W_value);
   const std::string ctor = "CausalAttention(d_in, d_out, context_length, " + py_float(cfg.dropout) +
                            bias_arg + ")";
+  text.set("ctor", ctor);
   t.modules.push_back({"ca", ctor, ca.num_parameters()});
-  add_linear_steps(t, "ca.W_query", ca.W_query, "projects each token to its query");
-  add_linear_steps(t, "ca.W_key", ca.W_key, "projects each token to its key");
-  add_linear_steps(t, "ca.W_value", ca.W_value, "projects each token to its value");
-  add_num_params_step(t, "ca", ca.num_parameters());
+  add_linear_steps(text, "ca.W_query", ca.W_query, text.phrase("role_query"));
+  add_linear_steps(text, "ca.W_key", ca.W_key, text.phrase("role_key"));
+  add_linear_steps(text, "ca.W_value", ca.W_value, text.phrase("role_value"));
+  add_num_params_step(text, "ca", ca.num_parameters());
   // One forward pass: its dropout draws from gen after the parameters, as ca(batch) does.
   const auto pass = t.lazy<CausalAttention::Pass>([&] { return ca.attend(batch(), gen, cfg.dropout_rng); });
   t.holds(CausalAttention::pass_numbers(b, n, d_out));
-  t.add("ca_attn_weights", "CausalAttention's weights, after dropout",
-        "Inside the module: the masked softmax of every sequence in the batch, then dropout (none at p = 0).",
-        "attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1))", {b, n, n},
+  text.add("ca_attn_weights", {b, n, n},
         [&] { return pass().attn_weights; })
       .show_heatmap(true);
-  t.add("context_vecs", "Context vectors of CausalAttention",
-        "One context vector per token and sequence: (batch, num_tokens, d_out). Each depends only on its token and "
-        "the ones before it.",
-        "torch.manual_seed(" + std::to_string(seed_ca) + ")\ncontext_length = batch.shape[1]\nca = " + ctor + real +
-            "\ncontext_vecs = ca(batch)",
-        {b, n, d_out}, [&] { return pass().context_vec; });
+  text.add("context_vecs", {b, n, d_out}, [&] { return pass().context_vec; });
   t.resolve();
   return t;
 }
 
 Lesson causal_lesson() {
   return {causal_info(),
-          {{{{Opt::DOut, "Output dimension of SelfAttention_v2 and CausalAttention"},
-             {Opt::Dropout, "Dropout probability inside CausalAttention"},
+          {{{{Opt::DOut, option_help("causal", "d_out")},
+             {Opt::Dropout, option_help("causal", "dropout")},
              {Opt::DropoutRng, ""},
              {Opt::Batch, ""},
-             {Opt::Seed, seed_help("789 for sa_v2, 123 for CausalAttention")},
+             {Opt::Seed, seed_help(option_help("causal", "seeds"))},
              {Opt::QkvBias, ""},
              {Opt::Head, ""}},
             LessonConfig{},

@@ -8,9 +8,7 @@
 namespace attn {
 
 // A function, not a global: the registry may be asked for during static initialisation.
-static LessonInfo gqa_info() {
-  return {"gqa", "ch04/04_gqa", "Grouped-query attention", "GroupedQueryAttention: several query heads share each key/value head"};
-}
+static LessonInfo gqa_info() { return LessonText::info("gqa", "ch04/04_gqa"); }
 
 Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   check_heads(cfg, true);
@@ -26,74 +24,54 @@ Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
                            std::to_string(h) + ", num_kv_groups=" + std::to_string(kv) +
                            (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
-  const BatchStep batch(t, in.embeddings, b);  // (b, num_tokens, d_in)
+  LessonText text(t, "gqa");
+  text.set("seed", seed).set("ctor", ctor).set("h", h).set("kv", kv).set("group_size", group_size);
+  const BatchStep batch(text, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
   const GroupedQueryAttention gqa(in.d_in(), cfg.d_out, cfg.dropout, h, kv, cfg.qkv_bias, gen);
   t.modules.push_back({"gqa", ctor, gqa.num_parameters()});
   std::string sharing;
   for (std::size_t g = 0; g < kv; ++g) {
-    sharing += (g ? "; " : "") + std::string("group ") + std::to_string(g) + " <- query heads " +
-               std::to_string(g * group_size) + (group_size > 1 ? ".." + std::to_string((g + 1) * group_size - 1) : "");
+    const std::string first = std::to_string(g * group_size);
+    sharing += (g ? "; " : "") + text.with({{"g", std::to_string(g)},
+                                           {"first", group_size > 1 ? first + ".." + std::to_string((g + 1) * group_size - 1) : first}})
+                                     .phrase("group");
   }
-  t.notes.push_back("num_heads = " + std::to_string(h) + ", num_kv_groups = " + std::to_string(kv) +
-                    ", group_size = " + std::to_string(group_size) + ": " + sharing);
-  add_linear_steps(t, "gqa.W_key", gqa.W_key, "projects each token to the keys of the key/value heads only");
-  add_linear_steps(t, "gqa.W_value", gqa.W_value, "projects each token to the values of the key/value heads");
-  add_linear_steps(t, "gqa.W_query", gqa.W_query, "projects each token to the queries of all query heads");
-  add_linear_steps(t, "gqa.out_proj", gqa.out_proj, "mixes the heads' concatenated outputs (no bias in this class)");
-  add_num_params_step(t, "gqa", gqa.num_parameters());
+  text.set("sharing", sharing);
+  t.notes.push_back(text.phrase("heads_note"));
+  add_linear_steps(text, "gqa.W_key", gqa.W_key, text.phrase("role_key"));
+  add_linear_steps(text, "gqa.W_value", gqa.W_value, text.phrase("role_value"));
+  add_linear_steps(text, "gqa.W_query", gqa.W_query, text.phrase("role_query"));
+  add_linear_steps(text, "gqa.out_proj", gqa.out_proj, text.phrase("role_out_proj"));
+  add_num_params_step(text, "gqa", gqa.num_parameters());
   const MultiHeadSteps p(t, batch.value, gqa.W_query, gqa.W_key, gqa.W_value, gqa.out_proj, h, kv, cfg.dropout, gen,
                          cfg.dropout_rng);
 
-  t.add("queries", "Queries: one per query head",
-        "W_query projects to d_out, split into num_heads heads: (b, num_heads, num_tokens, head_dim).",
-        "queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)", {b, h, n, hd},
+  text.add("queries", {b, h, n, hd},
         p.queries);
-  t.add("keys", "Keys: one per key/value group",
-        "W_key projects to only num_kv_groups * head_dim: (b, num_kv_groups, num_tokens, head_dim). This is what "
-        "a KV cache stores, and why GQA's cache is smaller.",
-        "keys = self.W_key(x).view(b, num_tokens, self.num_kv_groups, self.head_dim).transpose(1, 2)", {b, kv, n, hd},
+  text.add("keys", {b, kv, n, hd},
         p.keys);
-  t.add("values", "Values: one per key/value group", "Likewise num_kv_groups heads.",
-        "values = self.W_value(x).view(b, num_tokens, self.num_kv_groups, self.head_dim).transpose(1, 2)",
-        {b, kv, n, hd}, p.values);
-  t.add("keys_repeated", "Keys repeated for the query heads",
-        "repeat_interleave copies each group group_size times in place ([K1, K1, K2, K2], not [K1, K2, K1, K2]) so "
-        "every query head has a key head.",
-        "keys = keys.repeat_interleave(self.group_size, dim=1)", {b, h, n, hd}, p.keys_repeated);
-  t.add("values_repeated", "Values repeated for the query heads", "The same for the values.",
-        "values = values.repeat_interleave(self.group_size, dim=1)", {b, h, n, hd}, p.values_repeated);
-  t.add("kv_group_of_head", "Which key/value group each query head reads",
-        "Entry i is the group query head i shares: " + sharing + ".", "torch.arange(self.num_heads) // self.group_size",
-        {h},
+  text.add("values", {b, kv, n, hd}, p.values);
+  text.add("keys_repeated", {b, h, n, hd}, p.keys_repeated);
+  text.add("values_repeated", {b, h, n, hd}, p.values_repeated);
+  text.add("kv_group_of_head", {h},
         [&] {
           Vector group_of_head = xt::empty<float>({h});  // (num_heads,)
           for (std::size_t i = 0; i < h; ++i) group_of_head(i) = static_cast<float>(i / group_size);
           return group_of_head;
         })
       .as_integer();
-  t.add("attn_scores", "Attention scores of every query head", "(b, num_heads, num_tokens, num_tokens).",
-        "attn_scores = queries @ keys.transpose(2, 3)", {b, h, n, n}, p.attn_scores);
-  t.add("masked", "Scores with the future masked", "The causal mask, the same for every head.",
-        "attn_scores = attn_scores.masked_fill(mask, -torch.inf)", {b, h, n, n}, p.masked)
+  text.add("attn_scores", {b, h, n, n}, p.attn_scores);
+  text.add("masked", {b, h, n, n}, p.masked)
       .show_heatmap(true);
-  t.add("attn_weights", "Attention weights of every query head",
-        "Heads that share keys still differ, because their queries differ.",
-        "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", {b, h, n, n},
+  text.add("attn_weights", {b, h, n, n},
         p.attn_weights)
       .show_heatmap(true);
-  t.add("attn_weights_dropout", "After dropout", "Dropout on the weights (the same weights when p = 0).",
-        "attn_weights = self.dropout(attn_weights)", {b, h, n, n}, p.attn_weights_dropout)
+  text.add("attn_weights_dropout", {b, h, n, n}, p.attn_weights_dropout)
       .show_heatmap(true);
-  t.add("context_vec", "Heads combined", "Weights times values per head, heads concatenated per token.",
-        "context_vec = (attn_weights @ values).transpose(1, 2)\n"
-        "context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)",
-        {b, n, cfg.d_out}, p.context_combined);
-  t.add("context_vecs", "Context vectors after out_proj", "The output projection (no bias in this class).",
-        "torch.manual_seed(" + std::to_string(seed) + ")\ngqa = " + ctor +
-            "\ncontext_vecs = gqa(batch)  # context_vec = self.out_proj(context_vec)",
-        {b, n, cfg.d_out}, p.context_vecs);
+  text.add("context_vec", {b, n, cfg.d_out}, p.context_combined);
+  text.add("context_vecs", {b, n, cfg.d_out}, p.context_vecs);
   t.resolve();
   return t;
 }
@@ -105,23 +83,18 @@ Lesson gqa_lesson() {
   book.kv_groups = 2;
   LessonMode lesson{{{Opt::Heads, ""},
                      {Opt::KvGroups, ""},
-                     {Opt::DOut, "Output dimension of the whole module, split over the query heads"},
-                     {Opt::Dropout, "Dropout probability on the attention weights"},
+                     {Opt::DOut, option_help("gqa", "d_out")},
+                     {Opt::Dropout, option_help("gqa", "dropout")},
                      {Opt::DropoutRng, ""},
                      {Opt::Batch, ""},
-                     {Opt::Seed, seed_help("123")},
+                     {Opt::Seed, seed_help(option_help("gqa", "seeds"))},
                      {Opt::QkvBias, ""}},
                     book,
                     run_gqa};
   lesson.takes_model = false;
-  lesson.no_model_reason = "GroupedQueryAttention shares each key/value head among several query heads, and GPT-2 "
-                           "has none to share: every one of its heads has its own keys and values (attn mha --model "
-                           "shows them)";
+  lesson.no_model_reason = option_help("gqa", "no_model");
   // The memory estimate began here; attn kv-cache --estimate is the same report.
-  const LessonMode kv_cache = kv_cache_estimate_mode(
-      gqa_info(), Opt::KvCache,
-      "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model, as attn kv-cache --estimate (defaults: a "
-      "Llama-like 4096-dim, 32-head, 32-layer model with 8 key/value heads, 32,768 tokens, batch 1, bf16)");
+  const LessonMode kv_cache = kv_cache_estimate_mode(gqa_info(), Opt::KvCache, option_help("gqa", "kv_cache"));
   return {gqa_info(), {lesson, kv_cache},
           // Runs that reach its largest allocations (tests/test_memory.cpp): measured against the estimate,
           // and the options of its largest --random Nx16 input under the budget.

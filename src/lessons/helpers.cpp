@@ -29,35 +29,34 @@ Tensor3 make_batch(const Matrix& inputs, std::size_t b) {
   return out;
 }
 
-BatchStep::BatchStep(Trace& t, const Matrix& inputs, std::size_t b)
-    : value(t.lazy<Tensor3>([x = &inputs, b] { return make_batch(*x, b); })) {
-  t.add("batch", "A batch of inputs",
-        "Modules take a batch of sequences: here the same inputs stacked " + std::to_string(b) + " times.",
-        "batch = torch.stack((inputs,) * " + std::to_string(b) + ", dim=0)", {b, inputs.shape(0), inputs.shape(1)},
-        value);
+BatchStep::BatchStep(LessonText& text, const Matrix& inputs, std::size_t b)
+    : value(text.trace().lazy<Tensor3>([x = &inputs, b] { return make_batch(*x, b); })) {
+  text.with({{"b", std::to_string(b)}}).add("batch", {b, inputs.shape(0), inputs.shape(1)}, value);
 }
 
-void add_num_params_step(Trace& t, const std::string& module, std::size_t count) {
-  t.add("num_params", "Parameters of " + module + ": " + with_commas(count),
-        "Every weight and bias of the module counted; exercise 3.3 asks this of GPT-2's size, "
-        "attn mha --random 1024x768 --d-out 768 --heads 12 --step num_params.",
-        "sum(p.numel() for p in " + module + ".parameters())", Scalar(static_cast<float>(count)))
+void add_num_params_step(const LessonText& text, const std::string& module, std::size_t count) {
+  text.with({{"module", module}, {"count", with_commas(count)}})
+      .add("num_params", Scalar(static_cast<float>(count)))
       .python_int = static_cast<std::int64_t>(count);
 }
 
 std::string seed_help(const std::string& book_seeds) {
-  return "Replace every torch.manual_seed value of the lesson (default: the book's " + book_seeds + ")";
+  return fill(lesson_content("shared").piece("phrases/seed_help", ""), {{"seeds", book_seeds}}, "seed_help");
 }
 
-void add_linear_steps(Trace& t, const std::string& path, const Linear& layer, const std::string& role) {
-  const std::string out = std::to_string(layer.weight.shape(0)), in = std::to_string(layer.weight.shape(1));
-  t.add(path + ".weight", "Parameter " + path + ".weight",
-        "nn.Linear " + role + ". It keeps its weight as (out_features, in_features) = (" + out + ", " + in +
-            ") and computes x @ weight.T" + (layer.bias.size() ? " + bias" : "") + ".",
-        "print(" + path + ".weight)", layer.weight);  // (out_features, in_features)
+std::string option_help(const std::string& lesson, const std::string& option) {
+  return lesson_content(lesson).piece("phrases/help_" + option, "");
+}
+
+void add_linear_steps(const LessonText& text, const std::string& path, const Linear& layer, const std::string& role) {
+  const LessonText words = text.with({{"path", path},
+                                      {"role", role},
+                                      {"out", std::to_string(layer.weight.shape(0))},
+                                      {"in", std::to_string(layer.weight.shape(1))},
+                                      {"plus_bias", layer.bias.size() ? " + bias" : ""}});
+  words.add("{path}.weight", layer.weight);  // (out_features, in_features)
   if (layer.bias.size() == 0) return;
-  t.add(path + ".bias", "Parameter " + path + ".bias", "Added to every output of " + path + ".",
-        "print(" + path + ".bias)", layer.bias);  // (out_features,)
+  words.add("{path}.bias", layer.bias);  // (out_features,)
 }
 
 std::string token_label(const Inputs& in, std::size_t i) {
@@ -66,9 +65,13 @@ std::string token_label(const Inputs& in, std::size_t i) {
 
 std::string query_note(const Inputs& in, std::size_t q) {
   if (q == kBookQuery) return "";
-  return "The book's query is x^(2), inputs[1]; the steps keep its names (x_2, query_2, attn_scores_2, "
-         "context_vec_2, ...), and here they hold x^(" + std::to_string(q + 1) + "), inputs[" + std::to_string(q) +
-         "], \"" + in.tokens.at(q) + "\".";
+  return fill(lesson_content("shared").piece("phrases/other_query", ""),
+              {{"x", std::to_string(q + 1)}, {"q", std::to_string(q)}, {"token", in.tokens.at(q)}}, "other_query");
+}
+
+void add_query_notes(Trace& t, const Inputs& in, std::size_t q) {
+  t.notes.push_back(fill(lesson_content("shared").piece("phrases/query", ""), {{"label", token_label(in, q)}}, "query"));
+  for (const auto& line : wrap_words(query_note(in, q), 80)) t.notes.push_back(line);
 }
 
 LessonConfig model_config(const LessonConfig& cfg, const Inputs& in, ModelUse use, Trace& t) {
@@ -101,12 +104,13 @@ void use_real_head(const Inputs& in, std::size_t head, Linear& W_query, Linear& 
 
 std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use) {
   const Gpt2Config& c = in.model->model->config();
-  const std::string block = "GPT-2's block " + std::to_string(in.model->layer) + " (--layer)";
-  if (use == ModelUse::OneHead)
-    return "weights: " + block + ", head " + std::to_string(cfg.head.value_or(0)) + " of " + std::to_string(c.n_head) +
-           " (--head): its rows of c_attn, d_out = head_dim = " + std::to_string(c.head_dim()) + ", with the bias";
-  return "weights: " + block + ", all " + std::to_string(c.n_head) + " heads of head_dim " +
-         std::to_string(c.head_dim()) + ", c_attn split into W_query, W_key, W_value, with the bias";
+  const bool one = use == ModelUse::OneHead;
+  return fill(lesson_content("shared").piece("phrases/model_note", one ? "head" : "layer"),
+              {{"layer", std::to_string(in.model->layer)},
+               {"head", std::to_string(cfg.head.value_or(0))},
+               {"heads", std::to_string(c.n_head)},
+               {"head_dim", std::to_string(c.head_dim())}},
+              "model_note");
 }
 
 }  // namespace attn

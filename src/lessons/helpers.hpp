@@ -13,6 +13,7 @@
 #include "core/strings.hpp"
 #include "core/tensor.hpp"
 #include "lessons/config.hpp"
+#include "lessons/content.hpp"
 #include "trace/trace.hpp"
 
 namespace attn {
@@ -31,7 +32,7 @@ Tensor3 make_batch(const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_i
 // The lesson's "batch" step, computed when a shown step needs it: `const auto batch = add_batch_step(...)`
 // (the Lazy is returned as a prvalue, so the step's reference to it stays valid).
 struct BatchStep {
-  BatchStep(Trace& t, const Matrix& inputs, std::size_t b);
+  BatchStep(LessonText& text, const Matrix& inputs, std::size_t b);
   BatchStep(const BatchStep&) = delete;
   const Tensor3& operator()() const { return value(); }  // (b, num_tokens, d_in)
   Lazy<Tensor3> value;
@@ -39,15 +40,18 @@ struct BatchStep {
 
 // The parameters of one nn.Linear as steps named by their PyTorch path ("mha.W_query.weight", as
 // module.named_parameters() names them): the weight (out_features, in_features), then the bias when the
-// layer has one. `role` says what the layer does ("projects each token to its queries").
-void add_linear_steps(Trace& t, const std::string& path, const Linear& layer, const std::string& role);
+// layer has one. `role` says what the layer does ("projects each token to its queries"). The words are the
+// shared content's (data/lessons/shared.json).
+void add_linear_steps(const LessonText& text, const std::string& path, const Linear& layer, const std::string& role);
 
 // The module's parameter count as the step "num_params": a Python int, as
 // sum(p.numel() for p in module.parameters()) gives it (exercise 3.3 asks for it).
-void add_num_params_step(Trace& t, const std::string& module, std::size_t count);
+void add_num_params_step(const LessonText& text, const std::string& module, std::size_t count);
 
 // --seed's help on a lesson whose book seeds are `book_seeds` ("789 for sa_v2, 123 for CausalAttention").
 std::string seed_help(const std::string& book_seeds);
+// A lesson's option help, its content's phrase "help_<option>" ("help_d_out").
+std::string option_help(const std::string& lesson, const std::string& option);
 
 // Token i's label for titles, with the book's 1-based name for it: 1 "journey", x^(2).
 std::string token_label(const Inputs& in, std::size_t i);
@@ -55,6 +59,8 @@ std::string token_label(const Inputs& in, std::size_t i);
 // With --query q other than the book's 1: a sentence saying that the step ids keep the book's names for
 // x^(2) and what they hold here. "" for the book's query.
 std::string query_note(const Inputs& in, std::size_t q);
+// The notes of --query: "query: token ...", then query_note wrapped.
+void add_query_notes(Trace& t, const Inputs& in, std::size_t q);
 
 // --model: how a lesson uses the pretrained layer. OneHead: one head's slices (trainable, causal, dropout;
 // d_out = head_dim). EveryHead: one CausalAttention per head (mha-wrapper). Layer: the whole layer (mha,

@@ -6,9 +6,7 @@
 namespace attn {
 
 // A function, not a global: the registry may be asked for during static initialisation.
-static LessonInfo mha_wrapper_info() {
-  return {"mha-wrapper", "3.6.1", "Stacking multiple single-head attention layers", "Multi-head attention as a list of CausalAttention heads, outputs concatenated"};
-}
+static LessonInfo mha_wrapper_info() { return LessonText::info("mha-wrapper", "3.6.1"); }
 
 Trace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const Selection& sel) {
   Trace t(mha_wrapper_info(), in, sel);
@@ -23,7 +21,9 @@ Trace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const Selecti
   const std::string ctor = "MultiHeadAttentionWrapper(d_in, d_out, context_length, " + py_float(cfg.dropout) +
                            ", num_heads=" + std::to_string(cfg.heads) + (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
-  const BatchStep batch(t, in.embeddings, b);  // (b, num_tokens, d_in)
+  LessonText text(t, "mha-wrapper");
+  text.set("ctor", ctor).set("seed", seed).set("b", b).set("n", n).set("d_out", d_out).set("width", cfg.heads * d_out);
+  const BatchStep batch(text, in.embeddings, b);  // (b, num_tokens, d_in)
 
   TorchGenerator gen(seed);
   MultiHeadAttentionWrapper mha(in.d_in(), cfg.d_out, cfg.dropout, cfg.heads, cfg.qkv_bias, gen);
@@ -33,36 +33,25 @@ Trace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const Selecti
     t.notes.push_back(model_note(in, cfg, ModelUse::EveryHead));
   }
   t.modules.push_back({"mha", ctor, mha.num_parameters()});
-  if (!in.model) t.notes.push_back("each head is a CausalAttention with its own W_query, W_key, W_value (d_out = " +
-                    std::to_string(cfg.d_out) + " per head), drawn head by head");
+  if (!in.model) t.notes.push_back(text.phrase("heads_note"));
   for (std::size_t h = 0; h < mha.heads.size(); ++h) {
-    const std::string head = "mha.heads." + std::to_string(h), which = "head " + std::to_string(h) + "'s ";
-    add_linear_steps(t, head + ".W_query", mha.heads[h].W_query, "projects each token to " + which + "query");
-    add_linear_steps(t, head + ".W_key", mha.heads[h].W_key, "projects each token to " + which + "key");
-    add_linear_steps(t, head + ".W_value", mha.heads[h].W_value, "projects each token to " + which + "value");
+    const std::string head = "mha.heads." + std::to_string(h);
+    const LessonText of_head = text.with({{"h", std::to_string(h)}});
+    add_linear_steps(of_head, head + ".W_query", mha.heads[h].W_query, of_head.phrase("role_query"));
+    add_linear_steps(of_head, head + ".W_key", mha.heads[h].W_key, of_head.phrase("role_key"));
+    add_linear_steps(of_head, head + ".W_value", mha.heads[h].W_value, of_head.phrase("role_value"));
   }
-  add_num_params_step(t, "mha", mha.num_parameters());
+  add_num_params_step(text, "mha", mha.num_parameters());
   // The heads run one after another, each drawing its dropout mask after the one before: one Lazy value.
   const auto passes = t.lazy<std::vector<CausalAttention::Pass>>([&] { return mha.attend(batch(), gen, cfg.dropout_rng); });
   t.holds(saturating_product({mha.heads.size(), CausalAttention::pass_numbers(b, n, cfg.d_out)}));
   for (std::size_t h = 0; h < mha.heads.size(); ++h) {
-    const std::string hs = std::to_string(h);
-    t.add("head_" + hs + "_attn_weights", "Head " + hs + ": causal attention weights",
-          "Head " + hs + " has its own weights, so it attends differently from the other heads.",
-          "self.heads[" + hs + "]  # CausalAttention: softmax(masked scores / sqrt(d_k)), then dropout",
-          {b, n, n}, [&passes, h] { return passes()[h].attn_weights; })
+    const LessonText of_head = text.with({{"h", std::to_string(h)}});
+    of_head.add("head_{h}_attn_weights", {b, n, n}, [&passes, h] { return passes()[h].attn_weights; })
         .show_heatmap(true);
-    t.add("head_" + hs + "_context_vec", "Head " + hs + ": context vectors",
-          "What head " + hs + " contributes: (batch, num_tokens, d_out).", "self.heads[" + hs + "](x)",
-          {b, n, d_out}, [&passes, h] { return passes()[h].context_vec; });
+    of_head.add("head_{h}_context_vec", {b, n, d_out}, [&passes, h] { return passes()[h].context_vec; });
   }
-  t.add("context_vecs", "Concatenated context vectors",
-        "The heads' outputs side by side along the last dimension: (batch, num_tokens, num_heads * d_out) = (" +
-            std::to_string(cfg.batch) + ", " + std::to_string(in.num_tokens()) + ", " +
-            std::to_string(cfg.heads * cfg.d_out) + ").",
-        "torch.manual_seed(" + std::to_string(seed) + ")\nmha = " + ctor +
-            "\ncontext_vecs = mha(batch)  # torch.cat([head(x) for head in self.heads], dim=-1)",
-        {b, n, cfg.heads * d_out}, [&] { return MultiHeadAttentionWrapper::concat(passes()); });
+  text.add("context_vecs", {b, n, cfg.heads * d_out}, [&] { return MultiHeadAttentionWrapper::concat(passes()); });
   t.resolve();
   return t;
 }
@@ -70,11 +59,11 @@ Trace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const Selecti
 Lesson mha_wrapper_lesson() {
   return {mha_wrapper_info(),
           {{{{Opt::Heads, ""},
-             {Opt::DOut, "Output dimension of each head (--d-out 1 is exercise 3.2)"},
-             {Opt::Dropout, "Dropout probability inside each head"},
+             {Opt::DOut, option_help("mha-wrapper", "d_out")},
+             {Opt::Dropout, option_help("mha-wrapper", "dropout")},
              {Opt::DropoutRng, ""},
              {Opt::Batch, ""},
-             {Opt::Seed, seed_help("123")},
+             {Opt::Seed, seed_help(option_help("mha-wrapper", "seeds"))},
              {Opt::QkvBias, ""}},
             LessonConfig{},
             run_mha_wrapper}},

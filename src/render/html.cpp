@@ -345,9 +345,9 @@ class HtmlRenderer : public Renderer {
                " parameters</li>\n";
     if (!facts.empty()) out += "<ul class=\"facts\">\n" + facts + "</ul>\n";
     // The notes as the text view prints them: some are tables aligned in columns (kv-cache --estimate).
-    if (!t.notes.empty()) {
+    if (!t.notes.empty() || t.note_table) {
       out += "<pre class=\"notes\">";
-      for (const auto& note : t.notes) out += markup(note) + "\n";
+      for (const auto& note : note_lines(t)) out += markup(note) + "\n";
       out += "</pre>\n";
     }
     out += "</section>\n";

@@ -430,7 +430,7 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
     for (const auto& t : trace.inputs.tokens) tokens.push_back("'" + visible(t) + "'");
     for (const auto& line : fill(tokens, o.width, "  ", "    ")) slide.head.push_back({{line, Role::Label}});
   }
-  for (const auto& note : trace.notes)
+  for (const auto& note : note_lines(trace))
     for (auto& l : wrap_text(note, o.width, "  ", Role::Text)) slide.head.push_back(l);
   for (const auto& m : trace.modules)
     for (auto& l : wrap_preformatted("  module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) +
@@ -450,5 +450,30 @@ std::string plain(const Line& line) {
 }
 
 std::size_t line_width(const Line& line) { return display_width(plain(line)); }
+
+std::vector<std::string> note_lines(const Trace& trace) {
+  std::vector<std::string> lines;
+  const auto table = [&] {
+    const NoteTable& tab = *trace.note_table;
+    const auto row = [&](const std::vector<std::string>& cells) {
+      std::string line = " ";
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        const std::size_t w = c < tab.widths.size() ? tab.widths[c] : 0;
+        const std::string pad(cells[c].size() < w ? w - cells[c].size() : 0, ' ');
+        line += " " + (c == 0 ? cells[c] + pad : pad + cells[c]) + " ";
+      }
+      line.pop_back();
+      return line;
+    };
+    lines.push_back(row(tab.header));
+    for (const auto& r : tab.rows) lines.push_back(row(r));
+  };
+  for (std::size_t i = 0; i < trace.notes.size(); ++i) {
+    if (trace.note_table && trace.note_table->at == i) table();
+    lines.push_back(trace.notes[i]);
+  }
+  if (trace.note_table && trace.note_table->at >= trace.notes.size()) table();
+  return lines;
+}
 
 }  // namespace attn

@@ -99,6 +99,10 @@ std::vector<std::string> prompt_lines(const std::string& code);
 std::string shape_text(const Step& step);
 std::string value_text(const Step& step);
 
+// A lesson's notes as lines, with its note table (trace.hpp: NoteTable) laid out among them: two spaces, then
+// each column in its width (the first left-aligned, the others right-aligned), two spaces apart.
+std::vector<std::string> note_lines(const Trace& trace);
+
 // A line's text without roles, and its width in columns.
 std::string plain(const Line& line);
 std::size_t line_width(const Line& line);

@@ -101,7 +101,7 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
                " from " + visible(trace.inputs.source) + "\n";
       about += "tokens: " + token_list(trace.inputs.tokens) + "\n";
     }
-    for (const auto& note : trace.notes) about += visible(note) + "\n";
+    for (const auto& note : note_lines(trace)) about += visible(note) + "\n";
     for (const auto& m : trace.modules)
       about += "module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) + " parameters\n";
     head += fit(about, style, Role::Text);

@@ -87,6 +87,16 @@ struct ModuleInfo {
 
 struct Trace;
 
+// A table among a lesson's notes, as data (kv-cache --estimate's MHA and GQA rows). The renderers lay it out
+// (render/layout.hpp, note_lines) after the first `at` notes: the first column left-aligned, the others
+// right-aligned, each in its `widths` (the widest a cell can be: 26 for a byte count up to 2^64 with commas).
+struct NoteTable {
+  std::size_t at = 0;
+  std::vector<std::size_t> widths;
+  std::vector<std::string> header;             // one per column
+  std::vector<std::vector<std::string>> rows;  // one cell per column
+};
+
 // What a step's computation returns when the book's value is a Python number, not a tensor.
 struct PyFloat {
   double value;
@@ -197,6 +207,7 @@ struct Trace {
   // lesson, from the option table, in front of those (lessons/registry.cpp).
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
   std::vector<std::string> notes;  // context lines for the text header ("query: ...")
+  std::optional<NoteTable> note_table;  // a table among the notes: data, laid out by the renderers
   std::vector<ModuleInfo> modules;
   bool show_inputs = true;         // false for reports that do not use the embeddings (gqa --kv-cache)
   nlohmann::ordered_json report;   // a lesson's non-tensor result (JSON key "report"); null when none

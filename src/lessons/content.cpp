@@ -1,0 +1,227 @@
+#include "lessons/content.hpp"
+
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+
+#include <fmt/args.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+#include "io/files.hpp"
+#include "io/paths.hpp"
+
+namespace attn {
+
+namespace {
+
+// A lesson's content is a few kilobytes; a translation no more.
+constexpr FileKind kContentFile{"a lesson's content", std::size_t{1} << 20};
+
+bool name_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+
+std::string join_lines(const nlohmann::json& lines, const std::string& where) {
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].is_string()) throw std::invalid_argument(where + ": a line of code that is not a string");
+    out += (i ? "\n" : "") + lines[i].get<std::string>();
+  }
+  return out;
+}
+
+// One piece: a string, an array of lines, or (with variants allowed) an object of those.
+void read_piece(const nlohmann::json& v, const std::string& path, bool variants_allowed,
+                std::map<std::string, std::string>& out, std::set<std::string>& has_variants) {
+  if (v.is_string()) {
+    out[path] = v.get<std::string>();
+  } else if (v.is_array()) {
+    out[path] = join_lines(v, path);
+  } else if (v.is_object() && variants_allowed && !v.empty()) {
+    has_variants.insert(path);
+    for (const auto& [name, piece] : v.items()) read_piece(piece, path + "/" + name, false, out, has_variants);
+  } else {
+    throw std::invalid_argument(path + ": neither text, lines of code nor an object of variants");
+  }
+  if (!v.is_object()) placeholders(out[path]);  // throws on a malformed one
+}
+
+}  // namespace
+
+std::string text_hash(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::vector<std::string> placeholders(const std::string& format) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < format.size(); ++i) {
+    const char c = format[i];
+    if (c == '}') {
+      if (i + 1 < format.size() && format[i + 1] == '}') {
+        ++i;
+        continue;
+      }
+      throw std::invalid_argument("a '}' that closes nothing (write }} for a brace) in \"" + format + "\"");
+    }
+    if (c != '{') continue;
+    if (i + 1 < format.size() && format[i + 1] == '{') {
+      ++i;
+      continue;
+    }
+    const std::size_t end = format.find('}', i);
+    if (end == std::string::npos) throw std::invalid_argument("a '{' never closed in \"" + format + "\"");
+    const std::string name = format.substr(i + 1, end - i - 1);
+    if (name.empty()) throw std::invalid_argument("an empty placeholder {} in \"" + format + "\"");
+    for (const char n : name)
+      if (!name_char(n))
+        throw std::invalid_argument("placeholder {" + name + "}: a name is a-z, 0-9 and _, no format spec");
+    names.push_back(name);
+    i = end;
+  }
+  return names;
+}
+
+Content::Content(const std::string& path, const std::string& english, const std::string& translation_path,
+                 const std::string& translation)
+    : path_(path), translation_path_(translation_path) {
+  try {
+    const auto doc = nlohmann::ordered_json::parse(english);
+    if (!doc.is_object()) throw std::invalid_argument("not a JSON object");
+    for (const auto& [section, body] : doc.items()) {
+      if (!body.is_object()) throw std::invalid_argument(section + ": not an object");
+      if (section == "steps") {
+        for (const auto& [id, fields] : body.items()) {
+          if (!fields.is_object()) throw std::invalid_argument("steps/" + id + ": not an object");
+          placeholders(id);
+          step_patterns_.push_back(id);
+          for (const auto& [field, v] : fields.items()) {
+            if (field != "title" && field != "explanation" && field != "code")
+              throw std::invalid_argument("steps/" + id + "/" + field + ": a step has a title, an explanation and code");
+            read_piece(nlohmann::json(v), "steps/" + id + "/" + field, true, english_, has_variants_);
+          }
+          for (const char* field : {"title", "explanation", "code"})
+            if (!fields.contains(field))
+              throw std::invalid_argument("steps/" + id + ": no " + std::string(field) + " (\"\" if it has none)");
+        }
+      } else if (section == "phrases" || section == "lesson") {
+        for (const auto& [name, v] : body.items())
+          read_piece(nlohmann::json(v), section + "/" + name, true, english_, has_variants_);
+      } else {
+        throw std::invalid_argument(section + ": not a section (lesson, steps, phrases)");
+      }
+    }
+  } catch (const std::exception& e) {
+    throw InputError(path + ": malformed lesson content: " + e.what());
+  }
+  if (translation_path.empty()) return;
+  try {
+    const auto doc = nlohmann::json::parse(translation);
+    if (!doc.is_object() || !doc.contains("entries") || !doc["entries"].is_object())
+      throw std::invalid_argument("no object \"entries\"");
+    for (const auto& [key, entry] : doc["entries"].items()) {
+      if (!entry.is_object() || !entry.contains("source") || !entry.contains("text") || !entry["source"].is_string())
+        throw std::invalid_argument(key + ": an entry is {\"source\": hash, \"text\": ...}");
+      std::map<std::string, std::string> one;
+      std::set<std::string> unused;
+      read_piece(entry["text"], key, false, one, unused);
+      translated_[key] = {entry["source"].get<std::string>(), one[key]};
+    }
+  } catch (const std::exception& e) {
+    throw InputError(translation_path + ": malformed translation: " + e.what());
+  }
+}
+
+bool Content::has(const std::string& path) const {
+  return english_.count(path) != 0 || has_variants_.count(path) != 0;
+}
+
+const std::string& Content::piece(const std::string& path, const std::string& variant) const {
+  const bool variants = has_variants_.count(path) != 0;
+  if (variants && variant.empty())
+    throw std::logic_error(path_ + ": " + path + " has variants, and the lesson names none");
+  const std::string full = variants ? path + "/" + variant : path;
+  const auto it = english_.find(full);
+  if (it == english_.end()) throw std::logic_error(path_ + ": no text " + full);
+  mark_used(full);
+  const auto tr = translated_.find(full);
+  return tr != translated_.end() ? tr->second.second : it->second;
+}
+
+std::vector<std::string> Content::paths() const {
+  std::vector<std::string> out;
+  for (const auto& [path, text] : english_) out.push_back(path);
+  return out;
+}
+
+std::vector<std::string> Content::stale_entries() const {
+  std::vector<std::string> out;
+  for (const auto& [path, entry] : translated_) {
+    const auto it = english_.find(path);
+    if (it == english_.end() || text_hash(it->second) != entry.first) out.push_back(path);
+  }
+  return out;
+}
+
+const Content& lesson_content(const std::string& name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<Content>> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = cache[name];
+  if (!slot) {
+    slot = load_lesson_content(name, "");
+  }
+  return *slot;
+}
+
+std::unique_ptr<Content> load_lesson_content(const std::string& name, const std::string& language) {
+  const std::string path = find_data_file("lessons/" + name + ".json");
+  if (path.empty()) throw InputError("lessons/" + name + ".json: the lesson's text is missing (looked in " + data_dirs_text() + ")");
+  const std::string translated = language.empty() ? "" : find_data_file("lessons/" + language + "/" + name + ".json");
+  return std::make_unique<Content>(path, read_regular_file(path, kContentFile), translated,
+                                   translated.empty() ? "" : read_regular_file(translated, kContentFile));
+}
+
+std::string fill(const std::string& format, const TextValues& values, const std::string& where) {
+  fmt::dynamic_format_arg_store<fmt::format_context> args;
+  for (const std::string& name : placeholders(format)) {
+    const auto it = values.find(name);
+    if (it == values.end()) throw std::logic_error(where + " uses {" + name + "}, which the lesson does not give");
+  }
+  for (const auto& [name, value] : values) args.push_back(fmt::arg(name.c_str(), value));
+  try {
+    return fmt::vformat(format, args);
+  } catch (const fmt::format_error& e) {
+    throw std::logic_error(where + ": " + e.what());
+  }
+}
+
+LessonText::LessonText(Trace& t, const std::string& lesson)
+    : t_(&t), own_(&lesson_content(lesson)), shared_(&lesson_content("shared")) {}
+
+std::string LessonText::text(const std::string& path, const std::string& variant) const {
+  const Content& c = own_->has(path) ? *own_ : *shared_;
+  return fill(c.piece(path, variant), values_, c.path() + ": " + path);
+}
+
+std::string LessonText::phrase(const TextKey& key) const { return text("phrases/" + key.pattern, key.variant); }
+
+LessonText::Words LessonText::step(const TextKey& key) const {
+  const std::string base = "steps/" + key.pattern + "/";
+  const Content& c = own_->has(base + "title") ? *own_ : *shared_;
+  return {fill(key.pattern, values_, c.path() + ": step " + key.pattern), text(base + "title", key.variant),
+          text(base + "explanation", key.variant), text(base + "code", key.variant)};
+}
+
+LessonInfo LessonText::info(const std::string& lesson, const std::string& section) {
+  const Content& c = lesson_content(lesson);
+  return {lesson, section, c.piece("lesson/title", ""), c.piece("lesson/summary", "")};
+}
+
+}  // namespace attn

@@ -1,0 +1,168 @@
+#pragma once
+// The lessons' words as content: each lesson's step titles, explanations and PyTorch code, its notes and
+// its option help live in data/lessons/<lesson>.json (and what several lessons share, the batch, the
+// parameters, in data/lessons/shared.json), not in the C++. The C++ keeps the ids, the shapes, the Lazy
+// computations and a small map of values (`who`, `n`, `d_out`, ...) that fill the text's named
+// placeholders through {fmt}: "Attention scores of {who}".
+//
+// The format (docs/architecture.md, "Lesson text"):
+//   {"lesson": {"title": TEXT, "summary": TEXT},
+//    "steps": {"<step id>": {"title": TEXT, "explanation": TEXT, "code": CODE}, ...},
+//    "phrases": {"<name>": TEXT, ...}}
+// TEXT is a string; CODE an array of lines (or a string). Either may instead be an object of variants,
+// {"token": ..., "prompt": ...}, of which the lesson names one. A step id may hold placeholders too
+// (`queries_{at}`): the key is the pattern, the values make the id. Placeholders are `{name}`, name of
+// [a-z0-9_]; `{{` and `}}` are literal braces.
+//
+// Translation: data/lessons/<language>/<lesson>.json holds
+//   {"language": "ru", "entries": {"steps/attn_scores_2/title": {"source": HASH, "text": "..."}, ...}}
+// one entry per piece of English text it translates, keyed by the piece's path (below), with `source`
+// the hash of the English text it was translated from (text_hash). An entry missing falls back to the
+// English one; an entry whose English has changed since is stale (stale_entries says which).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trace/trace.hpp"
+
+namespace attn {
+
+// FNV-1a, 64 bits, of the text's UTF-8 bytes, as 16 lowercase hex digits: what a translated entry
+// records of the English it was translated from.
+std::string text_hash(const std::string& text);
+
+// The `{name}`s of a format string, in order; throws std::invalid_argument on a malformed one (an
+// unmatched brace, an empty or invalid name, a format spec).
+std::vector<std::string> placeholders(const std::string& format);
+
+// The values a lesson gives its text, by placeholder name.
+using TextValues = std::map<std::string, std::string>;
+
+// One lesson's content (or the shared one), parsed and checked, with a translation merged in.
+class Content {
+ public:
+  // Parses `english` (the file's text; `path` names it in errors) and, when given, a translation. A
+  // malformed file (not JSON, a piece that is neither text nor variants, a malformed placeholder) is
+  // an InputError naming the file and the piece.
+  Content(const std::string& path, const std::string& english, const std::string& translation_path = "",
+          const std::string& translation = "");
+
+  // A piece of text by path, "steps/<id pattern>/<field>" or "phrases/<name>" or "lesson/title", with
+  // the variant when the piece has variants ("" when it has none): the translated text if there is one,
+  // the English otherwise. Throws std::logic_error when the content has no such piece.
+  const std::string& piece(const std::string& path, const std::string& variant) const;
+  bool has(const std::string& path) const;
+  // The step id patterns, in file order.
+  const std::vector<std::string>& step_patterns() const { return step_patterns_; }
+  // Every piece's full path ("steps/x/title", "steps/y/code/token"): the translatable units.
+  std::vector<std::string> paths() const;
+  const std::string& english(const std::string& full_path) const { return english_.at(full_path); }
+  // The translation's entries whose English has changed since (or is gone): their full paths.
+  std::vector<std::string> stale_entries() const;
+  const std::string& path() const { return path_; }
+
+  // Which pieces were filled in since the process started (the tests check every piece is used).
+  const std::set<std::string>& used() const { return used_; }
+  void mark_used(const std::string& full_path) const { used_.insert(full_path); }
+
+ private:
+  std::string path_, translation_path_;
+  std::vector<std::string> step_patterns_;
+  std::map<std::string, std::string> english_;         // full path -> English text
+  std::set<std::string> has_variants_;                 // paths (without the variant) that have variants
+  std::map<std::string, std::pair<std::string, std::string>> translated_;  // full path -> (source hash, text)
+  mutable std::set<std::string> used_;
+};
+
+// The content of `name` ("simple", ..., "shared"): data/lessons/<name>.json, found as every bundled file is
+// (io/paths.hpp), read once per process. An InputError when it is missing or malformed.
+const Content& lesson_content(const std::string& name);
+
+// The content of `name` in `language` ("" for English alone): data/lessons/<name>.json with, when a language
+// is given and data/lessons/<language>/<name>.json exists, that translation merged in, entry by entry
+// (an entry it lacks stays English). Not cached: for a front end that picks a language, and the tests.
+std::unique_ptr<Content> load_lesson_content(const std::string& name, const std::string& language);
+
+// `format` with its placeholders filled from `values`; `where` names the piece for errors. A placeholder
+// the values lack is a std::logic_error naming it (a lesson that does not give what its content uses).
+std::string fill(const std::string& format, const TextValues& values, const std::string& where);
+
+// Which variant of a piece: its path ("queries_{at}") and the variant's name ("token"), or none.
+struct TextKey {
+  TextKey(const char* p) : pattern(p) {}  // NOLINT: a plain key reads as a string
+  TextKey(std::string p) : pattern(std::move(p)) {}  // NOLINT
+  TextKey(std::string p, std::string v) : pattern(std::move(p)), variant(std::move(v)) {}
+  std::string pattern, variant;
+};
+
+// A lesson's text at work: its content (then the shared content), the values it has given so far, and the
+// trace its steps go to. `add` takes a step's words from the content and its shape and value from the
+// lesson: t.add("attn_scores_2", {n}, attn_scores_2) becomes text.add("attn_scores_2", {n}, attn_scores_2).
+class LessonText {
+ public:
+  LessonText(Trace& t, const std::string& lesson);
+
+  // Gives a placeholder its value (numbers as decimal digits).
+  LessonText& set(const std::string& name, std::string value) {
+    values_[name] = std::move(value);
+    return *this;
+  }
+  LessonText& set(const std::string& name, const char* value) { return set(name, std::string(value)); }
+  template <class N, class = std::enable_if_t<std::is_integral_v<N>>>
+  LessonText& set(const std::string& name, N value) {
+    return set(name, std::to_string(value));
+  }
+  // A copy with more values, for one step or one helper.
+  LessonText with(const TextValues& more) const {
+    LessonText copy = *this;
+    for (const auto& [k, v] : more) copy.values_[k] = v;
+    return copy;
+  }
+
+  // A phrase ("phrases/<name>"), filled in.
+  std::string phrase(const TextKey& key) const;
+  // The lesson's title and summary (its LessonInfo).
+  static LessonInfo info(const std::string& lesson, const std::string& section);
+
+  struct Words {
+    std::string id, title, explanation, code;
+  };
+  Words step(const TextKey& key) const;
+
+  // Trace::add's three forms, with the id, title, explanation and code from the content.
+  template <class E>
+  Step& add(const TextKey& key, const E& tensor) const {
+    Words w = step(key);
+    return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code), tensor);
+  }
+  template <class F>
+  Step& add(const TextKey& key, std::vector<std::size_t> shape, F compute) const {
+    Words w = step(key);
+    return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code),
+                   std::move(shape), std::move(compute));
+  }
+  template <class T>
+  Step& add(const TextKey& key, std::vector<std::size_t> shape, const Lazy<T>& value) const {
+    Words w = step(key);
+    return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code),
+                   std::move(shape), value);
+  }
+
+  Trace& trace() const { return *t_; }
+  const TextValues& values() const { return values_; }
+
+ private:
+  // The content holding `path` (the lesson's, else the shared one), and the piece filled in.
+  std::string text(const std::string& path, const std::string& variant) const;
+
+  Trace* t_;
+  const Content* own_;
+  const Content* shared_;
+  TextValues values_;
+};
+
+}  // namespace attn

@@ -1,0 +1,266 @@
+// The lessons' words as content (data/lessons, src/lessons/content.hpp): every step a lesson adds has its
+// text, every piece of text is used and its placeholders are given, the sources keep no prose, the docs
+// pages name the content's steps, and translations fall back and say when they are stale.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+#include "lessons/content.hpp"
+#include "lessons/registry.hpp"
+#include "support.hpp"
+
+using namespace attn;
+using json = nlohmann::json;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every C++ string literal token of a source (comments and character literals skipped; a raw string
+// R"d(...)d" is one token), as written between its quotes.
+std::vector<std::string> string_literals(const std::string& s) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s.compare(i, 2, "//") == 0) {
+      i = s.find('\n', i);
+      if (i == std::string::npos) break;
+    } else if (s.compare(i, 2, "/*") == 0) {
+      i = s.find("*/", i) + 2;
+    } else if (s.compare(i, 2, "R\"") == 0 && (i == 0 || !std::isalnum(static_cast<unsigned char>(s[i - 1])))) {
+      const std::size_t open = s.find('(', i);
+      const std::string end = ")" + s.substr(i + 2, open - i - 2) + "\"";
+      const std::size_t close = s.find(end, open);
+      out.push_back(s.substr(open + 1, close - open - 1));
+      i = close + end.size();
+    } else if (s[i] == '"' || s[i] == '\'') {
+      const char quote = s[i];
+      std::size_t j = i + 1;
+      while (j < s.size() && s[j] != quote) j += s[j] == '\\' ? 2 : 1;
+      if (quote == '"') out.push_back(s.substr(i + 1, j - i - 1));
+      i = j + 1;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::size_t words(const std::string& s) {
+  std::istringstream in(s);
+  std::size_t n = 0;
+  for (std::string w; in >> w;) ++n;
+  return n;
+}
+
+// A step id pattern ("queries_{at}", "{path}.weight") as a regex of the ids it makes.
+std::regex id_regex(const std::string& pattern) {
+  std::string re;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '{') {
+      i = pattern.find('}', i);
+      re += "[A-Za-z0-9_.]+";
+    } else if (std::isalnum(static_cast<unsigned char>(pattern[i])) || pattern[i] == '_') {
+      re += pattern[i];
+    } else {
+      re += std::string("\\") + pattern[i];
+    }
+  }
+  return std::regex(re);
+}
+
+bool matches_any(const std::string& id, const std::vector<std::string>& patterns) {
+  for (const auto& p : patterns)
+    if (std::regex_match(id, id_regex(p))) return true;
+  return false;
+}
+
+// The runs that reach every step and every variant of the text: every golden configuration (seeds, --query,
+// --qkv-bias, --text, --model, --kv-groups, --prompt, dropout, ...) and each lesson's other modes.
+std::vector<std::vector<std::string>> every_kind_of_run() {
+  std::vector<std::vector<std::string>> runs;
+  std::ifstream in(ATTN_TESTS_DIR "/golden/lessons/index.json");
+  REQUIRE(in.good());
+  const json index = json::parse(in);
+  for (const auto& c : index.at("cases")) {
+    std::vector<std::string> args{c.at("lesson").get<std::string>(), "--json"};
+    for (const auto& a : c.at("args")) {
+      std::string arg = a;
+      if (arg.rfind("inputs/", 0) == 0 || arg.rfind("models/", 0) == 0) arg = ATTN_TESTS_DIR "/golden/" + arg;
+      args.push_back(arg);
+    }
+    runs.push_back(args);
+  }
+  runs.push_back({"kv-cache", "--estimate", "--json"});
+  runs.push_back({"gqa", "--kv-cache", "--json"});
+  runs.push_back({"kv-cache", "--estimate"});  // the text view, which lays out its table
+  return runs;
+}
+
+}  // namespace
+
+TEST_CASE("lesson text: at most 15 string literals of 8 or more words stay in src/lessons/*.cpp", "[content]") {
+  std::size_t long_ones = 0;
+  std::string which;
+  for (const auto& e : std::filesystem::directory_iterator(ATTN_SOURCE_DIR "/src/lessons")) {
+    if (e.path().extension() != ".cpp") continue;
+    for (const auto& lit : string_literals(read_file(e.path().string())))
+      if (words(lit) >= 8) {
+        ++long_ones;
+        which += e.path().filename().string() + ": \"" + lit + "\"\n";
+      }
+  }
+  INFO(which);
+  CHECK(long_ones <= 15);
+  // The counter counts: a literal of eight words, one of seven, one in a comment, one raw.
+  CHECK(string_literals("f(\"a b c d e f g h\", \"a b c d e f g\"); // \"x y\"\nR\"(r s)\"").size() == 3);
+  CHECK(words("a b c d e f g h") == 8);
+}
+
+TEST_CASE("lesson text: every step a lesson adds has text, and every piece of text is used", "[content]") {
+  std::map<std::string, std::set<std::string>> ids;  // lesson -> the step ids its runs added
+  for (const auto& args : every_kind_of_run()) {
+    const attn_test::Run r = attn_test::run(args);
+    INFO("attn " << args[0] << " ... : " << r.err);
+    // A placeholder the lesson does not give, or a step with no text, stops the lesson with an error.
+    REQUIRE(r.status == 0);
+    if (args.back() != "--json" && args[1] != "--json") continue;
+    for (const auto& s : json::parse(r.out).at("steps")) ids[args[0]].insert(s.at("id").get<std::string>());
+  }
+  // The lesson's errors are content too: the runs that meet them.
+  CHECK_THAT(attn_test::run({"kv-cache", "--random", "1x4"}).err, Catch::Contains("needs at least 2 tokens"));
+  CHECK_THAT(attn_test::run({"kv-cache", "--prompt", "6"}).err, Catch::Contains("leaves no token to decode"));
+  const Content& shared = lesson_content("shared");
+  for (const Lesson& lesson : lessons()) {
+    const Content& own = lesson_content(lesson.info.name);
+    std::vector<std::string> patterns = own.step_patterns();
+    patterns.insert(patterns.end(), shared.step_patterns().begin(), shared.step_patterns().end());
+    for (const auto& id : ids[lesson.info.name]) {
+      INFO(lesson.info.name << ": step " << id << " has no text in " << own.path());
+      CHECK(matches_any(id, patterns));
+    }
+    for (const auto& path : own.paths()) {
+      INFO(own.path() << ": " << path << " is used by no run of the lesson (a step it no longer adds?)");
+      CHECK(own.used().count(path) == 1);
+    }
+  }
+  for (const auto& path : shared.paths()) {
+    INFO(shared.path() << ": " << path << " is used by no lesson");
+    CHECK(shared.used().count(path) == 1);
+  }
+}
+
+TEST_CASE("lesson text: a placeholder the lesson does not give, or a malformed one, is an error", "[content]") {
+  CHECK(fill("Scores of {who}", {{"who", "\"journey\""}}, "x") == "Scores of \"journey\"");
+  CHECK(fill("{{literal}} {n}", {{"n", "3"}}, "x") == "{literal} 3");
+  CHECK_THROWS_WITH(fill("Scores of {whom}", {{"who", "a"}}, "steps/x/title"),
+                    Catch::Contains("steps/x/title uses {whom}, which the lesson does not give"));
+  CHECK_THROWS_AS(placeholders("a {who"), std::invalid_argument);
+  CHECK_THROWS_AS(placeholders("a who}"), std::invalid_argument);
+  CHECK_THROWS_AS(placeholders("a {}"), std::invalid_argument);
+  CHECK_THROWS_AS(placeholders("a {n:>4}"), std::invalid_argument);
+  CHECK(placeholders("{a} {{b}} {c_2}") == std::vector<std::string>{"a", "c_2"});
+  // In a content file, each is the file's InputError, naming the piece.
+  const auto malformed = [](const std::string& text) {
+    CHECK_THROWS_WITH(Content("x.json", text), Catch::Contains("x.json: malformed lesson content"));
+  };
+  malformed(R"({"steps": {"s": {"title": "T {who", "explanation": "", "code": ""}}})");
+  malformed(R"({"steps": {"s": {"title": "T", "explanation": ""}}})");  // no code
+  malformed(R"({"steps": {"s": {"title": "T", "explanation": "", "code": [1]}}})");
+  malformed(R"({"steps": {"s": {"title": "T", "explanation": "", "code": "", "note": ""}}})");
+  malformed(R"({"chapter": {}})");
+  malformed("not json");
+  // A piece the lesson asks for and the content lacks, or a variant it does not name.
+  const Content c("x.json", R"({"steps": {"s": {"title": {"a": "A", "b": "B"}, "explanation": "", "code": ""}}})");
+  CHECK(c.piece("steps/s/title", "b") == "B");
+  CHECK_THROWS_AS(c.piece("steps/s/title", ""), std::logic_error);
+  CHECK_THROWS_AS(c.piece("steps/s/title", "c"), std::logic_error);
+  CHECK_THROWS_AS(c.piece("steps/t/title", ""), std::logic_error);
+}
+
+TEST_CASE("lesson text: a translation is one more file, falls back to English, and says what is stale",
+          "[content]") {
+  // The fixture: tests/data/content/lessons/fixture.json and its ru/ translation, found as bundled data.
+  REQUIRE(::setenv("ATTN_DATA_DIR", ATTN_TESTS_DIR "/data/content", 1) == 0);
+  const auto english = load_lesson_content("fixture", "");
+  const auto ru = load_lesson_content("fixture", "ru");
+  const auto missing = load_lesson_content("fixture", "xx");  // no such language: English
+  ::unsetenv("ATTN_DATA_DIR");
+  CHECK(english->piece("steps/scores/title", "") == "Scores of {who}");
+  CHECK(ru->piece("steps/scores/title", "") == "Оценки {who}");                  // translated
+  CHECK(ru->piece("steps/scores/explanation", "") == "One score per token.");    // not translated: English
+  CHECK(ru->piece("steps/weights/explanation", "b") == "The second way.");
+  CHECK(missing->piece("steps/scores/title", "") == "Scores of {who}");
+  // The entry of variant "a" was translated from English that has changed since; the title's has not.
+  CHECK(ru->stale_entries() == std::vector<std::string>{"steps/weights/explanation/a"});
+  CHECK(english->stale_entries().empty());
+  CHECK(text_hash("Scores of {who}") == "24d1336d50a148e1");  // FNV-1a 64, as the fixture records it
+  CHECK(text_hash("") == "cbf29ce484222325");
+  CHECK_THROWS_WITH(Content("e.json", "{}", "t.json", R"({"entries": {"k": {"text": "x"}}})"),
+                    Catch::Contains("t.json: malformed translation"));
+
+  // Every translation shipped with attn (data/lessons/<language>/) is up to date.
+  for (const auto& dir : std::filesystem::directory_iterator(ATTN_SOURCE_DIR "/data/lessons")) {
+    if (!dir.is_directory()) continue;
+    for (const auto& file : std::filesystem::directory_iterator(dir.path())) {
+      const std::string name = file.path().stem().string(), language = dir.path().filename().string();
+      const auto translated = load_lesson_content(name, language);
+      INFO(file.path().string() << ": entries whose English has changed since they were translated");
+      CHECK(translated->stale_entries().empty());
+    }
+  }
+}
+
+TEST_CASE("lesson text: each docs/lessons page names the steps of its lesson's content", "[content]") {
+  const std::vector<std::string>& shared = lesson_content("shared").step_patterns();
+  for (const Lesson& lesson : lessons()) {
+    std::string page = read_file(ATTN_SOURCE_DIR "/docs/lessons/" + lesson.info.name + ".md");
+    for (std::size_t fence; (fence = page.find("```")) != std::string::npos;) page.erase(fence, 3);
+    page = std::regex_replace(page, std::regex("<[a-z]+>"), "N");  // head_<h>_context_vec as head_N_context_vec
+    std::set<std::string> named;  // every `code span` of the page
+    const std::regex span("`([^`\n]+)`");
+    for (auto it = std::sregex_iterator(page.begin(), page.end(), span); it != std::sregex_iterator(); ++it)
+      named.insert((*it)[1]);
+    const Content& own = lesson_content(lesson.info.name);
+    // Each step of the content is named on the page (a pattern's placeholder as the page writes it: queries_P).
+    for (const auto& pattern : own.step_patterns()) {
+      INFO("docs/lessons/" << lesson.info.name << ".md does not name the step " << pattern);
+      CHECK(std::any_of(named.begin(), named.end(),
+                        [&](const std::string& n) { return std::regex_match(n, id_regex(pattern)); }));
+    }
+    // Each id in the first column of the page's table of steps is a step of the content.
+    const std::size_t steps = page.find("\n| id | shape |");
+    REQUIRE(steps != std::string::npos);
+    std::istringstream table(page.substr(steps));
+    std::string line;
+    std::getline(table, line);
+    std::getline(table, line);
+    std::size_t rows = 0;
+    while (std::getline(table, line) && line.rfind("| ", 0) == 0) {
+      if (line.rfind("| `", 0) != 0) continue;
+      const std::string first = line.substr(2, line.find(" |", 2) - 2);
+      for (auto it = std::sregex_iterator(first.begin(), first.end(), span); it != std::sregex_iterator(); ++it) {
+        const std::string id = (*it)[1];
+        // Code, an option or a suffix (`.bias`), not an id.
+        if (id.find(' ') != std::string::npos || id.find('-') == 0 || id.find('.') == 0) continue;
+        ++rows;
+        INFO("docs/lessons/" << lesson.info.name << ".md lists " << id << ", a step the content does not have");
+        CHECK((matches_any(id, own.step_patterns()) || matches_any(id, shared)));
+      }
+    }
+    CHECK(rows > 0);
+  }
+}
