@@ -16,6 +16,7 @@
 
 #include "inputs/embeddings.hpp"
 #include "modules/attention.hpp"
+#include "bench/impls.hpp"
 #include "kernels/fast.hpp"
 #include "kernels/kernels.hpp"
 #include "cli/bench_options.hpp"
@@ -389,6 +390,40 @@ TEST_CASE("modules' fast forward paths equal their step-by-step passes", "[kerne
   near(gqa_fast.data(), gqa_steps.data(), before);
 }
 
+TEST_CASE("every bench implementation computes the chapter's function within its entry's bound", "[kernels][modules]") {
+  // The bench's own modules (one set of weights for all) at a shape of more than one tile, every entry of
+  // ATTN_BENCH_IMPLS run as attn-bench runs it, against the chapter's step-by-step pass.
+  BenchOptions o;
+  o.batch = 2;
+  o.tokens = 150;
+  o.dim = 24;
+  o.heads = 4;
+  o.kv_groups = 2;
+  const BenchModules m = make_bench_modules(o);
+  TorchGenerator gen(0);
+  const Tensor3 steps = m.mha.attend(m.x, gen, DropoutRng::Default).context_vecs;  // (2, 150, 24)
+  // gqa's module is the same function: its own step-by-step pass agrees.
+  near(m.gqa.attend(m.x, gen, DropoutRng::Default).context_vecs, steps);
+  std::vector<std::string> names;
+  for (const BenchImpl& impl : bench_impl_table()) {
+    INFO("implementation " << impl.name << ": bound " << impl.max_nmse);
+    names.push_back(impl.name);
+    // No entry may allow more than the bound every fast path here is held to.
+    CHECK(impl.max_nmse <= kMaxNmse);
+    for (const unsigned threads : {1u, 2u}) {
+      const Tensor3 out = impl.run(m, threads);
+      REQUIRE(out.shape() == steps.shape());
+      const Comparison c = compare(out.data(), steps.data(), out.size());
+      INFO(threads << " threads: misplaced non-finite values: " << c.misplaced << ", NMSE: " << c.nmse);
+      CHECK(c.misplaced == 0);
+      CHECK(c.nmse <= impl.max_nmse);
+    }
+    CHECK(impl.gflop(o) > 0.0);
+    CHECK(fill_impl_help(impl.help, "4").find_first_of("{}") == std::string::npos);  // no slot left unfilled
+  }
+  CHECK(names == bench_impls());  // the command line's names are the table's, in its order
+}
+
 TEST_CASE("attn bench runs every implementation on the same function (tiny shape, no timing asserted)",
           "[bench]") {
   const auto r = attn_test::run({"bench", "--batch", "1", "--tokens", "520", "--dim", "64", "--heads", "4",
@@ -415,6 +450,15 @@ TEST_CASE("attn bench runs every implementation on the same function (tiny shape
   CHECK(peak_mb("fused") < peak_mb("mha") / 2);
   CHECK(attn_test::run({"bench", "--dim", "100", "--heads", "12"}).status == 2);
   CHECK(attn_test::run({"bench", "--impl", "cuda"}).status == 2);
+  // attn takes each implementation's name for --impl (it goes on to refuse the --cache after it, checked
+  // later, so nothing runs), and its help shows them all.
+  const std::string help = attn_test::run({"bench", "--help"}).out;
+  for (const std::string& name : attn::bench_impls()) {
+    INFO(name);
+    CHECK(help.find(name) != std::string::npos);
+    CHECK(attn_test::run({"bench", "--impl", name, "--cache", "0"}).err.rfind("attn: --cache: ", 0) == 0);
+  }
+  CHECK(attn_test::run({"bench", "--impl", "cuda", "--cache", "0"}).err.rfind("attn: --impl: ", 0) == 0);
   // The machine's figures, measured in the same run: the build the CPU's flags chose, a peak above the
   // rate of every implementation, and the core OpenBLAS named.
   const auto& m = doc["machine"];

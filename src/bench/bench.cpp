@@ -1,8 +1,8 @@
-// attn bench: causal multi-head self-attention forward, float32, for four implementations of the same
-// weights: the chapter's wrapper (one CausalAttention per head), the chapter's MultiHeadAttention (heads
-// as strided views, the full (B, heads, T, T) scores), the fused tiled kernel, and grouped-query
-// attention on the fused kernel. Median wall time after a warm-up, useful GFLOP/s (causal work only),
-// share of the machine's SGEMM rate (measured here), peak memory added, and agreement with mha.
+// attn bench: causal multi-head self-attention forward, float32, for every implementation of
+// ATTN_BENCH_IMPLS (cli/bench_options.hpp; their runs in bench/impls.cpp) on the same weights: the
+// chapter's wrapper and MultiHeadAttention, the fused tiled kernel, grouped-query attention on it. Median
+// wall time after a warm-up, useful GFLOP/s (causal work only), share of the machine's SGEMM rate and FMA
+// peak (measured here), peak memory added, and agreement with mha.
 #include "bench/bench.hpp"
 
 #include <algorithm>
@@ -67,12 +67,6 @@ double measure_sgemm(Product product) {
   return 2.0 * static_cast<double>(n * n * n) / median(times) / 1e9;
 }
 
-// Copies rows [first, first + count) of a layer's weight.
-Matrix weight_rows(const Linear& layer, std::size_t first, std::size_t count) {
-  Matrix w = xt::view(layer.weight, xt::range(first, first + count), xt::all());
-  return w;
-}
-
 }  // namespace
 
 MachineReport measure_machine() {
@@ -92,35 +86,6 @@ MachineReport measure_machine() {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k, k, k, 1.0f, a, k, b, k, 0.0f, c, k);
   });
   m.openblas_core = openblas_get_corename();
-  return m;
-}
-
-BenchModules make_bench_modules(const BenchOptions& o) {
-  const std::size_t B = o.batch, T = o.tokens, C = o.dim, H = o.heads, KV = o.kv_groups, hd = C / H;
-  // Weights: a GroupedQueryAttention drawn after torch.manual_seed(123); the MultiHeadAttention gets its
-  // query and output weights and, for every head, the key/value weights of that head's group, so all
-  // four implementations compute the same function and can be compared number for number.
-  TorchGenerator gen(123);
-  BenchModules m{GroupedQueryAttention(C, C, 0.0, H, KV, false, gen), MultiHeadAttention(C, C, 0.0, H, false, gen),
-                 MultiHeadAttentionWrapper(C, hd, 0.0, H, false, gen), Tensor3()};
-  m.mha.W_query = m.gqa.W_query;
-  m.mha.out_proj.weight = m.gqa.out_proj.weight;
-  m.mha.out_proj.bias.fill(0.0f);
-  for (std::size_t h = 0; h < H; ++h) {
-    const std::size_t g = h / (H / KV);
-    xt::view(m.mha.W_key.weight, xt::range(h * hd, (h + 1) * hd), xt::all()) = weight_rows(m.gqa.W_key, g * hd, hd);
-    xt::view(m.mha.W_value.weight, xt::range(h * hd, (h + 1) * hd), xt::all()) =
-        weight_rows(m.gqa.W_value, g * hd, hd);
-  }
-  // The wrapper's heads: head h owns rows h*hd.. of each projection, concatenated, then the same out_proj.
-  for (std::size_t h = 0; h < H; ++h) {
-    m.wrapper.heads[h].W_query.weight = weight_rows(m.mha.W_query, h * hd, hd);
-    m.wrapper.heads[h].W_key.weight = weight_rows(m.mha.W_key, h * hd, hd);
-    m.wrapper.heads[h].W_value.weight = weight_rows(m.mha.W_value, h * hd, hd);
-  }
-  m.x = xt::empty<float>({B, T, C});  // (B, T, C): torch.rand after manual_seed(0)
-  gen.manual_seed(0);
-  for (auto& v : m.x) v = gen.uniform(0.0f, 1.0f);
   return m;
 }
 
@@ -154,62 +119,35 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   BenchReport report;
   report.options = o;
-  const std::size_t B = o.batch, T = o.tokens, C = o.dim, H = o.heads, KV = o.kv_groups, hd = C / H;
 
   const BenchModules m = make_bench_modules(o);
-  const GroupedQueryAttention& gqa = m.gqa;
-  const MultiHeadAttention& mha = m.mha;
-  const MultiHeadAttentionWrapper& wrapper = m.wrapper;
-  const Tensor3& x = m.x;  // (B, T, C)
-  TorchGenerator gen(0);  // no implementation draws from it (dropout 0)
-
-  const AttentionShape shape{B, T, H, H, hd};
-  const double attention = causal_attention_flops(shape);
-  const double bt = static_cast<double>(B * T);
-  report.useful_gflop_mha = (2.0 * bt * C * 3.0 * C + 2.0 * bt * C * C + attention) / 1e9;
-  report.useful_gflop_gqa = (2.0 * bt * C * (C + 2.0 * KV * hd) + 2.0 * bt * C * C + attention) / 1e9;
+  report.useful_gflop_mha = mha_gflop(o);
+  report.useful_gflop_gqa = gqa_gflop(o);
   report.machine = measure_machine();
   report.sgemm_gflops = report.machine.sgemm_gflops;
 
   report.threads = report.machine.threads;
   const unsigned threads = report.threads;
-  struct Impl {
-    std::string name, what;
-    double gflop;
-    std::function<Tensor3()> run;
-  };
-  const std::vector<Impl> impls{
-      {"wrapper", "MultiHeadAttentionWrapper: a CausalAttention per head, then out_proj", report.useful_gflop_mha,
-       [&] {
-         Tensor3 heads = wrapper.forward(x, gen, DropoutRng::Default);  // (B, T, C)
-         return mha.out_proj.forward(heads);
-       }},
-      {"mha", "MultiHeadAttention: heads as strided views, full (B, h, T, T) scores", report.useful_gflop_mha,
-       [&] { return mha.forward(x, gen, DropoutRng::Default, threads); }},
-      {"fused", "MultiHeadAttention on the fused kernel: tiles, online softmax", report.useful_gflop_mha,
-       [&] { return mha_forward_fused(mha.weights(), x, threads); }},
-      {"gqa", "GroupedQueryAttention (" + std::to_string(KV) + " key/value heads) on the fused kernel",
-       report.useful_gflop_gqa, [&] { return gqa_forward_fused(gqa.weights(), x, threads); }},
-  };
-
-  const Tensor3 reference = mha.forward(x, gen, DropoutRng::Default, threads);  // (B, T, C)
-  for (const auto& impl : impls) {
+  TorchGenerator gen(0);  // mha's forward draws nothing from it (dropout 0)
+  const Tensor3 reference = m.mha.forward(m.x, gen, DropoutRng::Default, threads);  // (B, T, C)
+  for (const BenchImpl& impl : bench_impl_table()) {
     if (std::find(o.impls.begin(), o.impls.end(), impl.name) == o.impls.end()) continue;
     BenchRow row;
     row.impl = impl.name;
-    row.what = impl.what;
+    row.what = fill_impl_help(impl.help, std::to_string(o.kv_groups));
+    const auto run = [&] { return impl.run(m, threads); };
     const std::size_t live_before = alloc_counter::reset_peak();
-    const Tensor3 out = impl.run();  // warm-up, and the output checked against mha
+    const Tensor3 out = run();  // warm-up, and the output checked against mha
     row.peak_mb = static_cast<double>(alloc_counter::peak() - live_before) / (1024.0 * 1024.0);
     row.max_abs_diff = xt::amax(xt::abs(out - reference))();
-    warm_up([&] { const Tensor3 more = impl.run(); });
+    warm_up([&] { const Tensor3 more = run(); });
     for (std::size_t r = 0; r < o.repeats; ++r) {
       const auto t0 = Clock::now();
-      const Tensor3 timed = impl.run();
+      const Tensor3 timed = run();
       row.times.push_back(seconds_since(t0));
     }
     row.median_s = median(row.times);
-    row.gflops = impl.gflop / row.median_s;
+    row.gflops = impl.gflop(o) / row.median_s;
     row.sgemm_percent = 100.0 * row.gflops / report.sgemm_gflops;
     row.peak_percent = 100.0 * row.gflops / report.machine.fma_peak_gflops;
     report.rows.push_back(row);
@@ -275,13 +213,13 @@ std::string render_bench_text(const BenchReport& r) {
   const BenchRow* fused = find("fused");
   if (fused != nullptr) {
     out += "\n";
-    for (const char* other : {"wrapper", "mha", "gqa"}) {
-      const BenchRow* o2 = find(other);
-      if (o2 == nullptr) continue;
-      const bool fused_faster = fused->median_s <= o2->median_s;
-      std::snprintf(buf, sizeof buf, "%s is %.2fx faster than %s\n", fused_faster ? "fused" : other,
-                    fused_faster ? o2->median_s / fused->median_s : fused->median_s / o2->median_s,
-                    fused_faster ? other : "fused");
+    for (const BenchRow& other : r.rows) {  // every other implementation, in the report's order
+      if (&other == fused) continue;
+      const bool fused_faster = fused->median_s <= other.median_s;
+      const char* name = other.impl.c_str();
+      std::snprintf(buf, sizeof buf, "%s is %.2fx faster than %s\n", fused_faster ? "fused" : name,
+                    fused_faster ? other.median_s / fused->median_s : fused->median_s / other.median_s,
+                    fused_faster ? name : "fused");
       out += buf;
     }
   }

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/impls.hpp"
 #include "cli/bench_options.hpp"
-#include "modules/attention.hpp"
 
 namespace attn {
 
@@ -46,17 +46,6 @@ struct BenchReport {
   double useful_gflop_gqa = 0;
   std::vector<BenchRow> rows;
 };
-
-// The benchmark's modules: one GroupedQueryAttention drawn after torch.manual_seed(123), and a
-// MultiHeadAttention and a wrapper holding the same weights (each head's key/value rows those of its
-// group), so that all implementations compute one function; x (B, T, C) is torch.rand after manual_seed(0).
-struct BenchModules {
-  GroupedQueryAttention gqa;
-  MultiHeadAttention mha;
-  MultiHeadAttentionWrapper wrapper;
-  Tensor3 x;  // (B, T, C)
-};
-BenchModules make_bench_modules(const BenchOptions& options);
 
 // attn-bench --dump DIR: x, the weights (nn.Linear's (out, in) layout, no biases) and the chapter's outputs
 // of mha and gqa as .npy files, for checking another runtime's graphs (scripts/bench-ort.sh).

@@ -1,9 +1,33 @@
 #include "cli/bench_options.hpp"
 
+#include <algorithm>
+
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 
 namespace attn {
+
+std::string fill_impl_help(const std::string& help, const std::string& kv_groups) {
+  const std::string slot = "{kv_groups}";
+  std::string out = help;
+  for (std::size_t at = out.find(slot); at != std::string::npos; at = out.find(slot, at + kv_groups.size()))
+    out.replace(at, slot.size(), kv_groups);
+  return out;
+}
+
+std::string bench_impls_help() {
+  struct Line {
+    std::string name, help;
+  };
+#define ATTN_BENCH_IMPL_LINE(name, run, gflop, max_nmse, help) {#name, fill_impl_help(help, "--kv-groups")},
+  const std::vector<Line> lines{ATTN_BENCH_IMPLS(ATTN_BENCH_IMPL_LINE)};
+#undef ATTN_BENCH_IMPL_LINE
+  std::size_t width = 0;
+  for (const Line& l : lines) width = std::max(width, l.name.size());
+  std::string out;
+  for (const Line& l : lines) out += "  " + l.name + std::string(width - l.name.size() + 2, ' ') + l.help + "\n";
+  return out;
+}
 
 void check_bench(const BenchOptions& o) {
   if (o.dim % o.heads != 0)

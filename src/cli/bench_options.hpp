@@ -7,8 +7,39 @@
 
 namespace attn {
 
-// The implementations, in the order they run.
-inline std::vector<std::string> bench_impls() { return {"wrapper", "mha", "fused", "gqa"}; }
+// The implementations attn bench times, in the order they run: one line each,
+//   X(name, run, gflop, max_nmse, help)
+//   name      what --impl takes and the report's "impl"
+//   run       the function that runs it, Tensor3 run(const BenchModules&, unsigned threads), defined in
+//             src/bench/impls.cpp beside the bench's modules
+//   gflop     its useful work in GFLOP, double gflop(const BenchOptions&), also in src/bench/impls.cpp
+//   max_nmse  the bound on the normalised mean squared error of its output against the chapter's
+//             step-by-step pass (tests/test_kernels.cpp, which says how the bound was measured)
+//   help      what it is: the report's "what" and --help's line, "{kv_groups}" standing for --kv-groups
+// Adding an implementation is its run function and its line here (docs/architecture.md, "Recipes").
+//
+// An X-macro, as ATTN_LESSONS and ATTN_FORMATS are, because the two sides need different fields and link
+// different libraries: attn validates --impl and prints the help (names and help only) and must not link
+// attn_fast, where the fused kernel that some runs call lives; attn-bench and the tests expand every field
+// (src/bench/impls.cpp). A macro's unused argument is never looked at, so run and gflop name functions that
+// only exist where they are used. A table of structs here would drag those functions into attn.
+#define ATTN_BENCH_IMPLS(X)                                                                                          \
+  X(wrapper, run_wrapper, mha_gflop, 1e-9, "MultiHeadAttentionWrapper: a CausalAttention per head, then out_proj") \
+  X(mha, run_mha, mha_gflop, 1e-9, "MultiHeadAttention: heads as strided views, full (B, h, T, T) scores")        \
+  X(fused, run_fused, mha_gflop, 1e-9, "MultiHeadAttention on the fused kernel: tiles, online softmax")             \
+  X(gqa, run_gqa, gqa_gflop, 1e-9, "GroupedQueryAttention ({kv_groups} key/value heads) on the fused kernel")
+
+// The implementations' names, in the order they run.
+inline std::vector<std::string> bench_impls() {
+#define ATTN_BENCH_IMPL_NAME(name, run, gflop, max_nmse, help) #name,
+  return {ATTN_BENCH_IMPLS(ATTN_BENCH_IMPL_NAME)};
+#undef ATTN_BENCH_IMPL_NAME
+}
+// An implementation's help with "{kv_groups}" filled in: by the number in a report, by "--kv-groups" in
+// --help.
+std::string fill_impl_help(const std::string& help, const std::string& kv_groups);
+// `attn bench --help`'s list: a line "  NAME  HELP" per implementation, the names padded to one width.
+std::string bench_impls_help();
 
 // The KV cache lengths `attn bench --decode` times by default: 1k, 8k and 32k tokens.
 inline std::vector<std::size_t> bench_cache_sizes() { return {1024, 8192, 32768}; }

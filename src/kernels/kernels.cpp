@@ -10,7 +10,7 @@
 #include <xtensor/xadapt.hpp>
 
 #include "core/nn.hpp"
-#include "kernels/sleef_isa.hpp"
+#include "kernels/isa_builds.hpp"
 #include "kernels/threads.hpp"
 
 namespace attn {
@@ -19,90 +19,29 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// The softmax steps of one build: the row maximum and the exps with their sum (max_with and
+// exp_shift_sum_with in kernels.hpp say what each returns).
+struct SoftmaxRows {
+  float (*row_max)(const float* x, std::size_t n, float init);
+  float (*exp_shift_sum)(float* x, std::size_t n, float shift);
+};
 
-// x[i] = exp(x[i] - shift) for n floats, returning their sum. Vectorised with SLEEF's AVX-512 or AVX2 exp
-// where the CPU has them, scalar SLEEF otherwise; all three give the same bits as torch_exp.
-__attribute__((target("avx2,fma"))) float exp_shift_sum_avx2(float* x, std::size_t n, float shift) {
-  const __m256 vshift = _mm256_set1_ps(shift);
-  __m256 vsum = _mm256_setzero_ps();
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vshift));
-    _mm256_storeu_ps(x + i, e);
-    vsum = _mm256_add_ps(vsum, e);
-  }
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, vsum);
-  float sum = 0.0f;
-  for (float l : lanes) sum += l;
-  for (; i < n; ++i) {
-    x[i] = torch_exp(x[i] - shift);
-    sum += x[i];
-  }
-  return sum;
-}
+ATTN_TARGET_AVX512
+namespace avx512 {
+using namespace isa::avx512;
+#include "kernels/softmax_rows.inc"
+}  // namespace avx512
+ATTN_TARGET_END
 
-// The same loop as above, sixteen lanes wide: kept as a twin rather than a template, because a function's
-// target attribute (and so which intrinsics it may use) cannot be a template parameter.
-__attribute__((target("avx512f"))) float exp_shift_sum_avx512(float* x, std::size_t n, float shift) {
-  const __m512 vshift = _mm512_set1_ps(shift);
-  __m512 vsum = _mm512_setzero_ps();
-  std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 e = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_loadu_ps(x + i), vshift));
-    _mm512_storeu_ps(x + i, e);
-    vsum = _mm512_add_ps(vsum, e);
-  }
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, vsum);
-  float sum = 0.0f;
-  for (float l : lanes) sum += l;
-  for (; i < n; ++i) {
-    x[i] = torch_exp(x[i] - shift);
-    sum += x[i];
-  }
-  return sum;
-}
+ATTN_TARGET_AVX2
+namespace avx2 {
+using namespace isa::avx2;
+#include "kernels/softmax_rows.inc"
+}  // namespace avx2
+ATTN_TARGET_END
 
-// max(init, x[0..n)), NaN if any value or init is NaN (PyTorch's rule): the scalar loop (nn's, which the
-// compiler does not vectorise on its own), and sixteen and eight lanes at a time, lanes and tail folded by
-// the scalar loop. Scores overflow to inf and NaN for huge inputs, and max_ps alone would drop a NaN
-// (it returns its second operand when either is NaN), so the vector loops also note whether any lane
-// held NaN.
-float max_scalar(const float* x, std::size_t n, float init) { return max_propagating_nan(x, n, init); }
-
-__attribute__((target("avx512f"))) float max_avx512(const float* x, std::size_t n, float init) {
-  __m512 vmax = _mm512_set1_ps(init);
-  std::size_t i = 0;
-  // The masked form with every lane set is the same instruction; the plain _mm512_max_ps (and
-  // _mm512_reduce_max_ps) pass GCC 12 an undefined temporary it then warns about.
-  __mmask16 nan_lanes = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 v = _mm512_loadu_ps(x + i);
-    vmax = _mm512_mask_max_ps(vmax, 0xFFFF, vmax, v);
-    nan_lanes = static_cast<__mmask16>(nan_lanes | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q));
-  }
-  if (nan_lanes != 0) return std::numeric_limits<float>::quiet_NaN();
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, vmax);
-  return max_scalar(lanes, 16, max_scalar(x + i, n - i, init));
-}
-
-__attribute__((target("avx2"))) float max_avx2(const float* x, std::size_t n, float init) {
-  __m256 vmax = _mm256_set1_ps(init);
-  std::size_t i = 0;
-  __m256 nan_lanes = _mm256_setzero_ps();
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    vmax = _mm256_max_ps(vmax, v);
-    nan_lanes = _mm256_or_ps(nan_lanes, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-  }
-  if (_mm256_movemask_ps(nan_lanes) != 0) return std::numeric_limits<float>::quiet_NaN();
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, vmax);
-  return max_scalar(lanes, 8, max_scalar(x + i, n - i, init));
-}
-
+// The scalar build, which the vector builds match: nn's maximum (the compiler does not vectorise it on its
+// own) and the exps one at a time, summed in order.
 float exp_shift_sum_scalar(float* x, std::size_t n, float shift) {
   float sum = 0.0f;
   for (std::size_t i = 0; i < n; ++i) {
@@ -111,40 +50,20 @@ float exp_shift_sum_scalar(float* x, std::size_t n, float shift) {
   }
   return sum;
 }
+const SoftmaxRows kScalarSoftmaxRows{max_propagating_nan, exp_shift_sum_scalar};
 
-float exp_shift_sum(float* x, std::size_t n, float shift) {
-  return exp_shift_sum_with(best_vector_isa(), x, n, shift);
+const SoftmaxRows& softmax_rows(VectorIsa isa) {
+  return for_isa(isa, avx512::kSoftmaxRows, avx2::kSoftmaxRows, kScalarSoftmaxRows);
 }
-float row_max(const float* x, std::size_t n, float init) { return max_with(best_vector_isa(), x, n, init); }
 
 }  // namespace
 
-VectorIsa best_vector_isa() {
-  // A function-local static: asked once, when first needed (the CPU model is known by then).
-  static const VectorIsa best = [] {
-    if (__builtin_cpu_supports("avx512f")) return VectorIsa::Avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::Avx2;
-    return VectorIsa::Scalar;
-  }();
-  return best;
-}
-
 float max_with(VectorIsa isa, const float* x, std::size_t n, float init) {
-  switch (isa) {
-    case VectorIsa::Avx512: return max_avx512(x, n, init);
-    case VectorIsa::Avx2: return max_avx2(x, n, init);
-    case VectorIsa::Scalar: break;
-  }
-  return max_scalar(x, n, init);
+  return softmax_rows(isa).row_max(x, n, init);
 }
 
 float exp_shift_sum_with(VectorIsa isa, float* x, std::size_t n, float shift) {
-  switch (isa) {
-    case VectorIsa::Avx512: return exp_shift_sum_avx512(x, n, shift);
-    case VectorIsa::Avx2: return exp_shift_sum_avx2(x, n, shift);
-    case VectorIsa::Scalar: break;
-  }
-  return exp_shift_sum_scalar(x, n, shift);
+  return softmax_rows(isa).exp_shift_sum(x, n, shift);
 }
 
 SingleThreadedBlas::SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
@@ -225,13 +144,14 @@ void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, un
   }
   // masked_fill(-inf), / sqrt(hd), softmax: row r is query r % T of its head.
   const std::size_t rows = BH * T;
+  const SoftmaxRows& steps = softmax_rows(best_vector_isa());
   const auto softmax_rows = [&](std::size_t first, std::size_t last) {
     for (std::size_t r = first; r < last; ++r) {
       float* row = scores.data() + r * T;
       const std::size_t visible = r % T + 1;
       for (std::size_t j = 0; j < visible; ++j) row[j] /= scale;
-      const float m = row_max(row, visible, kNegInf);
-      const float inv = 1.0f / exp_shift_sum(row, visible, m);
+      const float m = steps.row_max(row, visible, kNegInf);
+      const float inv = 1.0f / steps.exp_shift_sum(row, visible, m);
       for (std::size_t j = 0; j < visible; ++j) row[j] *= inv;
       std::fill(row + visible, row + T, 0.0f);
     }

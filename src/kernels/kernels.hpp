@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "core/nn.hpp"
+#include "kernels/vector_isa.hpp"
 
 namespace attn {
 
@@ -80,9 +81,8 @@ class SingleThreadedBlas {
 // so the tests can check each build the machine can run: max_with is the row maximum, max(init, x[0..n)),
 // NaN if any of them is NaN (max_propagating_nan);
 // exp_shift_sum_with does x[i] = exp(x[i] - shift) in place and returns the sum. Every build gives the
-// scalar build's maximum and torch_exp's bits; only the order of the sum differs.
-enum class VectorIsa { Scalar, Avx2, Avx512 };
-VectorIsa best_vector_isa();  // asked of the CPU once, then remembered
+// scalar build's maximum and torch_exp's bits; only the order of the sum differs. One body for the vector
+// builds (kernels/softmax_rows.inc), compiled for each as kernels/isa_builds.hpp says.
 float exp_shift_sum_with(VectorIsa isa, float* x, std::size_t n, float shift);
 float max_with(VectorIsa isa, const float* x, std::size_t n, float init);
 

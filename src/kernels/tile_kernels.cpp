@@ -1,8 +1,7 @@
 // The fast kernels' three builds: tile_kernels.inc compiled for AVX-512, for AVX2 with FMA, and for the
-// compiler's baseline, each in a namespace of its own, so that no function of one build can stand in for
-// another's (every function here is the instruction set's own; nothing outside these namespaces is built
-// for a wider target than the rest of the program). kernels.cpp picks a build by the CPU's feature flags
-// (best_vector_isa), never by OpenBLAS's idea of the CPU; the tests run every build the machine can.
+// compiler's baseline, each in a namespace of its own, as kernels/isa_builds.hpp does it (and kernels.cpp
+// for the softmax rows); fast.cpp picks one with kernels_for, by best_vector_isa. The tests run every
+// build the machine can.
 #include "kernels/tile_kernels.hpp"
 
 #include <algorithm>
@@ -11,7 +10,7 @@
 #include <limits>
 
 #include "core/nn.hpp"
-
+#include "kernels/isa_builds.hpp"
 
 namespace attn::tiles {
 
@@ -25,18 +24,6 @@ FusedScratch fused_scratch(std::size_t head_dim) {
           std::vector<float>(kFusedTileQ),
           std::vector<float>(kFusedTileQ)};
 }
-
-// Every function defined between a BEGIN and its END is compiled for that target (GCC's pragma, or
-// clang's attribute push for the fuzzing build).
-#if defined(__clang__)
-#define ATTN_TARGET_AVX512 _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512vl,fma\"))), apply_to = function)")
-#define ATTN_TARGET_AVX2 _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
-#define ATTN_TARGET_END _Pragma("clang attribute pop")
-#else
-#define ATTN_TARGET_AVX512 _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512vl,fma\")")
-#define ATTN_TARGET_AVX2 _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
-#define ATTN_TARGET_END _Pragma("GCC pop_options")
-#endif
 
 // The 8-lane sums both vector builds end with (AVX-512 folds its halves first).
 ATTN_TARGET_AVX2
@@ -56,11 +43,8 @@ ATTN_TARGET_END
 
 ATTN_TARGET_AVX512
 namespace avx512 {
-constexpr std::size_t kLanes = 16;
+using namespace isa::avx512;
 constexpr std::size_t kMR = 8, kNV = 2;  // 16 of the 32 zmm registers accumulate, 8 rows by 32 columns
-typedef float vexp_t __attribute__((vector_size(64)));
-static inline vexp_t vexp(vexp_t x) { return Sleef_expf16_u10avx512f(x); }
-static inline vexp_t splat(float s) { return _mm512_set1_ps(s); }
 // A vector's two halves added: 8 lanes, for the 8-lane reductions.
 static inline __m256 fold_halves(vexp_t v) {
   // Halves through the vector extension (GCC 12's extract intrinsics warn of an undefined temporary).
@@ -80,11 +64,8 @@ ATTN_TARGET_END
 
 ATTN_TARGET_AVX2
 namespace avx2 {
-constexpr std::size_t kLanes = 8;
+using namespace isa::avx2;
 constexpr std::size_t kMR = 6, kNV = 2;  // 12 of the 16 ymm registers accumulate, 6 rows by 16 columns
-typedef float vexp_t __attribute__((vector_size(32)));
-static inline vexp_t vexp(vexp_t x) { return Sleef_expf8_u10avx2(x); }
-static inline vexp_t splat(float s) { return _mm256_set1_ps(s); }
 static inline float hsum(vexp_t v) { return lanes8::hsum(v); }
 static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) { lanes8::hsum4(a, b, c, d, out); }
 #include "kernels/tile_kernels.inc"
@@ -92,15 +73,8 @@ static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) { l
 ATTN_TARGET_END
 
 namespace portable {
-constexpr std::size_t kLanes = 4;
+using namespace isa::portable;
 constexpr std::size_t kMR = 4, kNV = 2;
-typedef float vexp_t __attribute__((vector_size(16)));
-// Lane by lane with the scalar build of the same SLEEF function: no instruction set assumed.
-static inline vexp_t vexp(vexp_t x) {
-  for (std::size_t l = 0; l < kLanes; ++l) x[l] = torch_exp(x[l]);
-  return x;
-}
-static inline vexp_t splat(float s) { return vexp_t{s, s, s, s}; }
 static inline float hsum(vexp_t v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) {
   out[0] = hsum(a);
@@ -112,12 +86,7 @@ static inline void hsum4(vexp_t a, vexp_t b, vexp_t c, vexp_t d, float* out) {
 }  // namespace portable
 
 const IsaKernels& kernels_for(VectorIsa isa) {
-  switch (isa) {
-    case VectorIsa::Avx512: return avx512::kKernels;
-    case VectorIsa::Avx2: return avx2::kKernels;
-    case VectorIsa::Scalar: break;
-  }
-  return portable::kKernels;
+  return for_isa(isa, avx512::kKernels, avx2::kKernels, portable::kKernels);
 }
 
 }  // namespace attn::tiles

@@ -1,11 +1,10 @@
 #pragma once
 // The fast kernels' instruction-set builds (tile_kernels.cpp, bodies in tile_kernels.inc): what each build
-// exports to kernels.cpp, which picks one by the CPU's feature flags. Internal to src/core.
+// exports to fast.cpp, which picks one by the CPU's feature flags (kernels_for). Internal to src/kernels.
 #include <cstddef>
 #include <vector>
 
 #include "kernels/kernels.hpp"
-#include "kernels/sleef_isa.hpp"
 
 namespace attn::tiles {
 

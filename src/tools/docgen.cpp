@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "cli/bench_options.hpp"
 #include "cli/options.hpp"
 #include "inputs/embeddings.hpp"
 #include "lessons/registry.hpp"
@@ -218,10 +219,14 @@ std::string man_page() {
   }
   m += ".SS \"attn list\"\n" + roff("The lessons in book order: section, what each shows, how to run it.") + "\n";
   for (const OptionSpec* spec : options_in(Scope::List)) m += man_item(*spec, spec->help + ".");
+  std::string impls;
+  for (const std::string& name : bench_impls()) impls += (impls.empty() ? "" : ", ") + name;
   m += ".SS \"attn bench\"\n" +
-       roff("Times the chapter's multi-head attention implementations (wrapper, mha, fused, gqa) at GPT-2 small's "
+       roff("Times the chapter's multi-head attention implementations (" + impls + ") at GPT-2 small's "
             "size on this machine; runs the attn-bench program. Figures and method: docs/performance.md.") +
        "\n";
+  m += ".PP\n" + roff("The implementations (--impl), all on the same weights:") + "\n.nf\n" + roff(bench_impls_help()) +
+       ".fi\n";
   for (const OptionSpec* spec : options_in(Scope::Bench)) {
     const std::string d = spec->shown_default(defaults);
     m += man_item(*spec, spec->help + (d.empty() || d == "off" ? "" : ". Default: " + d) + "." + spec_facts(*spec));

@@ -1,0 +1,35 @@
+#pragma once
+// Which instruction-set build of a kernel runs: the one dispatch of src/kernels. Each body that has builds
+// (tile_kernels.inc, softmax_rows.inc) is written once and compiled once per instruction set by
+// kernels/isa_builds.hpp's pragmas; its .cpp keeps a table of each build's functions, and for_isa picks a
+// table by the CPU's feature flags (best_vector_isa), never by OpenBLAS's idea of the CPU. The tests run
+// every build the machine can (tests/test_kernels.cpp).
+
+namespace attn {
+
+enum class VectorIsa { Scalar, Avx2, Avx512 };
+
+// The widest build this CPU runs, asked of it once (a function-local static: the CPU model is known by the
+// time it is first needed), then remembered.
+inline VectorIsa best_vector_isa() {
+  static const VectorIsa best = [] {
+    if (__builtin_cpu_supports("avx512f")) return VectorIsa::Avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::Avx2;
+    return VectorIsa::Scalar;
+  }();
+  return best;
+}
+
+// A body's table of functions for one build: avx512's, avx2's, or the one that assumes no vector
+// instructions (a portable vector build, or the scalar reference itself).
+template <class Table>
+const Table& for_isa(VectorIsa isa, const Table& avx512, const Table& avx2, const Table& scalar) {
+  switch (isa) {
+    case VectorIsa::Avx512: return avx512;
+    case VectorIsa::Avx2: return avx2;
+    case VectorIsa::Scalar: break;
+  }
+  return scalar;
+}
+
+}  // namespace attn
