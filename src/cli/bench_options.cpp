@@ -2,19 +2,16 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 
 namespace attn {
 
 std::string fill_impl_help(const std::string& help, const std::string& kv_groups) {
-  const std::string slot = "{kv_groups}";
-  std::string out = help;
-  for (std::size_t at = out.find(slot); at != std::string::npos; at = out.find(slot, at + kv_groups.size()))
-    out.replace(at, slot.size(), kv_groups);
-  return out;
+  return fmt::format(fmt::runtime(help), fmt::arg("kv_groups", kv_groups));
 }
-
 std::string bench_impls_help() {
   struct Line {
     std::string name, help;

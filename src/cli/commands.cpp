@@ -79,10 +79,9 @@ void setup(Cli& cli, CommandLine& parsed) {
       ->type_name("");
   cli.present.app->footer(kPresentFooter);
 
-  cli.bench.app = app.add_subcommand(
-      "bench", "Time the chapter's multi-head attention implementations (wrapper, mha, fused, gqa) at GPT-2 size");
+  cli.bench.app = app.add_subcommand("bench", bench_description());
   add_each(cli.bench, Scope::Bench, parsed, defaults);
-  cli.bench.app->footer(kBenchFooter);
+  cli.bench.app->footer(bench_footer());
 }
 
 // The mode whose selector flag was given, else the lesson itself.

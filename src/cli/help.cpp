@@ -1,10 +1,12 @@
 // attn's help: the texts around CLI11's lists, and the formatter that wraps them to 80 columns.
 #include "cli/help.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/bench_options.hpp"
 #include "core/strings.hpp"
 
 namespace attn {
@@ -32,27 +34,40 @@ const char* const kFooter =
     "\n"
     "Run 'attn LESSON --help' for a lesson's options. JSON schema: docs/json.md.";
 
-const char* const kBenchFooter =
-    "All four compute the same function on the same weights (max|diff| is each one's\n"
-    "distance from mha):\n"
-    "  wrapper  section 3.6.1: a CausalAttention per head, their outputs concatenated\n"
-    "  mha      section 3.6.2: one projection per Q/K/V, heads as views, the full\n"
-    "           (b, h, T, T) scores\n"
-    "  fused    mha's weights on a tiled kernel with an online softmax: no (T, T)\n"
-    "           matrix, no work above the diagonal, every core; its kernels are\n"
-    "           chosen by the CPU's feature flags (AVX-512, AVX2 or portable)\n"
-    "  gqa      grouped-query attention: --kv-groups key/value heads shared by the\n"
-    "           query heads, fused\n"
-    "Timing: a warm-up, then the median of --repeats runs. GFLOP/s counts useful work\n"
-    "only (the projections and the causal half of the scores, not the masked half);\n"
-    "%peak compares it with this machine's measured FMA peak, %SGEMM with its\n"
-    "matrix-product rate. The default shape is GPT-2 small's and takes about 20 s on\n"
-    "two cores.\n"
-    "--decode times generation instead: one new token attending to a KV cache of each\n"
-    "--cache length, MHA and GQA, in microseconds per token and in GB/s against a\n"
-    "copy of memory measured in the same run (about 30 s).\n"
-    "Examples: attn bench --tokens 256 --repeats 3; attn bench --decode --cache 1024.\n"
-    "Figures: docs/performance.md.";
+std::string bench_footer() {
+  // The implementations from their list (cli/bench_options.hpp), each line wrapped under its name.
+  std::string list;
+  std::size_t width = 0;
+  for (const auto& name : bench_impls()) width = std::max(width, name.size());
+  std::istringstream lines(bench_impls_help());
+  for (std::string line; std::getline(lines, line);) {
+    const std::string indent(2 + width + 2, ' ');
+    bool first = true;
+    for (const auto& part : wrap_words(line.substr(indent.size()), HelpWidth - indent.size())) {
+      list += (first ? line.substr(0, indent.size()) : indent) + part + "\n";
+      first = false;
+    }
+  }
+  return "All of them compute the same function on the same weights (max|diff| is each\n"
+         "one's distance from mha):\n" +
+         list +
+         "Timing: a warm-up, then the median of --repeats runs. GFLOP/s counts useful work\n"
+         "only (the projections and the causal half of the scores, not the masked half);\n"
+         "%peak compares it with this machine's measured FMA peak, %SGEMM with its\n"
+         "matrix-product rate. The default shape is GPT-2 small's and takes about 20 s on\n"
+         "two cores.\n"
+         "--decode times generation instead: one new token attending to a KV cache of each\n"
+         "--cache length, MHA and GQA, in microseconds per token and in GB/s against a\n"
+         "copy of memory measured in the same run (about 30 s).\n"
+         "Examples: attn bench --tokens 256 --repeats 3; attn bench --decode --cache 1024.\n"
+         "Figures: docs/performance.md.";
+}
+
+std::string bench_description() {
+  std::string names;
+  for (const auto& name : bench_impls()) names += (names.empty() ? "" : ", ") + name;
+  return "Time the chapter's multi-head attention implementations (" + names + ") at GPT-2 size";
+}
 
 const char* const kPresentFooter =
     "Keys (presenter clickers send these too):\n"
@@ -73,7 +88,7 @@ namespace {
 
 class HelpFormatter : public CLI::Formatter {
  public:
-  static constexpr std::size_t kWidth = 80;
+  static constexpr std::size_t kWidth = HelpWidth;
 
   std::string make_option_name(const CLI::Option* opt, bool positional) const override {
     std::string name = CLI::Formatter::make_option_name(opt, positional), out;

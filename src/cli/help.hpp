@@ -1,6 +1,8 @@
 #pragma once
 // attn's help: the texts CLI11's lists of subcommands and options are framed by, and its formatter.
+#include <cstddef>
 #include <memory>
+#include <string>
 
 namespace CLI {
 class Formatter;
@@ -10,8 +12,12 @@ namespace attn {
 
 extern const char* const kDescription;     // attn --help, above the subcommands
 extern const char* const kFooter;          // attn --help, below them: examples
-extern const char* const kBenchFooter;     // attn bench --help: the implementations, the timing
 extern const char* const kPresentFooter;   // attn present --help: the keys
+inline constexpr std::size_t HelpWidth = 80;
+
+// attn bench --help: its line in attn's list, and below its options the implementations and the timing.
+std::string bench_description();
+std::string bench_footer();
 
 // CLI11's help, wrapped to 80 columns, and a negatable flag named as "--explain, --no-explain" rather than
 // CLI11's "--explain,--no-explain{false}".
