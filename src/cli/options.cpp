@@ -15,6 +15,7 @@
 
 #include "core/limits.hpp"
 #include "core/terminal_text.hpp"
+#include "inputs/embeddings.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -407,14 +408,23 @@ std::vector<OptionSpec> make_table() {
       ": the layer's real weights set d_out, the heads and the bias (pick a head with --head where a lesson uses one)";
   const std::string embeds_text = " (--model embeds --text, or the book's sentence, itself)";
   // Inputs and output, on every lesson and the tour.
-  t.push_back(name_of(I, "--input", "FILE", &InputOptions::input,
-                     // An empty name is refused where the option is read, not taken for "the bundled data".
-                     "needs a file name (leave --input out for the book's six tokens)",
-                     "Embeddings to use instead of the book's six tokens, one row per token: JSON "
-                     "{\"tokens\": [...], \"embeddings\": [[...], ...]}, a table (CSV, semicolons, tabs or "
-                     "spaces as np.savetxt writes; an optional header row and first column of token text) or "
-                     "NumPy .npy (2-D float32/float64); - reads standard input. The format comes from the "
-                     "extension (.json, .npy, .csv .tsv .txt .dat .tab), or else from the content (docs/inputs.md)"));
+  {
+    // The formats' own descriptions and extensions (inputs/embeddings.cpp).
+    std::string formats, extensions;
+    const auto& all = embeddings_formats();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      formats += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i].help;
+      std::string names;
+      for (const std::string& ext : all[i].extensions) names += (names.empty() ? "" : " ") + ext;
+      extensions += (i == 0 ? "" : ", ") + names;
+    }
+    t.push_back(name_of(I, "--input", "FILE", &InputOptions::input,
+                        // An empty name is refused where the option is read, not taken for "the bundled data".
+                        "needs a file name (leave --input out for the book's six tokens)",
+                        "Embeddings to use instead of the book's six tokens, one row per token: " + formats +
+                            "; - reads standard input. The format comes from the extension (" + extensions +
+                            "), or else from the content (docs/inputs.md)"));
+  }
   t.back().default_note = "the bundled journey.json";
   exclusive("--random");
   t.push_back(random_option());

@@ -403,20 +403,40 @@ std::string default_embeddings_path() {
   return path;
 }
 
+const std::vector<EmbeddingsFormat>& embeddings_formats() {
+  static const std::vector<EmbeddingsFormat> formats{
+      {InputFormat::Json, {".json"}, "JSON {\"tokens\": [...], \"embeddings\": [[...], ...]}",
+       [](const std::string& bytes) {  // '[' or '{' first, after a byte-order mark and white space
+         const std::string text = strip_bom(bytes);
+         const auto first = text.find_first_not_of(" \t\r\n");
+         return first != std::string::npos && (text[first] == '[' || text[first] == '{');
+       },
+       parse_embeddings_json},
+      {InputFormat::Table, {".csv", ".tsv", ".txt", ".dat", ".tab"},
+       "a table (CSV, semicolons, tabs or spaces as np.savetxt writes; an optional header row and first column of "
+       "token text)",
+       nullptr, parse_embeddings_table},
+      {InputFormat::Npy, {".npy"}, "NumPy .npy (2-D float32/float64)",
+       [](const std::string& bytes) { return bytes.compare(0, 6, "\x93NUMPY") == 0; },  // NumPy's magic string
+       parse_embeddings_npy},
+  };
+  return formats;
+}
+
 std::optional<InputFormat> format_of_name(const std::string& path) {
-  if (ends_with_ci(path, ".json")) return InputFormat::Json;
-  if (ends_with_ci(path, ".npy")) return InputFormat::Npy;
-  for (const char* ext : {".csv", ".tsv", ".txt", ".dat", ".tab"})
-    if (ends_with_ci(path, ext)) return InputFormat::Table;
+  for (const EmbeddingsFormat& f : embeddings_formats())
+    for (const std::string& ext : f.extensions)
+      if (ends_with_ci(path, ext)) return f.id;
   return std::nullopt;
 }
 
 InputFormat format_of_content(const std::string& bytes) {
-  if (bytes.compare(0, 6, "\x93NUMPY") == 0) return InputFormat::Npy;
-  const std::string text = strip_bom(bytes);
-  const auto first = text.find_first_not_of(" \t\r\n");
-  return first != std::string::npos && (text[first] == '[' || text[first] == '{') ? InputFormat::Json
-                                                                                  : InputFormat::Table;
+  const EmbeddingsFormat* fallback = nullptr;
+  for (const EmbeddingsFormat& f : embeddings_formats()) {
+    if (f.sniff == nullptr) fallback = &f;
+    else if (f.sniff(bytes)) return f.id;
+  }
+  return fallback->id;
 }
 
 Inputs load_embeddings(const std::string& path, std::istream& stdin_stream) {
@@ -433,15 +453,9 @@ Inputs load_embeddings(const std::string& path) {
 }
 
 Inputs parse_embeddings(const std::string& bytes, const std::string& name, InputFormat format) {
-  switch (format) {
-    case InputFormat::Json:
-      return parse_embeddings_json(bytes, name);
-    case InputFormat::Npy:
-      return parse_embeddings_npy(bytes, name);
-    case InputFormat::Table:
-    default:
-      return parse_embeddings_table(bytes, name);
-  }
+  for (const EmbeddingsFormat& f : embeddings_formats())
+    if (f.id == format) return f.parse(bytes, name);
+  throw std::logic_error("no embeddings format of that id");
 }
 
 Inputs parse_embeddings_json(const std::string& raw, const std::string& name) {

@@ -26,8 +26,21 @@ enum class InputFormat { Json, Table, Npy };
 // What `--input -` is called in messages and in the output.
 inline constexpr const char* kStdinName = "<stdin>";
 
-// The format a file name says: .json, .npy, or a table (.csv .tsv .txt .dat .tab, any case); none for
-// any other name, or no extension, whose format the content decides (format_of_content).
+// A file format of embeddings, declared once: what --input's help, the man page and the format lookups
+// below all read. Adding one is its parser and its entry in embeddings_formats() (docs/architecture.md).
+struct EmbeddingsFormat {
+  InputFormat id;
+  std::vector<std::string> extensions;  // the names that say it, any case: ".json"
+  std::string help;                     // how --input's help describes it
+  bool (*sniff)(const std::string& bytes);  // whether the content says it; null for the one format taken
+                                            // when no other's content matches (the table)
+  Inputs (*parse)(const std::string& bytes, const std::string& name);
+};
+// Every format, in the order --input's help names them.
+const std::vector<EmbeddingsFormat>& embeddings_formats();
+
+// The format a file name says (.json, .npy, or a table: .csv .tsv .txt .dat .tab, any case); none for any
+// other name, or no extension, whose format the content decides (format_of_content).
 std::optional<InputFormat> format_of_name(const std::string& path);
 // The format the bytes say: NumPy's magic string, JSON's '[' or '{' first, otherwise a table.
 InputFormat format_of_content(const std::string& bytes);
