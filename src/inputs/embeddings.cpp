@@ -577,4 +577,20 @@ Inputs parse_embeddings_npy(const std::string& bytes, const std::string& name) {
   return std::move(rows).finish(std::nullopt);
 }
 
+InputSource file_source() {
+  return {"file", [](const InputOptions& opt) { return !opt.input.empty(); },
+          [](const InputOptions& opt, std::istream& stdin_stream, const CheckMemory&) {
+            return load_embeddings(opt.input, stdin_stream);
+          },
+          nullptr};
+}
+
+InputSource bundled_source() {
+  return {"bundled", [](const InputOptions&) { return true; },
+          [](const InputOptions&, std::istream& stdin_stream, const CheckMemory&) {
+            return load_embeddings(default_embeddings_path(), stdin_stream);
+          },
+          nullptr};
+}
+
 }  // namespace attn

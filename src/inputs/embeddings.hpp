@@ -12,9 +12,15 @@
 
 #include "core/errors.hpp"
 #include "core/tensor.hpp"
+#include "inputs/source.hpp"
 #include "trace/inputs.hpp"
 
 namespace attn {
+
+// --input FILE (or - for standard input) and, when no source is asked for, the bundled six tokens, as
+// input sources.
+InputSource file_source();
+InputSource bundled_source();
 
 // The bundled embeddings of "Your journey starts with one step": looked up in $ATTN_DATA_DIR, next to
 // the installed executable (../share/attn), the install prefix, then the source tree.

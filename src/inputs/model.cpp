@@ -64,4 +64,16 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
   return in;
 }
 
+InputSource model_source() {
+  return {"model", [](const InputOptions& opt) { return !opt.model.empty(); },
+          [](const InputOptions& opt, std::istream&, const CheckMemory& check_memory) {
+            return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer, check_memory);
+          },
+          [](const InputOptions& opt, nlohmann::ordered_json& config) {
+            config["model"] = opt.model;
+            config["text"] = opt.text.value_or(kBookSentence);
+            config["layer"] = opt.layer;
+          }};
+}
+
 }  // namespace attn

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/gpt2_model.hpp"
+#include "inputs/source.hpp"
 #include "trace/inputs.hpp"
 
 namespace attn {
@@ -18,5 +19,8 @@ namespace attn {
 // what the model holds while the lesson runs.
 Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
                          const std::function<void(std::size_t)>& check_memory);
+
+// --model DIR as an input source: its text is --text's, or the book's sentence.
+InputSource model_source();
 
 }  // namespace attn

@@ -104,4 +104,16 @@ Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t
   return in;
 }
 
+InputSource text_source() {
+  return {"text", [](const InputOptions& opt) { return opt.text.has_value(); },
+          [](const InputOptions& opt, std::istream&, const CheckMemory&) {
+            return inputs_from_text(*opt.text, opt.d_in, opt.embedding_seed);
+          },
+          [](const InputOptions& opt, nlohmann::ordered_json& config) {
+            config["text"] = *opt.text;
+            config["d_in"] = opt.d_in;
+            config["embedding_seed"] = opt.embedding_seed;
+          }};
+}
+
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "inputs/embeddings.hpp"
+#include "inputs/source.hpp"
 
 namespace attn {
 
@@ -15,6 +16,9 @@ inline constexpr std::uint64_t kBookEmbeddingSeed = 123;  // chapter 2's torch.m
 inline constexpr std::size_t kGpt2VocabularySize = 50257;
 // What --model reads without --text: the book's six tokens as words.
 inline constexpr const char* kBookSentence = "Your journey starts with one step";
+
+// --text as an input source (with --model, the model's source takes the text instead).
+InputSource text_source();
 
 // A UsageError for text that is not UTF-8 or has no token, or more tokens than the limit.
 Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed);
