@@ -10,12 +10,14 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include <CLI/CLI.hpp>
 
 #include "core/limits.hpp"
 #include "core/terminal_text.hpp"
-#include "inputs/embeddings.hpp"
+#include "inputs/sources.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -284,35 +286,6 @@ std::vector<std::pair<std::string, When>> when_words() {
   return {{"never", When::Never}, {"auto", When::Auto}, {"always", When::Always}};
 }
 
-// --random NxD, read once into (N, D) here; the limits are checked as it is read.
-OptionSpec random_option() {
-  OptionSpec s = entry(Scope::Input, std::nullopt, "--random", "NxD", "",
-                       "Random inputs instead: N tokens of D dims from torch.rand(N, D) after torch.manual_seed(0), "
-                       "e.g. 1024x768");
-  s.range = "N from 1 to " + std::to_string(kMaxTokens) + ", D from 1 to " + std::to_string(kMaxDims);
-  field_of(s, &InputOptions::random)->custom = [](CLI::App* app, CommandLine& target, const std::string& help) {
-    return app->add_option_function<std::string>(
-        "--random",
-        [&target](const std::string& v) {
-          const auto x = v.find('x');
-          const auto digits = [](const std::string& d) {
-            return !d.empty() && d.size() <= 9 && d.find_first_not_of("0123456789") == std::string::npos;
-          };
-          if (x == std::string::npos || !digits(v.substr(0, x)) || !digits(v.substr(x + 1)))
-            throw CLI::ValidationError("--random", "expected NxD with whole numbers, e.g. 1024x768, got '" + v + "'");
-          const std::size_t n = std::stoul(v.substr(0, x)), d = std::stoul(v.substr(x + 1));
-          if (n < 1 || n > kMaxTokens)
-            throw CLI::ValidationError("--random " + v + ": N must be from 1 to " + std::to_string(kMaxTokens) +
-                                       " tokens");
-          if (d < 1 || d > kMaxDims)
-            throw CLI::ValidationError("--random " + v + ": D must be from 1 to " + std::to_string(kMaxDims) + " dims");
-          target.input.random = std::make_pair(n, d);
-        },
-        help);
-  };
-  return s;
-}
-
 // --format: one of the renderers (render/formats.cpp).
 OptionSpec format_option() {
   std::vector<std::string> names;
@@ -380,83 +353,74 @@ OptionSpec cache_option() {
   return s;
 }
 
+// A rule of an option beside another, with its sentence.
+void add_rule(OptionSpec& s, const SourceRule& r) {
+  switch (r.kind) {
+    case SourceRule::Exclusive:
+      s.excludes.push_back({r.other, s.name + " and " + r.other + " exclude each other" + r.why});
+      break;
+    case SourceRule::NotWith:
+      s.excludes.push_back({r.other, s.name + " does not apply with " + r.other + r.why});
+      break;
+    case SourceRule::OnlyWith:
+      s.needs.push_back({r.other, s.name + " only applies with " + r.other + " (" + r.why + ")"});
+      break;
+  }
+}
+
+// An input source's option (inputs/source.hpp) as an entry of the table, bound by its field's type.
+OptionSpec source_option(const SourceOption& o) {
+  OptionSpec s = entry(Scope::Input, std::nullopt, o.name, o.type_name, "", o.help);
+  std::visit(
+      [&](auto field) {
+        using F = decltype(field);
+        if constexpr (std::is_same_v<F, std::string InputOptions::*>) {
+          field_of(s, field)->check = checked([empty = o.empty](std::string& v) { return v.empty() ? empty : std::string(); });
+        } else if constexpr (std::is_same_v<F, std::optional<std::string> InputOptions::*>) {
+          field_of(s, field, Reads::Optional);
+        } else if constexpr (std::is_same_v<F, std::size_t InputOptions::*>) {
+          s.range = std::to_string(o.min) + " to " + std::to_string(o.max);
+          const auto b = field_of(s, field);
+          b->check = whole_number(o.min, o.max);
+          b->show = [](const std::size_t& v) { return std::to_string(v); };
+        } else {  // read by the source's own parser
+          field_of(s, field)->custom = [name = o.name, parse = o.parse](CLI::App* app, CommandLine& target,
+                                                                          const std::string& help) {
+            return app->add_option_function<std::string>(
+                name,
+                [&target, parse](const std::string& v) {
+                  const std::string error = parse(v, target.input);
+                  if (!error.empty()) throw CLI::ValidationError(error);
+                },
+                help);
+          };
+        }
+      },
+      o.field);
+  if (!o.range.empty()) s.range = o.range;
+  s.default_note = o.default_note;
+  for (const SourceRule& r : o.rules) add_rule(s, r);
+  return s;
+}
+
 std::vector<OptionSpec> make_table() {
   using L = LessonConfig;
-  const auto I = Scope::Input, O = Scope::Output, Le = Scope::Lesson, B = Scope::Bench;
+  const auto O = Scope::Output, Le = Scope::Lesson, B = Scope::Bench;
   std::vector<OptionSpec> t;
-  // The rules of the entry just added: given with `other` (excludes) or without it (needs).
-  const auto excludes = [&t](std::string other, std::string message) {
-    t.back().excludes.push_back({std::move(other), std::move(message)});
+  // The rules of the entry just added, with the sentences a student reads.
+  const auto exclusive = [&t](const std::string& other, const std::string& why = "") {
+    add_rule(t.back(), {SourceRule::Exclusive, other, why});
   };
-  const auto needs = [&t](std::string other, std::string message) {
-    t.back().needs.push_back({std::move(other), std::move(message)});
+  const auto only_with = [&t](const std::string& other, const std::string& why) {
+    add_rule(t.back(), {SourceRule::OnlyWith, other, why});
   };
-  // The same, with the messages written once.
-  const auto exclusive = [&](const std::string& other, const std::string& why = "") {
-    excludes(other, t.back().name + " and " + other + " exclude each other" + why);
-  };
-  const auto only_with = [&](const std::string& other, const std::string& why) {
-    needs(other, t.back().name + " only applies with " + other + " (" + why + ")");
-  };
-  const auto not_with_model = [&](const std::string& why) {
-    excludes("--model", t.back().name + " does not apply with --model" + why);
-  };
-  const std::string embeds = ", whose own trained embeddings are used";
-  const std::string sizes = "it sizes and seeds the embeddings of your own sentence";
-  const std::string picks = "it picks a block or a head of a pretrained GPT-2";
+  const auto not_with_model = [&t](const std::string& why) { add_rule(t.back(), {SourceRule::NotWith, "--model", why}); };
   const std::string real_weights =
       ": the layer's real weights set d_out, the heads and the bias (pick a head with --head where a lesson uses one)";
-  const std::string embeds_text = " (--model embeds --text, or the book's sentence, itself)";
-  // Inputs and output, on every lesson and the tour.
-  {
-    // The formats' own descriptions and extensions (inputs/embeddings.cpp).
-    std::string formats, extensions;
-    const auto& all = embeddings_formats();
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      formats += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i].help;
-      std::string names;
-      for (const std::string& ext : all[i].extensions) names += (names.empty() ? "" : " ") + ext;
-      extensions += (i == 0 ? "" : ", ") + names;
-    }
-    t.push_back(name_of(I, "--input", "FILE", &InputOptions::input,
-                        // An empty name is refused where the option is read, not taken for "the bundled data".
-                        "needs a file name (leave --input out for the book's six tokens)",
-                        "Embeddings to use instead of the book's six tokens, one row per token: " + formats +
-                            "; - reads standard input. The format comes from the extension (" + extensions +
-                            "), or else from the content (docs/inputs.md)"));
-  }
-  t.back().default_note = "the bundled journey.json";
-  exclusive("--random");
-  t.push_back(random_option());
-  {
-    OptionSpec text = entry(I, std::nullopt, "--text", "TEXT", "",
-                            "Your own sentence instead: GPT-2's tokens of it, each embedded as chapter 2 does "
-                            "(nn.Embedding for the tokens plus one for their positions, after torch.manual_seed); "
-                            "the ids and embeddings are the first steps (docs/inputs.md)");
-    field_of(text, &InputOptions::text, Reads::Optional);
-    t.push_back(text);
-  }
-  exclusive("--random");
-  exclusive("--input");
-  // Every run draws the whole (50257, d_in) table, which takes about a second at 1,024 (GPT-2 medium's size).
-  t.push_back(whole(I, std::nullopt, "--d-in", "N", &InputOptions::d_in, 1, 1024, "",
-                    "With --text: the size of each token's embedding (the book's toy uses 3, GPT-2 small 768)"));
-  not_with_model(embeds);
-  only_with("--text", sizes);
-  t.push_back(whole(I, std::nullopt, "--embedding-seed", "N", &InputOptions::embedding_seed, 0,
-                    std::numeric_limits<std::uint64_t>::max(), "",
-                    "With --text: the torch.manual_seed before the two embedding layers (chapter 2's 123)"));
-  not_with_model(embeds);
-  only_with("--text", sizes);
-  t.push_back(name_of(I, "--model", "DIR", &InputOptions::model, "needs a directory (a Hugging Face GPT-2 download)",
-                     "A pretrained GPT-2 as Hugging Face ships it (config.json, model.safetensors, vocab.json, "
-                     "merges.txt): --text (or the book's sentence) runs through its blocks up to --layer, and "
-                     "the lesson uses that layer's real weights (docs/gpt2.md)"));
-  exclusive("--random", embeds_text);
-  exclusive("--input", embeds_text);
-  t.push_back(whole(I, std::nullopt, "--layer", "L", &InputOptions::layer, 0, 1023, "",
-                    "With --model: the block whose attention the lesson shows, counted from 0"));
-  only_with("--model", picks);
+  // Inputs, as each input source declares its options (src/inputs), then the output, on every lesson and the
+  // tour.
+  for (const InputSource& source : input_sources())
+    for (const SourceOption& option : source.options) t.push_back(source_option(option));
   t.push_back(format_option());
   t.push_back(flag(O, std::nullopt, "--json", &OutputOptions::json, "",
                    "Print one JSON document (config, inputs, every step's tensor) instead of text; the same as "
@@ -537,7 +501,7 @@ std::vector<OptionSpec> make_table() {
                           "With --model: which of the layer's heads gives the query, key and value weights"));
   t.back().default_note = "0";
   t.back().range = "0 to the model's heads - 1";
-  only_with("--model", picks);
+  only_with("--model", "it picks a block or a head of a pretrained GPT-2");
   t.push_back(choice(Le, Opt::DType, "--dtype", "TYPE", &L::dtype,
                      std::vector<std::pair<std::string, CacheDType>>{
                          {"fp32", CacheDType::FP32}, {"bf16", CacheDType::BF16}, {"fp16", CacheDType::FP16}},

@@ -578,11 +578,30 @@ Inputs parse_embeddings_npy(const std::string& bytes, const std::string& name) {
 }
 
 InputSource file_source() {
+  // The formats' own descriptions and extensions (embeddings_formats()).
+  std::string formats, extensions;
+  const auto& all = embeddings_formats();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    formats += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i].help;
+    std::string names;
+    for (const std::string& ext : all[i].extensions) names += (names.empty() ? "" : " ") + ext;
+    extensions += (i == 0 ? "" : ", ") + names;
+  }
+  SourceOption input{"--input", "FILE",
+                     "Embeddings to use instead of the book's six tokens, one row per token: " + formats +
+                         "; - reads standard input. The format comes from the extension (" + extensions +
+                         "), or else from the content (docs/inputs.md)",
+                     &InputOptions::input};
+  // An empty name is refused where the option is read, not taken for "the bundled data".
+  input.empty = "needs a file name (leave --input out for the book's six tokens)";
+  input.default_note = "the bundled journey.json";
+  input.rules = {{SourceRule::Exclusive, "--random", ""}};
   return {"file", [](const InputOptions& opt) { return !opt.input.empty(); },
           [](const InputOptions& opt, std::istream& stdin_stream, const CheckMemory&) {
             return load_embeddings(opt.input, stdin_stream);
           },
-          nullptr};
+          nullptr,
+          {input}};
 }
 
 InputSource bundled_source() {
@@ -590,7 +609,8 @@ InputSource bundled_source() {
           [](const InputOptions&, std::istream& stdin_stream, const CheckMemory&) {
             return load_embeddings(default_embeddings_path(), stdin_stream);
           },
-          nullptr};
+          nullptr,
+          {}};
 }
 
 }  // namespace attn

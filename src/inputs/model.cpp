@@ -65,6 +65,17 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
 }
 
 InputSource model_source() {
+  const std::string embeds_text = " (--model embeds --text, or the book's sentence, itself)";
+  SourceOption model{"--model", "DIR",
+                     "A pretrained GPT-2 as Hugging Face ships it (config.json, model.safetensors, vocab.json, "
+                     "merges.txt): --text (or the book's sentence) runs through its blocks up to --layer, and the lesson "
+                     "uses that layer's real weights (docs/gpt2.md)",
+                     &InputOptions::model};
+  model.empty = "needs a directory (a Hugging Face GPT-2 download)";
+  model.rules = {{SourceRule::Exclusive, "--random", embeds_text}, {SourceRule::Exclusive, "--input", embeds_text}};
+  SourceOption layer{"--layer", "L", "With --model: the block whose attention the lesson shows, counted from 0",
+                     &InputOptions::layer, 0, 1023};
+  layer.rules = {{SourceRule::OnlyWith, "--model", "it picks a block or a head of a pretrained GPT-2"}};
   return {"model", [](const InputOptions& opt) { return !opt.model.empty(); },
           [](const InputOptions& opt, std::istream&, const CheckMemory& check_memory) {
             return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer, check_memory);
@@ -73,7 +84,8 @@ InputSource model_source() {
             config["model"] = opt.model;
             config["text"] = opt.text.value_or(kBookSentence);
             config["layer"] = opt.layer;
-          }};
+          },
+          {model, layer}};
 }
 
 }  // namespace attn

@@ -1,14 +1,17 @@
 #pragma once
 // An input source: one way of giving a lesson its inputs (the bundled six tokens, a file or standard
 // input, random numbers, the student's sentence, a pretrained GPT-2), declared in its own file as an
-// InputSource, and listed once in inputs/sources.cpp. Its options and their rules are the option table's
-// (cli/options.cpp), bound to the fields of InputOptions.
+// InputSource: the options it is asked with and their rules, its load() and its keys of the JSON config;
+// listed once in inputs/sources.cpp. The command line makes the option table's entries from its options.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <istream>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +32,41 @@ struct InputOptions {
 // Refuses (a UsageError) a run whose memory need, in bytes, is past the budget.
 using CheckMemory = std::function<void(std::size_t)>;
 
+// A rule of a source's option beside another option, and the words of its message.
+struct SourceRule {
+  enum Kind {
+    Exclusive,  // not with `other`: "A and OTHER exclude each other" + why
+    NotWith,    // not with `other`: "A does not apply with OTHER" + why
+    OnlyWith,   // not without `other`: "A only applies with OTHER (why)"
+  } kind;
+  std::string other;  // "--model"
+  std::string why;
+};
+
+// An option a source is asked with, as plain data.
+struct SourceOption {
+  using Field = std::variant<std::string InputOptions::*,                // a name; "" is refused with `empty`
+                             std::optional<std::string> InputOptions::*,  // text, unset unless given
+                             std::size_t InputOptions::*,                 // a whole number, min to max
+                             std::optional<std::pair<std::size_t, std::size_t>> InputOptions::*>;  // by `parse`
+  SourceOption(std::string name_, std::string type_name_, std::string help_, Field field_, std::uint64_t min_ = 0,
+               std::uint64_t max_ = 0)
+      : name(std::move(name_)), type_name(std::move(type_name_)), help(std::move(help_)), field(field_), min(min_),
+        max(max_) {}
+
+  std::string name;       // "--random"
+  std::string type_name;  // "NxD"
+  std::string help;
+  Field field;
+  std::uint64_t min = 0, max = 0;
+  std::string empty;
+  // Reads `text` into `into`, or returns why it cannot (the whole message).
+  std::string (*parse)(const std::string& text, InputOptions& into) = nullptr;
+  std::string range;         // for the man page, when the type does not say it all
+  std::string default_note;  // the default in words
+  std::vector<SourceRule> rules;
+};
+
 struct InputSource {
   const char* name;                       // "random": what it is called in the code and the docs
   bool (*asked)(const InputOptions& opt);  // whether the options ask for it
@@ -38,6 +76,7 @@ struct InputSource {
   Inputs (*load)(const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory);
   // What reproduces the inputs besides "input" (where they came from) in a lesson's JSON config; null: nothing.
   void (*config)(const InputOptions& opt, nlohmann::ordered_json& config);
+  std::vector<SourceOption> options;  // in the order --help lists them
 };
 
 }  // namespace attn

@@ -10,7 +10,7 @@
 namespace attn {
 
 const std::vector<InputSource>& input_sources() {
-  static const std::vector<InputSource> sources{model_source(), text_source(), random_source(), file_source(),
+  static const std::vector<InputSource> sources{file_source(), random_source(), text_source(), model_source(),
                                                 bundled_source()};
   return sources;
 }

@@ -7,9 +7,9 @@
 
 namespace attn {
 
-// Every input source, in the order they are asked: the first whose options are given is the run's
-// (--model, which takes --text, then --text, --random, --input), and the bundled six tokens otherwise.
-// The option table refuses two sources at once before a source is asked (cli/options.cpp).
+// Every input source, in the order --help lists their options; the bundled six tokens, asked for when no
+// other is, last. At most one other is asked for: their options' rules refuse two at once before any is
+// asked (and --text with --model is the model's text, not a source of its own).
 const std::vector<InputSource>& input_sources();
 
 // The inputs `opt` asks for, from the first source asked.

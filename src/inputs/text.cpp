@@ -1,5 +1,7 @@
 #include "inputs/text.hpp"
 
+#include <limits>
+
 #include <unordered_map>
 
 #include "core/errors.hpp"
@@ -105,7 +107,25 @@ Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t
 }
 
 InputSource text_source() {
-  return {"text", [](const InputOptions& opt) { return opt.text.has_value(); },
+  const std::string sizes = "it sizes and seeds the embeddings of your own sentence";
+  const std::string embeds = ", whose own trained embeddings are used";
+  SourceOption text{"--text", "TEXT",
+                    "Your own sentence instead: GPT-2's tokens of it, each embedded as chapter 2 does (nn.Embedding for "
+                    "the tokens plus one for their positions, after torch.manual_seed); the ids and embeddings are the "
+                    "first steps (docs/inputs.md)",
+                    &InputOptions::text};
+  text.rules = {{SourceRule::Exclusive, "--random", ""}, {SourceRule::Exclusive, "--input", ""}};
+  // Every run draws the whole (50257, d_in) table, which takes about a second at 1,024 (GPT-2 medium's size).
+  SourceOption d_in{"--d-in", "N",
+                    "With --text: the size of each token's embedding (the book's toy uses 3, GPT-2 small 768)",
+                    &InputOptions::d_in, 1, 1024};
+  d_in.rules = {{SourceRule::NotWith, "--model", embeds}, {SourceRule::OnlyWith, "--text", sizes}};
+  SourceOption seed{"--embedding-seed", "N",
+                    "With --text: the torch.manual_seed before the two embedding layers (chapter 2's 123)",
+                    &InputOptions::embedding_seed, 0, std::numeric_limits<std::uint64_t>::max()};
+  seed.rules = d_in.rules;
+  // With --model the text is the model's to tokenize: this source is asked for only without it.
+  return {"text", [](const InputOptions& opt) { return opt.text.has_value() && opt.model.empty(); },
           [](const InputOptions& opt, std::istream&, const CheckMemory&) {
             return inputs_from_text(*opt.text, opt.d_in, opt.embedding_seed);
           },
@@ -113,7 +133,8 @@ InputSource text_source() {
             config["text"] = *opt.text;
             config["d_in"] = opt.d_in;
             config["embedding_seed"] = opt.embedding_seed;
-          }};
+          },
+          {text, d_in, seed}};
 }
 
 }  // namespace attn
