@@ -139,14 +139,14 @@ class LessonText {
     Words w = step(key);
     return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code), tensor);
   }
-  template <class F>
-  Step& add(const TextKey& key, std::vector<std::size_t> shape, F compute) const {
+  template <class F, class... A>
+  Step& add(const TextKey& key, std::vector<std::size_t> shape, F f, A... inputs) const {
     Words w = step(key);
     return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code),
-                   std::move(shape), std::move(compute));
+                   std::move(shape), std::move(f), std::move(inputs)...);
   }
   template <class T>
-  Step& add(const TextKey& key, std::vector<std::size_t> shape, const Lazy<T>& value) const {
+  Step& add(const TextKey& key, std::vector<std::size_t> shape, Node<T> value) const {
     Words w = step(key);
     return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code),
                    std::move(shape), value);
