@@ -1,7 +1,7 @@
 #pragma once
 // The lessons' words as content: each lesson's step titles, explanations and PyTorch code, its notes and
 // its option help live in data/lessons/<lesson>.json (and what several lessons share, the batch, the
-// parameters, in data/lessons/shared.json), not in the C++. The C++ keeps the ids, the shapes, the Lazy
+// parameters, in data/lessons/shared.json), not in the C++. The C++ keeps the ids, the shapes, the lazy
 // computations and a small map of values (`who`, `n`, `d_out`, ...) that fill the text's named
 // placeholders through {fmt}: "Attention scores of {who}".
 //

@@ -113,8 +113,29 @@ Matrix forward_of(const Module& m, const Matrix& inputs) {
   return m.forward(inputs);
 }
 
-// 3.4.2 and exercise 3.1: SelfAttention_v1 and _v2, each seeded as the book seeds it, then v1 with v2's
-// weights, which gives v2's output.
+// Exercise 3.1: give sa_v1 the weights of sa_v2, whose output it then gives. nn.Linear stores its weight
+// as (d_out, d_in), the transpose of v1's (d_in, d_out) parameter, so the transfer transposes it.
+void add_exercise_3_1(const LessonText& text, bool qkv_bias, SelfAttention_v1 sa_v1_from_v2,
+                      const SelfAttention_v2& sa_v2, const Node<Matrix>& sa_v2_output) {
+  Trace& t = text.trace();
+  const std::size_t n = t.inputs.num_tokens(), d_out = sa_v2.W_query.weight.shape(0);
+  sa_v1_from_v2.W_query = xt::transpose(sa_v2.W_query.weight);  // (d_in, d_out)
+  sa_v1_from_v2.W_key = xt::transpose(sa_v2.W_key.weight);      // (d_in, d_out)
+  sa_v1_from_v2.W_value = xt::transpose(sa_v2.W_value.weight);  // (d_in, d_out)
+  text.add("sa_v1_W_query", sa_v1_from_v2.W_query);
+  text.add("sa_v1_W_key", sa_v1_from_v2.W_key);
+  text.add("sa_v1_W_value", sa_v1_from_v2.W_value);
+  const auto sa_v1_output_v2_weights =
+      t.lazy<Matrix>(forward_of<SelfAttention_v1>, t.keep(std::move(sa_v1_from_v2)), t.embeddings());  // (num_tokens, d_out)
+  const std::string bias_or_book = qkv_bias ? "bias" : "book";
+  text.add({"sa_v1_output_v2_weights", bias_or_book}, {n, d_out}, sa_v1_output_v2_weights);
+  text.add({"v1_v2_max_diff", bias_or_book}, {}, [](const Matrix& sa_v1_output_v2_weights, const Matrix& sa_v2_output) {
+    const Matrix difference = xt::abs(sa_v1_output_v2_weights - sa_v2_output);  // (num_tokens, d_out)
+    return Scalar(max_of(AnyTensor(difference)));  // NaN if a difference is NaN, as .max() gives
+  }, sa_v1_output_v2_weights, sa_v2_output);
+}
+
+// 3.4.2: SelfAttention_v1 and _v2, each seeded as the book seeds it; then exercise 3.1 on them.
 void add_classes(const LessonText& text, const Inputs& in, const LessonConfig& cfg, const StepWeights& w,
                  TorchGenerator& gen, std::uint64_t seed_v1, std::uint64_t seed_v2) {
   Trace& t = text.trace();
@@ -134,24 +155,7 @@ void add_classes(const LessonText& text, const Inputs& in, const LessonConfig& c
   if (in.model) use_real_head(in, *cfg.head, sa_v2.W_query, sa_v2.W_key, sa_v2.W_value);
   const auto sa_v2_output = t.lazy<Matrix>(forward_of<SelfAttention_v2>, t.keep(sa_v2), inputs);  // (num_tokens, d_out)
   text.add("sa_v2_output", {n, d_out}, sa_v2_output);
-
-  // Exercise 3.1: give sa_v1 the weights of sa_v2. nn.Linear stores its weight as (d_out, d_in), the
-  // transpose of v1's (d_in, d_out) parameter, so the transfer transposes it.
-  SelfAttention_v1 sa_v1_from_v2 = sa_v1;
-  sa_v1_from_v2.W_query = xt::transpose(sa_v2.W_query.weight);  // (d_in, d_out)
-  sa_v1_from_v2.W_key = xt::transpose(sa_v2.W_key.weight);      // (d_in, d_out)
-  sa_v1_from_v2.W_value = xt::transpose(sa_v2.W_value.weight);  // (d_in, d_out)
-  text.add("sa_v1_W_query", sa_v1_from_v2.W_query);
-  text.add("sa_v1_W_key", sa_v1_from_v2.W_key);
-  text.add("sa_v1_W_value", sa_v1_from_v2.W_value);
-  const auto sa_v1_output_v2_weights =
-      t.lazy<Matrix>(forward_of<SelfAttention_v1>, t.keep(std::move(sa_v1_from_v2)), inputs);  // (num_tokens, d_out)
-  const std::string bias_or_book = cfg.qkv_bias ? "bias" : "book";
-  text.add({"sa_v1_output_v2_weights", bias_or_book}, {n, d_out}, sa_v1_output_v2_weights);
-  text.add({"v1_v2_max_diff", bias_or_book}, {}, [](const Matrix& sa_v1_output_v2_weights, const Matrix& sa_v2_output) {
-    const Matrix difference = xt::abs(sa_v1_output_v2_weights - sa_v2_output);  // (num_tokens, d_out)
-    return Scalar(max_of(AnyTensor(difference)));  // NaN if a difference is NaN, as .max() gives
-  }, sa_v1_output_v2_weights, sa_v2_output);
+  add_exercise_3_1(text, cfg.qkv_bias, sa_v1, sa_v2, sa_v2_output);
 }
 
 }  // namespace

@@ -330,13 +330,13 @@ struct Trace {
 
   // Memory, from the plan alone (shapes, nothing computed), for the budget checked before the work.
   // planned_bytes: an upper bound on what the lesson holds at its peak: every step's value twice (the
-  // Lazy value or module output, and the temporaries that make it), a third time if it is shown (the
+  // node or module output, and the temporaries that make it), a third time if it is shown (the
   // step's own copy), and the inputs twice (the trace's copy, a batch of them). shown_bytes: what the
   // finished trace keeps until the output is written (its shown steps).
   std::size_t planned_bytes() const;
   std::size_t shown_bytes() const;
   // What a lesson computes besides its steps, declared with the plan for planned_bytes: values it keeps
-  // (a module pass's intermediates held in a Lazy value) add up; temporaries of a call that frees them
+  // (a module pass's intermediates held in a node) add up; temporaries of a call that frees them
   // (a module's forward) count as the largest of them, since such calls run one at a time.
   void holds(std::size_t numbers) { held_numbers_ = saturating_sum(held_numbers_, numbers); }
   void needs_temporarily(std::size_t numbers) { temporary_numbers_ = std::max(temporary_numbers_, numbers); }
@@ -358,7 +358,7 @@ struct Trace {
   Inputs inputs;
   std::vector<Step> steps;
   Selection selection;
-  // How many Lazy values and steps resolve() computed: tests check that a step not asked for costs nothing.
+  // How many lazy nodes and steps resolve() computed: tests check that a step not asked for costs nothing.
   std::size_t values_computed = 0;
 
  private:
