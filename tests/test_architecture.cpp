@@ -366,6 +366,56 @@ TEST_CASE("with --step, a lesson computes only what the steps asked for need", "
   CHECK(std::none_of(listed.steps.begin(), listed.steps.end(), [](const attn::Step& s) { return s.computed; }));
 }
 
+TEST_CASE("lazy values are nodes the trace owns, computed from their arguments, and a lesson returns only a resolved trace",
+          "[architecture][step]") {
+  // What a slip would have been undefined behaviour before does not compile now (tried by hand: each
+  // lesson mistake below fails to build with the static_assert's message). A computation that captures a
+  // local, by reference or by value, is refused by Trace::lazy and Trace::add: they static_assert this trait.
+  int local = 0;
+  const auto by_reference = [&local] { return local; };
+  const auto by_value = [local] { return local; };
+  const auto from_arguments = [](const attn::Vector& x, std::size_t i) { return x(i); };
+  (void)by_reference, (void)by_value, (void)from_arguments;
+  static_assert(!attn::takes_inputs_as_arguments_v<decltype(by_reference)>);
+  static_assert(!attn::takes_inputs_as_arguments_v<decltype(by_value)>);
+  static_assert(attn::takes_inputs_as_arguments_v<decltype(from_arguments), attn::Node<attn::Vector>, std::size_t>);
+  static_assert(attn::takes_inputs_as_arguments_v<decltype(&attn::softmax_naive), attn::Node<attn::Vector>>);
+  // Nor may an input be a raw pointer, which could point at a local.
+  static_assert(!attn::takes_inputs_as_arguments_v<decltype(from_arguments), const attn::Vector*, std::size_t>);
+  // A lesson that forgets resolve() does not compile: a Trace is no ResolvedTrace, only resolve() makes one,
+  // and a function returning a Trace is no lesson mode's Run.
+  using Forgetful = attn::Trace (*)(const attn::Inputs&, const attn::LessonConfig&, const attn::Selection&);
+  static_assert(!std::is_convertible_v<attn::Trace, attn::ResolvedTrace>);
+  static_assert(!std::is_constructible_v<attn::ResolvedTrace, attn::Trace>);
+  static_assert(!std::is_constructible_v<attn::LessonMode::Run, Forgetful>);
+  static_assert(std::is_constructible_v<attn::LessonMode::Run, decltype(&attn::run_simple)>);
+
+  // The trace owns the values: a handle outlives the scope that made it, and the computation sees its
+  // inputs as arguments. Only what a shown step needs is computed; resolve() then frees every value, and
+  // reading a handle after it is a logic_error at once, in every build.
+  attn::Trace t(attn::LessonInfo{"test", "0", "", ""}, random_inputs(3, 2), attn::Selection{{"doubled"}, {}});
+  attn::Node<attn::Vector> doubled;
+  {
+    const attn::Node<attn::Vector> x = t.keep(attn::Vector{1.0f, -2.0f});  // (2,)
+    doubled = t.lazy<attn::Vector>([](const attn::Vector& x, float by) { return attn::Vector(by * x); }, x, 2.0f);
+  }
+  t.add("doubled", "", "", "", {2}, doubled);
+  t.add("unshown", "", "", "", {2}, [](const attn::Vector& d) { return attn::Vector(d + 1.0f); }, doubled);
+  const attn::ResolvedTrace r = t.resolve();
+  CHECK(r.values_computed == 2);  // the node and the step that shows it; not the unshown step
+  CHECK(r.step("doubled").tensor == attn::AnyTensor(attn::Vector{2.0f, -4.0f}));
+  CHECK_FALSE(r.step("unshown").computed);
+  REQUIRE_THROWS_AS(doubled(), std::logic_error);
+  CHECK_THROWS_WITH(doubled(), Catch::Contains("reads a lazy value after Trace::resolve()"));
+
+  // A trace whose nodes read its inputs is refused if it moved before resolving.
+  attn::Trace first(attn::LessonInfo{"test", "0", "", ""}, random_inputs(3, 2));
+  const attn::Node<attn::Matrix> inputs = first.embeddings();
+  first.add("row_sums", "", "", "", {3}, [](const attn::Matrix& inputs) { return attn::row_sums(inputs); }, inputs);
+  attn::Trace moved = std::move(first);
+  CHECK_THROWS_WITH(moved.resolve(), Catch::Contains("moved its trace before Trace::resolve()"));
+}
+
 TEST_CASE("the JSON size limit is checked on the plan, before any step is computed", "[architecture][step][json]") {
   // 2,048 tokens, one head: four (2, 1, 2048, 2048) weight tensors are over 33,554,432 numbers together.
   bool checked = false;

@@ -18,37 +18,50 @@ SelfAttention_v2 seeded_sa_v2(const Inputs& in, std::size_t d_out, std::uint64_t
   if (in.model) use_real_head(in, head, sa_v2.W_query, sa_v2.W_key, sa_v2.W_value);
   return sa_v2;
 }
+
+// softmax(scores / sqrt(d_k)), d_k the keys' width (keys.shape[-1]).
+Matrix scaled_softmax(const Matrix& scores, std::size_t d_k) {
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(d_k)));
+  const Matrix scaled = scores / scale;  // (n, n)
+  return softmax(scaled);
+}
 }  // namespace
 
 CausalWeights::CausalWeights(Trace& t, const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias,
                              std::size_t head)
-    : n(in.num_tokens()),
-      scale(static_cast<float>(std::sqrt(static_cast<double>(d_out)))),
-      sa_v2(seeded_sa_v2(in, d_out, seed, qkv_bias, head)),
-      queries(t.lazy<Matrix>([this, in = &in] { return sa_v2.W_query.forward(in->embeddings); })),  // (n, d_out)
-      keys(t.lazy<Matrix>([this, in = &in] { return sa_v2.W_key.forward(in->embeddings); })),       // (n, d_out)
-      attn_scores(t.lazy<Matrix>([this] { return matmul(queries(), keys(), /*transpose_b=*/true); })),  // (n, n)
-      attn_weights(t.lazy<Matrix>([this] {
-        const Matrix scaled = attn_scores() / scale;  // (n, n)
-        return softmax(scaled);
-      })),
-      mask_simple(t.lazy<Matrix>([this] { return Matrix(1.0f - mask()); })),  // (n, n): torch.tril(torch.ones(n, n))
-      masked_simple(t.lazy<Matrix>([this] { return Matrix(attn_weights() * mask_simple()); })),  // (n, n)
-      row_sums(t.lazy<Matrix>([this] {
+    : sa_v2(t.keep(seeded_sa_v2(in, d_out, seed, qkv_bias, head))),
+      queries(t.lazy<Matrix>([](const SelfAttention_v2& sa_v2, const Matrix& inputs) {
+        return sa_v2.W_query.forward(inputs);
+      }, sa_v2, t.embeddings())),  // (n, d_out)
+      keys(t.lazy<Matrix>([](const SelfAttention_v2& sa_v2, const Matrix& inputs) {
+        return sa_v2.W_key.forward(inputs);
+      }, sa_v2, t.embeddings())),  // (n, d_out)
+      attn_scores(t.lazy<Matrix>([](const Matrix& queries, const Matrix& keys) {
+        return matmul(queries, keys, /*transpose_b=*/true);
+      }, queries, keys)),  // (n, n)
+      attn_weights(t.lazy<Matrix>(scaled_softmax, attn_scores, d_out)),  // (n, n)
+      mask(t.lazy<Matrix>(causal_mask, in.num_tokens())),                // (n, n)
+      // (n, n): torch.tril(torch.ones(n, n))
+      mask_simple(t.lazy<Matrix>([](const Matrix& mask) { return Matrix(1.0f - mask); }, mask)),
+      masked_simple(t.lazy<Matrix>([](const Matrix& attn_weights, const Matrix& mask_simple) {
+        return Matrix(attn_weights * mask_simple);
+      }, attn_weights, mask_simple)),  // (n, n)
+      row_sums(t.lazy<Matrix>([](const Matrix& masked_simple) {
+        const std::size_t n = masked_simple.shape(0);
         Matrix sums = xt::empty<float>({n, std::size_t{1}});  // (n, 1): keepdim=True
-        for (std::size_t i = 0; i < n; ++i) sums(i, 0) = sum_of(&masked_simple()(i, 0), n);
+        for (std::size_t i = 0; i < n; ++i) sums(i, 0) = sum_of(&masked_simple(i, 0), n);
         return sums;
-      })),
+      }, masked_simple)),
       // (n, n), row_sums broadcast over columns
-      masked_simple_norm(t.lazy<Matrix>([this] { return Matrix(masked_simple() / row_sums()); })),
-      mask(t.lazy<Matrix>([this] { return causal_mask(n); })),                              // (n, n)
-      masked(t.lazy<Matrix>([this] { return Matrix(mask_future(AnyTensor(attn_scores()))); })),  // (n, n)
-      causal_attn_weights(t.lazy<Matrix>([this] {
-        const Matrix masked_scaled = masked() / scale;  // (n, n)
-        return softmax(masked_scaled);
-      })) {}
+      masked_simple_norm(t.lazy<Matrix>([](const Matrix& masked_simple, const Matrix& row_sums) {
+        return Matrix(masked_simple / row_sums);
+      }, masked_simple, row_sums)),
+      masked(t.lazy<Matrix>([](const Matrix& attn_scores) {
+        return Matrix(mask_future(AnyTensor(attn_scores)));
+      }, attn_scores)),  // (n, n)
+      causal_attn_weights(t.lazy<Matrix>(scaled_softmax, masked, d_out)) {}  // (n, n)
 
-Trace run_causal(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+ResolvedTrace run_causal(const Inputs& in, const LessonConfig& given, const Selection& sel) {
   Trace t(causal_info(), in, sel);
   const LessonConfig cfg = model_config(given, in, ModelUse::OneHead, t);
   check_elements("the (b, num_tokens, num_tokens) attention weights", {cfg.batch, in.num_tokens(), in.num_tokens()});
@@ -77,28 +90,30 @@ Trace run_causal(const Inputs& in, const LessonConfig& given, const Selection& s
   text.add("causal_attn_weights", {n, n}, w.causal_attn_weights)
       .show_heatmap(true);
 
-  const BatchStep batch(text, in.embeddings, b);  // (b, num_tokens, d_in)
+  const Node<Tensor3> batch = add_batch_step(text, b);  // (b, num_tokens, d_in)
 
-  TorchGenerator gen(seed_ca);
-  CausalAttention ca(in.d_in(), d_out, cfg.dropout, cfg.qkv_bias, gen);
-  if (in.model) use_real_head(in, cfg.head.value_or(0), ca.W_query, ca.W_key, ca.W_value);
+  const State<TorchGenerator> gen = t.state(TorchGenerator(seed_ca));
+  CausalAttention built(in.d_in(), d_out, cfg.dropout, cfg.qkv_bias, *gen);
+  if (in.model) use_real_head(in, cfg.head.value_or(0), built.W_query, built.W_key, built.W_value);
+  const Node<CausalAttention> ca = t.keep(std::move(built));
   const std::string ctor = "CausalAttention(d_in, d_out, context_length, " + py_float(cfg.dropout) +
                            bias_arg + ")";
   text.set("ctor", ctor);
-  t.modules.push_back({"ca", ctor, ca.num_parameters()});
-  add_linear_steps(text, "ca.W_query", ca.W_query, text.phrase("role_query"));
-  add_linear_steps(text, "ca.W_key", ca.W_key, text.phrase("role_key"));
-  add_linear_steps(text, "ca.W_value", ca.W_value, text.phrase("role_value"));
-  add_num_params_step(text, "ca", ca.num_parameters());
+  t.modules.push_back({"ca", ctor, ca->num_parameters()});
+  add_linear_steps(text, "ca.W_query", ca->W_query, text.phrase("role_query"));
+  add_linear_steps(text, "ca.W_key", ca->W_key, text.phrase("role_key"));
+  add_linear_steps(text, "ca.W_value", ca->W_value, text.phrase("role_value"));
+  add_num_params_step(text, "ca", ca->num_parameters());
   // One forward pass: its dropout draws from gen after the parameters, as ca(batch) does.
-  const auto pass = t.lazy<CausalAttention::Pass>([&] { return ca.attend(batch(), gen, cfg.dropout_rng); });
+  const auto pass = t.lazy<CausalAttention::Pass>([](const CausalAttention& ca, const Tensor3& batch,
+                                                     TorchGenerator& gen, DropoutRng rng) {
+    return ca.attend(batch, gen, rng);
+  }, ca, batch, gen, cfg.dropout_rng);
   t.holds(CausalAttention::pass_numbers(b, n, d_out));
-  text.add("ca_attn_weights", {b, n, n},
-        [&] { return pass().attn_weights; })
+  text.add("ca_attn_weights", {b, n, n}, [](const CausalAttention::Pass& pass) { return pass.attn_weights; }, pass)
       .show_heatmap(true);
-  text.add("context_vecs", {b, n, d_out}, [&] { return pass().context_vec; });
-  t.resolve();
-  return t;
+  text.add("context_vecs", {b, n, d_out}, [](const CausalAttention::Pass& pass) { return pass.context_vec; }, pass);
+  return t.resolve();
 }
 
 Lesson causal_lesson() {

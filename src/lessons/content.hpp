@@ -1,7 +1,7 @@
 #pragma once
 // The lessons' words as content: each lesson's step titles, explanations and PyTorch code, its notes and
 // its option help live in data/lessons/<lesson>.json (and what several lessons share, the batch, the
-// parameters, in data/lessons/shared.json), not in the C++. The C++ keeps the ids, the shapes, the Lazy
+// parameters, in data/lessons/shared.json), not in the C++. The C++ keeps the ids, the shapes, the lazy
 // computations and a small map of values (`who`, `n`, `d_out`, ...) that fill the text's named
 // placeholders through {fmt}: "Attention scores of {who}".
 //
@@ -139,14 +139,14 @@ class LessonText {
     Words w = step(key);
     return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code), tensor);
   }
-  template <class F>
-  Step& add(const TextKey& key, std::vector<std::size_t> shape, F compute) const {
+  template <class F, class... A>
+  Step& add(const TextKey& key, std::vector<std::size_t> shape, F f, A... inputs) const {
     Words w = step(key);
     return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code),
-                   std::move(shape), std::move(compute));
+                   std::move(shape), std::move(f), std::move(inputs)...);
   }
   template <class T>
-  Step& add(const TextKey& key, std::vector<std::size_t> shape, const Lazy<T>& value) const {
+  Step& add(const TextKey& key, std::vector<std::size_t> shape, Node<T> value) const {
     Words w = step(key);
     return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code),
                    std::move(shape), value);

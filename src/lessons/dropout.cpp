@@ -8,7 +8,7 @@ namespace attn {
 // A function, not a global: the registry may be asked for during static initialisation.
 static LessonInfo dropout_info() { return LessonText::info("dropout", "3.5.2"); }
 
-Trace run_dropout(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+ResolvedTrace run_dropout(const Inputs& in, const LessonConfig& given, const Selection& sel) {
   Trace t(dropout_info(), in, sel);
   const LessonConfig cfg = model_config(given, in, ModelUse::OneHead, t);
   const std::uint64_t seed_v2 = cfg.seed.value_or(789);
@@ -27,22 +27,20 @@ Trace run_dropout(const Inputs& in, const LessonConfig& given, const Selection& 
       .show_heatmap(true);
 
   // Each dropout call is reseeded, so neither depends on the other's draws.
-  text.add("dropout_ones", {n, n},
-        [&] {
-          TorchGenerator gen(seed_drop);
-          const Matrix ones = xt::ones<float>({n, n});  // (n, n)
-          return dropout(AnyTensor(ones), cfg.dropout, gen, cfg.dropout_rng);
-        })
+  text.add("dropout_ones", {n, n}, [](std::size_t n, double p, std::uint64_t seed, DropoutRng rng) {
+    TorchGenerator gen(seed);
+    const Matrix ones = xt::ones<float>({n, n});  // (n, n)
+    return dropout(AnyTensor(ones), p, gen, rng);
+  }, n, cfg.dropout, seed_drop, cfg.dropout_rng)
       .show_heatmap(false, /*tokens_on_axes=*/false);
 
-  text.add("dropout_attn_weights", {n, n},
-        [&] {
-          TorchGenerator gen(seed_drop);
-          return dropout(AnyTensor(w.causal_attn_weights()), cfg.dropout, gen, cfg.dropout_rng);
-        })
+  text.add("dropout_attn_weights", {n, n}, [](const Matrix& causal_attn_weights, double p, std::uint64_t seed,
+                                              DropoutRng rng) {
+    TorchGenerator gen(seed);
+    return dropout(AnyTensor(causal_attn_weights), p, gen, rng);
+  }, w.causal_attn_weights, cfg.dropout, seed_drop, cfg.dropout_rng)
       .show_heatmap(true);
-  t.resolve();
-  return t;
+  return t.resolve();
 }
 
 Lesson dropout_lesson() {

@@ -10,7 +10,7 @@ namespace attn {
 // A function, not a global: the registry may be asked for during static initialisation.
 static LessonInfo gqa_info() { return LessonText::info("gqa", "ch04/04_gqa"); }
 
-Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
+ResolvedTrace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   check_heads(cfg, true);
   check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights",
                  {cfg.batch, cfg.heads, in.num_tokens(), in.num_tokens()});
@@ -26,11 +26,12 @@ Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
 
   LessonText text(t, "gqa");
   text.set("seed", seed).set("ctor", ctor).set("h", h).set("kv", kv).set("group_size", group_size);
-  const BatchStep batch(text, in.embeddings, b);  // (b, num_tokens, d_in)
+  const Node<Tensor3> batch = add_batch_step(text, b);  // (b, num_tokens, d_in)
 
-  TorchGenerator gen(seed);
-  const GroupedQueryAttention gqa(in.d_in(), cfg.d_out, cfg.dropout, h, kv, cfg.qkv_bias, gen);
-  t.modules.push_back({"gqa", ctor, gqa.num_parameters()});
+  const State<TorchGenerator> gen = t.state(TorchGenerator(seed));
+  const Node<GroupedQueryAttention> gqa =
+      t.keep(GroupedQueryAttention(in.d_in(), cfg.d_out, cfg.dropout, h, kv, cfg.qkv_bias, *gen));
+  t.modules.push_back({"gqa", ctor, gqa->num_parameters()});
   std::string sharing;
   for (std::size_t g = 0; g < kv; ++g) {
     const std::string first = std::to_string(g * group_size);
@@ -40,13 +41,14 @@ Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   }
   text.set("sharing", sharing);
   t.notes.push_back(text.phrase("heads_note"));
-  add_linear_steps(text, "gqa.W_key", gqa.W_key, text.phrase("role_key"));
-  add_linear_steps(text, "gqa.W_value", gqa.W_value, text.phrase("role_value"));
-  add_linear_steps(text, "gqa.W_query", gqa.W_query, text.phrase("role_query"));
-  add_linear_steps(text, "gqa.out_proj", gqa.out_proj, text.phrase("role_out_proj"));
-  add_num_params_step(text, "gqa", gqa.num_parameters());
-  const MultiHeadSteps p(t, batch.value, gqa.W_query, gqa.W_key, gqa.W_value, gqa.out_proj, h, kv, cfg.dropout, gen,
-                         cfg.dropout_rng);
+  add_linear_steps(text, "gqa.W_key", gqa->W_key, text.phrase("role_key"));
+  add_linear_steps(text, "gqa.W_value", gqa->W_value, text.phrase("role_value"));
+  add_linear_steps(text, "gqa.W_query", gqa->W_query, text.phrase("role_query"));
+  add_linear_steps(text, "gqa.out_proj", gqa->out_proj, text.phrase("role_out_proj"));
+  add_num_params_step(text, "gqa", gqa->num_parameters());
+  using GQA = GroupedQueryAttention;
+  const MultiHeadSteps p(t, batch, gqa.part(&GQA::W_query), gqa.part(&GQA::W_key), gqa.part(&GQA::W_value),
+                         gqa.part(&GQA::out_proj), h, kv, cfg.dropout, gen, cfg.dropout_rng);
 
   text.add("queries", {b, h, n, hd},
         p.queries);
@@ -55,12 +57,11 @@ Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   text.add("values", {b, kv, n, hd}, p.values);
   text.add("keys_repeated", {b, h, n, hd}, p.keys_repeated);
   text.add("values_repeated", {b, h, n, hd}, p.values_repeated);
-  text.add("kv_group_of_head", {h},
-        [&] {
-          Vector group_of_head = xt::empty<float>({h});  // (num_heads,)
-          for (std::size_t i = 0; i < h; ++i) group_of_head(i) = static_cast<float>(i / group_size);
-          return group_of_head;
-        })
+  text.add("kv_group_of_head", {h}, [](std::size_t h, std::size_t group_size) {
+    Vector group_of_head = xt::empty<float>({h});  // (num_heads,)
+    for (std::size_t i = 0; i < h; ++i) group_of_head(i) = static_cast<float>(i / group_size);
+    return group_of_head;
+  }, h, group_size)
       .as_integer();
   text.add("attn_scores", {b, h, n, n}, p.attn_scores);
   text.add("masked", {b, h, n, n}, p.masked)
@@ -72,8 +73,7 @@ Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
       .show_heatmap(true);
   text.add("context_vec", {b, n, cfg.d_out}, p.context_combined);
   text.add("context_vecs", {b, n, cfg.d_out}, p.context_vecs);
-  t.resolve();
-  return t;
+  return t.resolve();
 }
 
 Lesson gqa_lesson() {

@@ -29,9 +29,12 @@ Tensor3 make_batch(const Matrix& inputs, std::size_t b) {
   return out;
 }
 
-BatchStep::BatchStep(LessonText& text, const Matrix& inputs, std::size_t b)
-    : value(text.trace().lazy<Tensor3>([x = &inputs, b] { return make_batch(*x, b); })) {
-  text.with({{"b", std::to_string(b)}}).add("batch", {b, inputs.shape(0), inputs.shape(1)}, value);
+Node<Tensor3> add_batch_step(const LessonText& text, std::size_t b) {
+  Trace& t = text.trace();
+  const Node<Matrix> inputs = t.embeddings();                       // (num_tokens, d_in)
+  const Node<Tensor3> batch = t.lazy<Tensor3>(make_batch, inputs, b);  // (b, num_tokens, d_in)
+  text.with({{"b", std::to_string(b)}}).add("batch", {b, inputs->shape(0), inputs->shape(1)}, batch);
+  return batch;
 }
 
 void add_num_params_step(const LessonText& text, const std::string& module, std::size_t count) {
@@ -100,6 +103,14 @@ void use_real_head(const Inputs& in, std::size_t head, Linear& W_query, Linear& 
   W_query = head_rows(a.W_query, head, head_dim);  // (head_dim, n_embd)
   W_key = head_rows(a.W_key, head, head_dim);      // (head_dim, n_embd)
   W_value = head_rows(a.W_value, head, head_dim);  // (head_dim, n_embd)
+}
+
+void use_real_layer(const Inputs& in, Linear& W_query, Linear& W_key, Linear& W_value, Linear& out_proj) {
+  const Gpt2Attention& real = in.model->attention;
+  W_query = real.W_query;
+  W_key = real.W_key;
+  W_value = real.W_value;
+  out_proj = real.out_proj;
 }
 
 std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use) {

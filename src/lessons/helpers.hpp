@@ -29,14 +29,9 @@ void check_heads(const LessonConfig& cfg, bool with_kv_groups);
 
 // torch.stack([inputs] * b): the batch of the module lessons.
 Tensor3 make_batch(const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_in)
-// The lesson's "batch" step, computed when a shown step needs it: `const auto batch = add_batch_step(...)`
-// (the Lazy is returned as a prvalue, so the step's reference to it stays valid).
-struct BatchStep {
-  BatchStep(LessonText& text, const Matrix& inputs, std::size_t b);
-  BatchStep(const BatchStep&) = delete;
-  const Tensor3& operator()() const { return value(); }  // (b, num_tokens, d_in)
-  Lazy<Tensor3> value;
-};
+// The lesson's "batch" step, torch.stack([inputs] * b) of the trace's embeddings, computed when a shown
+// step needs it: `const Node<Tensor3> batch = add_batch_step(text, b);  // (b, num_tokens, d_in)`.
+Node<Tensor3> add_batch_step(const LessonText& text, std::size_t b);
 
 // The parameters of one nn.Linear as steps named by their PyTorch path ("mha.W_query.weight", as
 // module.named_parameters() names them): the weight (out_features, in_features), then the bias when the
@@ -72,6 +67,9 @@ LessonConfig model_config(const LessonConfig& cfg, const Inputs& in, ModelUse us
 // --model: head `head`'s real projections in place of the three a module drew (d_out = head_dim). The module
 // is built, and draws, first all the same, so dropout afterwards draws what the book's code would.
 void use_real_head(const Inputs& in, std::size_t head, Linear& W_query, Linear& W_key, Linear& W_value);
+// --model: the real layer's four projections in place of those a MultiHeadAttention drew (ModelUse::Layer),
+// drawn first all the same, for the same reason.
+void use_real_layer(const Inputs& in, Linear& W_query, Linear& W_key, Linear& W_value, Linear& out_proj);
 // What a lesson's notes say under --model: "Weights: GPT-2's block 0, head 3 (--head)".
 std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use);
 

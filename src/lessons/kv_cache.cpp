@@ -28,61 +28,70 @@ static LessonInfo kv_cache_info() { return LessonText::info("kv-cache", "ch04/03
 namespace {
 
 // The module a run decodes with: MultiHeadAttention as `attn mha` builds it, or, with --kv-groups,
-// GroupedQueryAttention as `attn gqa` does. Only what the cached forward reads.
+// GroupedQueryAttention as `attn gqa` does, kept by the trace. Only what the cached forward reads.
 struct Module {
   std::string name;  // "mha" or "gqa": the book's variable, and the prefix of its parameters' step ids
   std::string ctor;  // the constructor call as the book writes it
   std::size_t num_heads, kv_heads, head_dim, num_params;
-  const Linear *W_query, *W_key, *W_value, *out_proj;
+  Node<Linear> W_query, W_key, W_value, out_proj;
 };
+
+// The sizes of a run.
+struct Dims {
+  std::size_t b, n, h, kv, hd, d_in, d_out, prompt;
+};
+
+// W(x) split into heads: (b, num_tokens_Q, d_in) -> (b, num_tokens_Q, heads, head_dim).
+Tensor4 project_heads(const Linear& W, const Tensor3& x, std::size_t heads, std::size_t head_dim) {
+  return view_heads(W.forward(x), heads, head_dim);
+}
 
 // One call of the cached forward, forward(x, use_cache=True) on the tokens at positions first..first+count-1,
-// every intermediate a Lazy value of the trace. `previous` is the call before it (nullptr for the first,
-// which starts the cache); `mask` is the (num_tokens_Q, num_tokens_K) slice of the causal mask it applies.
+// every intermediate a lazy node of the trace (handles: copyable, valid until the trace resolves).
 struct CachedCall {
-  CachedCall(Trace& t, const Module& m, const Lazy<Tensor3>& batch, std::size_t first_, std::size_t count_,
-             const CachedCall* previous, std::function<Matrix()> mask_rows)
-      : first(first_),
-        count(count_),
-        // Pointers, not references, are captured: the lambdas outlive this constructor's parameters.
-        x(t.lazy<Tensor3>([batch = &batch, this] {
-          return Tensor3(xt::view((*batch)(), xt::all(), xt::range(first, first + count), xt::all()));
-        })),
-        queries(t.lazy<Tensor4>([m = &m, this] { return view_heads(m->W_query->forward(x()), m->num_heads, m->head_dim); })),
-        keys_new(t.lazy<Tensor4>([m = &m, this] { return view_heads(m->W_key->forward(x()), m->kv_heads, m->head_dim); })),
-        values_new(t.lazy<Tensor4>([m = &m, this] { return view_heads(m->W_value->forward(x()), m->kv_heads, m->head_dim); })),
-        cache_k(t.lazy<Tensor4>([previous, this] {
-          return previous ? cat_tokens(previous->cache_k(), keys_new()) : keys_new();
-        })),
-        cache_v(t.lazy<Tensor4>([previous, this] {
-          return previous ? cat_tokens(previous->cache_v(), values_new()) : values_new();
-        })),
-        attn_scores(t.lazy<AnyTensor>([m = &m, this] {
-          // keys, queries, values = keys.transpose(1, 2), ...; GQA: keys.repeat_interleave(group_size, dim=1)
-          return head_scores(heads_first(queries()), repeat_kv_heads(heads_first(cache_k()), m->num_heads));
-        })),
-        mask(t.lazy<Matrix>(std::move(mask_rows))),
-        attn_weights(t.lazy<AnyTensor>([m = &m, this] {
-          return head_weights(masked_where(attn_scores(), mask()), m->head_dim);  // (b, h, Q, K)
-        })),
-        context_vec(t.lazy<Tensor3>([m = &m, this] {
-          const Tensor4 values = repeat_kv_heads(heads_first(cache_v()), m->num_heads);  // (b, h, K, hd)
-          return m->out_proj->forward(combine_heads(head_context(attn_weights(), values)));  // (b, Q, d_out)
-        })) {}
-  CachedCall(const CachedCall&) = delete;
-
-  const std::size_t first, count;  // the call's new tokens; num_tokens_K = first + count
-  Lazy<Tensor3> x;                 // (b, num_tokens_Q, d_in): batch[:, first:first + count]
-  Lazy<Tensor4> queries;           // (b, num_tokens_Q, num_heads, head_dim)
-  Lazy<Tensor4> keys_new;          // (b, num_tokens_Q, kv_heads, head_dim)
-  Lazy<Tensor4> values_new;        // (b, num_tokens_Q, kv_heads, head_dim)
-  Lazy<Tensor4> cache_k;           // (b, num_tokens_K, kv_heads, head_dim)
-  Lazy<Tensor4> cache_v;           // (b, num_tokens_K, kv_heads, head_dim)
-  Lazy<AnyTensor> attn_scores;     // (b, num_heads, num_tokens_Q, num_tokens_K), unmasked
-  Lazy<Matrix> mask;               // (num_tokens_Q, num_tokens_K): 1 where a key is hidden
-  Lazy<AnyTensor> attn_weights;    // (b, num_heads, num_tokens_Q, num_tokens_K)
-  Lazy<Tensor3> context_vec;       // (b, num_tokens_Q, d_out), after out_proj
+  std::size_t first, count;      // the call's new tokens; num_tokens_K = first + count
+  Node<Tensor3> x;               // (b, num_tokens_Q, d_in): batch[:, first:first + count]
+  Node<Tensor4> queries;         // (b, num_tokens_Q, num_heads, head_dim)
+  Node<Tensor4> keys_new;        // (b, num_tokens_Q, kv_heads, head_dim)
+  Node<Tensor4> values_new;      // (b, num_tokens_Q, kv_heads, head_dim)
+  Node<Tensor4> cache_k;         // (b, num_tokens_K, kv_heads, head_dim)
+  Node<Tensor4> cache_v;         // (b, num_tokens_K, kv_heads, head_dim)
+  Node<AnyTensor> attn_scores;   // (b, num_heads, num_tokens_Q, num_tokens_K), unmasked
+  Node<Matrix> mask;             // (num_tokens_Q, num_tokens_K): 1 where a key is hidden
+  Node<AnyTensor> attn_weights;  // (b, num_heads, num_tokens_Q, num_tokens_K)
+  Node<Tensor3> context_vec;     // (b, num_tokens_Q, d_out), after out_proj
 };
+
+// The call after `previous` (nullptr for the first, which starts the cache); `mask` is the
+// (num_tokens_Q, num_tokens_K) slice of the causal mask it applies.
+CachedCall cached_call(Trace& t, const Module& m, Node<Tensor3> batch, std::size_t first, std::size_t count,
+                       const CachedCall* previous, Node<Matrix> mask) {
+  CachedCall c{first, count, {}, {}, {}, {}, {}, {}, {}, mask, {}, {}};
+  c.x = t.lazy<Tensor3>([](const Tensor3& batch, std::size_t first, std::size_t count) {
+    return Tensor3(xt::view(batch, xt::all(), xt::range(first, first + count), xt::all()));
+  }, batch, first, count);
+  c.queries = t.lazy<Tensor4>(project_heads, m.W_query, c.x, m.num_heads, m.head_dim);
+  c.keys_new = t.lazy<Tensor4>(project_heads, m.W_key, c.x, m.kv_heads, m.head_dim);
+  c.values_new = t.lazy<Tensor4>(project_heads, m.W_value, c.x, m.kv_heads, m.head_dim);
+  const auto first_cache = [](const Tensor4& fresh) { return fresh; };  // the first call's cache is its keys
+  c.cache_k = previous ? t.lazy<Tensor4>(cat_tokens, previous->cache_k, c.keys_new)
+                       : t.lazy<Tensor4>(first_cache, c.keys_new);
+  c.cache_v = previous ? t.lazy<Tensor4>(cat_tokens, previous->cache_v, c.values_new)
+                       : t.lazy<Tensor4>(first_cache, c.values_new);
+  c.attn_scores = t.lazy<AnyTensor>([](const Tensor4& queries, const Tensor4& cache_k, std::size_t num_heads) {
+    // keys, queries, values = keys.transpose(1, 2), ...; GQA: keys.repeat_interleave(group_size, dim=1)
+    return head_scores(heads_first(queries), repeat_kv_heads(heads_first(cache_k), num_heads));
+  }, c.queries, c.cache_k, m.num_heads);
+  c.attn_weights = t.lazy<AnyTensor>([](const AnyTensor& attn_scores, const Matrix& mask, std::size_t head_dim) {
+    return head_weights(masked_where(attn_scores, mask), head_dim);  // (b, h, Q, K)
+  }, c.attn_scores, c.mask, m.head_dim);
+  c.context_vec = t.lazy<Tensor3>([](const Tensor4& cache_v, const AnyTensor& attn_weights, const Linear& out_proj,
+                                     std::size_t num_heads) {
+    const Tensor4 values = repeat_kv_heads(heads_first(cache_v), num_heads);   // (b, h, K, hd)
+    return out_proj.forward(combine_heads(head_context(attn_weights, values)));  // (b, Q, d_out)
+  }, c.cache_v, c.attn_weights, m.out_proj, m.num_heads);
+  return c;
+}
 
 // Multiply-adds of one forward call on one sequence: num_tokens_Q new tokens against num_tokens_K keys
 // (the projections, the scores and weights @ values of every head, out_proj). What the "macs" step's code
@@ -104,91 +113,56 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-}  // namespace
-
-Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection& sel) {
-  Trace t(kv_cache_info(), in, sel);
-  LessonText text(t, "kv-cache");
-  const LessonConfig cfg = model_config(given, in, ModelUse::Layer, t);  // --model: the real layer's MHA
-  const bool grouped = cfg.kv_groups != 0;  // --kv-groups given: GroupedQueryAttention
-  LessonConfig shape = cfg;
-  shape.kv_groups = grouped ? cfg.kv_groups : cfg.heads;
-  check_heads(shape, grouped);
-  const std::size_t n = in.num_tokens();
-  text.set("tokens", count_of(n, "token")).set("prompt", cfg.prompt).set("last", n - 1).set("n", n);
-  if (n < 2) throw UsageError(text.phrase("too_short"));
-  if (cfg.prompt >= n) throw UsageError(text.phrase("no_decode"));
-  const std::size_t b = cfg.batch, h = cfg.heads, kv = shape.kv_groups, hd = cfg.d_out / h, d_in = in.d_in();
-  const std::size_t prompt = cfg.prompt, d_out = cfg.d_out;
-  check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights of the full forward", {b, h, n, n});
-  check_elements("the (b, num_tokens, d_out) projections", {b, n, d_out});
-  const std::uint64_t seed = cfg.seed.value_or(123);
-
-  // null without --kv-groups (MultiHeadAttention), as seed is null without --seed
-  t.config["kv_groups"] = grouped ? nlohmann::ordered_json(kv) : nlohmann::ordered_json(nullptr);
-  t.config["manual_seeds"] = {seed};
-
-  const std::string mha_or_gqa = grouped ? "gqa" : "mha";
-  const BatchStep batch(text, in.embeddings, b);  // (b, num_tokens, d_in)
-
-  // The module, built as `attn mha` (or `attn gqa`) builds it: same seed, same parameters.
-  TorchGenerator gen(seed);
-  std::unique_ptr<MultiHeadAttention> mha;
-  std::unique_ptr<GroupedQueryAttention> gqa;
-  Module m;
+// The module, built as `attn mha` (or `attn gqa`) builds it: same seed, same parameters, as steps.
+Module add_module(const LessonText& text, const Inputs& in, const LessonConfig& cfg, const Dims& d,
+                  TorchGenerator& gen) {
+  Trace& t = text.trace();
+  const bool grouped = cfg.kv_groups != 0;
   if (grouped) {
-    gqa = std::make_unique<GroupedQueryAttention>(d_in, d_out, 0.0, h, kv, cfg.qkv_bias, gen);
-    m = {"gqa",
-         "GroupedQueryAttention(d_in, d_out, 0.0, num_heads=" + std::to_string(h) + ", num_kv_groups=" +
-             std::to_string(kv) + (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")",
-         h, kv, hd, gqa->num_parameters(), &gqa->W_query, &gqa->W_key, &gqa->W_value, &gqa->out_proj};
+    using GQA = GroupedQueryAttention;
+    const Node<GQA> gqa = t.keep(GQA(d.d_in, d.d_out, 0.0, d.h, d.kv, cfg.qkv_bias, gen));
     add_linear_steps(text, "gqa.W_key", gqa->W_key, text.phrase("role_gqa_key"));
     add_linear_steps(text, "gqa.W_value", gqa->W_value, text.phrase("role_gqa_value"));
     add_linear_steps(text, "gqa.W_query", gqa->W_query, text.phrase("role_gqa_query"));
     add_linear_steps(text, "gqa.out_proj", gqa->out_proj, text.phrase("role_gqa_out_proj"));
-  } else {
-    mha = std::make_unique<MultiHeadAttention>(d_in, d_out, 0.0, h, cfg.qkv_bias, gen);
-    if (in.model) {  // the real layer (drawn first all the same, as attn mha --model does)
-      const Gpt2Attention& real = in.model->attention;
-      mha->W_query = real.W_query;
-      mha->W_key = real.W_key;
-      mha->W_value = real.W_value;
-      mha->out_proj = real.out_proj;
-      t.notes.push_back(model_note(in, cfg, ModelUse::Layer));
-    }
-    m = {"mha",
-         "MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads=" + std::to_string(h) +
-             (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")",
-         h, h, hd, mha->num_parameters(), &mha->W_query, &mha->W_key, &mha->W_value, &mha->out_proj};
-    add_linear_steps(text, "mha.W_query", mha->W_query, text.phrase("role_mha_query"));
-    add_linear_steps(text, "mha.W_key", mha->W_key, text.phrase("role_mha_key"));
-    add_linear_steps(text, "mha.W_value", mha->W_value, text.phrase("role_mha_value"));
-    add_linear_steps(text, "mha.out_proj", mha->out_proj, text.phrase("role_mha_out_proj"));
+    return {"gqa",
+            "GroupedQueryAttention(d_in, d_out, 0.0, num_heads=" + std::to_string(d.h) + ", num_kv_groups=" +
+                std::to_string(d.kv) + (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")",
+            d.h, d.kv, d.hd, gqa->num_parameters(), gqa.part(&GQA::W_query), gqa.part(&GQA::W_key),
+            gqa.part(&GQA::W_value), gqa.part(&GQA::out_proj)};
   }
-  t.modules.push_back({m.name, m.ctor, m.num_params});
-  add_num_params_step(text, m.name, m.num_params);
-  text.set("kv_name", grouped ? "self.num_kv_groups" : "self.num_heads");
-  text.set("full_lesson", grouped ? "attn gqa" : "attn mha");  // the lesson of the full forward
-  text.set("kv_count", grouped ? "num_kv_groups" : "num_heads").set("module", m.name);
-  text.set("repeat_keys", text.phrase({"repeat_keys", mha_or_gqa}));
-  text.set("repeat_values", text.phrase({"repeat_values", mha_or_gqa}));
-  text.set("prompt_tokens", prompt == 1 ? std::string("token 0") : tokens_from_to(text, 0, prompt));
-  text.set("calls", count_of(n - prompt, "call")).set("h", h).set("hd", hd).set("kv", kv).set("group", h / kv);
-  t.notes.push_back(text.phrase("decoding_note"));
-  t.notes.push_back(text.phrase({"heads_note", mha_or_gqa}));
+  using MHA = MultiHeadAttention;
+  MHA built(d.d_in, d.d_out, 0.0, d.h, cfg.qkv_bias, gen);
+  if (in.model) {  // the real layer (drawn first all the same, as attn mha --model does)
+    use_real_layer(in, built.W_query, built.W_key, built.W_value, built.out_proj);
+    t.notes.push_back(model_note(in, cfg, ModelUse::Layer));
+  }
+  const Node<MHA> mha = t.keep(std::move(built));
+  add_linear_steps(text, "mha.W_query", mha->W_query, text.phrase("role_mha_query"));
+  add_linear_steps(text, "mha.W_key", mha->W_key, text.phrase("role_mha_key"));
+  add_linear_steps(text, "mha.W_value", mha->W_value, text.phrase("role_mha_value"));
+  add_linear_steps(text, "mha.out_proj", mha->out_proj, text.phrase("role_mha_out_proj"));
+  return {"mha",
+          "MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads=" + std::to_string(d.h) +
+              (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")",
+          d.h, d.h, d.hd, mha->num_parameters(), mha.part(&MHA::W_query), mha.part(&MHA::W_key),
+          mha.part(&MHA::W_value), mha.part(&MHA::out_proj)};
+}
 
-  // The decode: the prompt in one call, then one token per call. Call c's steps are named after the
-  // position of its first new token: queries_0 (the prompt), queries_1, ... with --prompt 1.
-  std::vector<std::unique_ptr<CachedCall>> calls;
-  std::vector<std::pair<std::size_t, std::size_t>> spans{{0, prompt}};  // (first, count)
-  for (std::size_t p = prompt; p < n; ++p) spans.push_back({p, 1});
+// The decode: the prompt in one call, then one token per call (`spans`: each call's first token and count).
+// Call c's steps are named after the position of its first new token: queries_0 (the prompt), queries_1, ...
+// with --prompt 1.
+std::vector<CachedCall> add_decode_steps(const LessonText& text, const Inputs& in, const Module& m,
+                                         Node<Tensor3> batch, const Dims& d,
+                                         const std::vector<std::pair<std::size_t, std::size_t>>& spans) {
+  Trace& t = text.trace();
+  const std::size_t b = d.b, h = d.h, kv = d.kv, hd = d.hd;
+  const std::string mha_or_gqa = m.name;
+  std::vector<CachedCall> calls;
   for (const auto& [first, count] : spans) {
-    const CachedCall* previous = calls.empty() ? nullptr : calls.back().get();
-    calls.push_back(std::make_unique<CachedCall>(t, m, batch.value, first, count, previous,
-                                                 [first = first, count = count] {
-                                                   return causal_mask_rows(first, count, first + count);
-                                                 }));
-    const CachedCall& c = *calls.back();
+    const Node<Matrix> mask = t.lazy<Matrix>(causal_mask_rows, first, count, first + count);
+    calls.push_back(cached_call(t, m, batch, first, count, calls.empty() ? nullptr : &calls.back(), mask));
+    const CachedCall& c = calls.back();
     const std::size_t q = count, k = first + count;
     const std::string one_or_prompt = q == 1 ? "token" : "prompt";
     LessonText call = text.with({{"at", std::to_string(first)},
@@ -201,7 +175,7 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection&
                                  {"shape_q", shape_tuple({b, q, h, hd})},
                                  {"shape_kv", shape_tuple({b, q, kv, hd})},
                                  {"shape_scores", shape_tuple({b, h, q, k})},
-                                 {"shape_out", shape_tuple({b, q, d_out})}});
+                                 {"shape_out", shape_tuple({b, q, d.d_out})}});
     call.set("who", call.phrase({"who", one_or_prompt}));
     call.add({"queries_{at}", one_or_prompt}, {b, q, h, hd}, c.queries);
     call.add({"keys_new_{at}", mha_or_gqa}, {b, q, kv, hd}, c.keys_new);
@@ -212,47 +186,59 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection&
     call.add({"attn_scores_{at}", one_or_prompt}, {b, h, q, k}, c.attn_scores);
     if (q > 1) call.add("mask_{at}", {q, k}, c.mask);
     call.add({"attn_weights_{at}", one_or_prompt}, {b, h, q, k}, c.attn_weights).show_heatmap_from(first, q > 1);
-    call.add({"context_vec_{at}", one_or_prompt}, {b, q, d_out}, c.context_vec);
+    call.add({"context_vec_{at}", one_or_prompt}, {b, q, d.d_out}, c.context_vec);
   }
+  return calls;
+}
 
-  // The pitfall: the tokens after the prompt in one call, masked with the mask's first rows.
-  const std::size_t chunk = n - prompt;
-  const CachedCall& prompt_call = *calls.front();
-  const CachedCall wrong(t, m, batch.value, prompt, chunk, &prompt_call,
-                         [n, chunk] { return causal_mask_rows(0, chunk, n); });
+// The pitfall: the tokens after the prompt in one call, masked with the mask's first rows.
+void add_pitfall_steps(LessonText& text, const Module& m, Node<Tensor3> batch, const Dims& d,
+                       const CachedCall& prompt_call) {
+  Trace& t = text.trace();
+  const std::size_t b = d.b, h = d.h, n = d.n, prompt = d.prompt, chunk = n - prompt;
+  const Node<Matrix> first_rows = t.lazy<Matrix>(causal_mask_rows, std::size_t{0}, chunk, n);
+  const CachedCall wrong = cached_call(t, m, batch, prompt, chunk, &prompt_call, first_rows);
   text.set("chunk", chunk).set("last_chunk_row", chunk - 1).set("prompt_plus_1", prompt + 1);
   text.add({"mask_unshifted", chunk == 1 ? "one" : "chunk"}, {chunk, n}, wrong.mask);
   text.add("attn_weights_unshifted", {b, h, chunk, n}, wrong.attn_weights)
       .show_heatmap_from(prompt, false);
-  text.add("mask_ptr", {chunk, n}, [n, prompt, chunk] { return causal_mask_rows(prompt, chunk, n); });
+  text.add("mask_ptr", {chunk, n}, causal_mask_rows, prompt, chunk, n);
+}
 
-  // 1. Equivalence with the full causal forward.
-  const auto cached = t.lazy<Tensor3>([&] {
-    Tensor3 out = xt::empty<float>({b, n, d_out});  // (b, num_tokens, d_out)
-    for (const auto& c : calls)
-      xt::view(out, xt::all(), xt::range(c->first, c->first + c->count)) = c->context_vec();
-    return out;
-  });
-  const auto full = t.lazy<Tensor3>([&] {
-    const MultiHeadSteps p(t, batch.value, *m.W_query, *m.W_key, *m.W_value, *m.out_proj, h, kv, 0.0, gen,
-                           DropoutRng::Default);
-    return p.context_vecs();  // (b, num_tokens, d_out)
-  });
-  // The full forward's intermediates, held until it returns: scores, masked, weights (and their dropout
-  // copy) per head, and about ten (b, num_tokens, d_out) projections, head views and outputs. The calls'
-  // inputs x, batch[:, first:first + count], stay in their Lazy values: one batch in all.
+// The decoded rows put together: (b, num_tokens, d_out).
+Tensor3 assemble(const std::vector<CachedCall>& calls, std::size_t b, std::size_t n, std::size_t d_out) {
+  Tensor3 out = xt::empty<float>({b, n, d_out});  // (b, num_tokens, d_out)
+  for (const auto& c : calls) xt::view(out, xt::all(), xt::range(c.first, c.first + c.count)) = c.context_vec();
+  return out;
+}
+
+// 1. Equivalence with the full causal forward.
+void add_equivalence_steps(const LessonText& text, const Module& m, Node<Tensor3> batch, const Dims& d,
+                           const std::vector<CachedCall>& calls, State<TorchGenerator> gen) {
+  Trace& t = text.trace();
+  const std::size_t b = d.b, h = d.h, n = d.n, d_out = d.d_out;
+  const auto cached = t.lazy<Tensor3>(assemble, calls, b, n, d_out);  // (b, num_tokens, d_out)
+  const MultiHeadSteps p(t, batch, m.W_query, m.W_key, m.W_value, m.out_proj, h, d.kv, 0.0, gen,
+                         DropoutRng::Default);
+  const auto full = t.lazy<Tensor3>([](const Tensor3& context_vecs) { return context_vecs; },
+                                    p.context_vecs);  // (b, num_tokens, d_out)
+  // The full forward's intermediates, held until the trace resolves: scores, masked, weights (and their
+  // dropout copy) per head, and about ten (b, num_tokens, d_out) projections, head views and outputs. The
+  // calls' inputs x, batch[:, first:first + count], stay in their nodes: one batch in all.
   t.needs_temporarily(saturating_sum(saturating_product({4, b, h, n, n}), saturating_product({10, b, n, d_out})));
-  t.holds(saturating_product({b, n, d_in}));
+  t.holds(saturating_product({b, n, d.d_in}));
 
-  text.add({"context_vecs_cached", prompt == 1 ? "one" : "prompt"}, {b, n, d_out}, cached);
-  text.add({"context_vecs", mha_or_gqa}, {b, n, d_out}, full);
-  text.add("max_abs_diff", {}, [&] {
-          const Tensor3 difference = xt::abs(cached() - full());  // (b, num_tokens, d_out)
-          return Scalar(max_of(AnyTensor(difference)));          // NaN if a difference is NaN, as .max() gives
-        });
+  text.add({"context_vecs_cached", d.prompt == 1 ? "one" : "prompt"}, {b, n, d_out}, cached);
+  text.add({"context_vecs", m.name}, {b, n, d_out}, full);
+  text.add("max_abs_diff", {}, [](const Tensor3& cached, const Tensor3& full) {
+    const Tensor3 difference = xt::abs(cached - full);  // (b, num_tokens, d_out)
+    return Scalar(max_of(AnyTensor(difference)));      // NaN if a difference is NaN, as .max() gives
+  }, cached, full);
+}
 
-  // 2. Cost: multiply-adds per call, from the shapes alone.
-  const auto macs = [&](std::size_t q, std::size_t k) { return macs_of(q, k, d_in, d_out, kv * hd, h, hd); };
+// 2. Cost: multiply-adds per call, from the shapes alone.
+void add_cost_steps(LessonText& text, const Dims& d, const std::vector<std::pair<std::size_t, std::size_t>>& spans) {
+  const auto macs = [&](std::size_t q, std::size_t k) { return macs_of(q, k, d.d_in, d.d_out, d.kv * d.hd, d.h, d.hd); };
   Matrix cost = xt::empty<float>({spans.size(), std::size_t{3}});  // (calls, 3)
   std::size_t total_full = 0, total_cached = 0;
   for (std::size_t c = 0; c < spans.size(); ++c) {
@@ -277,8 +263,11 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection&
   text.set("gpt2_full", with_commas(gpt2_full)).set("gpt2_cached", with_commas(gpt2_cached));
   text.add("macs", cost);
   text.add("macs_total", Vector{static_cast<float>(total_full), static_cast<float>(total_cached)});
+}
 
-  // 3. Memory: what the cache holds, and what grouped-query attention saves.
+// 3. Memory: what the cache holds, and what grouped-query attention saves.
+void add_memory_steps(LessonText& text, const Dims& d, const std::string& mha_or_gqa) {
+  const std::size_t b = d.b, n = d.n, h = d.h, kv = d.kv, hd = d.hd;
   const std::size_t cache_bytes = saturating_product({2, b, n, kv, hd, sizeof(float)});
   text.set("cache_bytes", with_commas(cache_bytes)).set("shape_cache", shape_tuple({b, n, kv, hd}));
   text.set("kv_heads", count_of(kv, "key/value head"));
@@ -293,13 +282,62 @@ Trace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection&
     by_groups(i, 1) = static_cast<float>(saturating_product({2, b, n, divisors[i], hd, sizeof(float)}));
   }
   text.add({"cache_bytes_by_kv_heads", mha_or_gqa}, by_groups);
-  t.resolve();
-  return t;
+}
+
+}  // namespace
+
+ResolvedTrace run_kv_cache(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+  Trace t(kv_cache_info(), in, sel);
+  LessonText text(t, "kv-cache");
+  const LessonConfig cfg = model_config(given, in, ModelUse::Layer, t);  // --model: the real layer's MHA
+  const bool grouped = cfg.kv_groups != 0;  // --kv-groups given: GroupedQueryAttention
+  LessonConfig shape = cfg;
+  shape.kv_groups = grouped ? cfg.kv_groups : cfg.heads;
+  check_heads(shape, grouped);
+  const std::size_t n = in.num_tokens();
+  text.set("tokens", count_of(n, "token")).set("prompt", cfg.prompt).set("last", n - 1).set("n", n);
+  if (n < 2) throw UsageError(text.phrase("too_short"));
+  if (cfg.prompt >= n) throw UsageError(text.phrase("no_decode"));
+  const Dims d{cfg.batch, n, cfg.heads, shape.kv_groups, cfg.d_out / cfg.heads, in.d_in(), cfg.d_out, cfg.prompt};
+  check_elements("the (b, num_heads, num_tokens, num_tokens) attention weights of the full forward", {d.b, d.h, n, n});
+  check_elements("the (b, num_tokens, d_out) projections", {d.b, n, d.d_out});
+  const std::uint64_t seed = cfg.seed.value_or(123);
+
+  // null without --kv-groups (MultiHeadAttention), as seed is null without --seed
+  t.config["kv_groups"] = grouped ? nlohmann::ordered_json(d.kv) : nlohmann::ordered_json(nullptr);
+  t.config["manual_seeds"] = {seed};
+
+  const std::string mha_or_gqa = grouped ? "gqa" : "mha";
+  const Node<Tensor3> batch = add_batch_step(text, d.b);  // (b, num_tokens, d_in)
+
+  const State<TorchGenerator> gen = t.state(TorchGenerator(seed));
+  const Module m = add_module(text, in, cfg, d, *gen);
+  t.modules.push_back({m.name, m.ctor, m.num_params});
+  add_num_params_step(text, m.name, m.num_params);
+  text.set("kv_name", grouped ? "self.num_kv_groups" : "self.num_heads");
+  text.set("full_lesson", grouped ? "attn gqa" : "attn mha");  // the lesson of the full forward
+  text.set("kv_count", grouped ? "num_kv_groups" : "num_heads").set("module", m.name);
+  text.set("repeat_keys", text.phrase({"repeat_keys", mha_or_gqa}));
+  text.set("repeat_values", text.phrase({"repeat_values", mha_or_gqa}));
+  text.set("prompt_tokens", d.prompt == 1 ? std::string("token 0") : tokens_from_to(text, 0, d.prompt));
+  text.set("calls", count_of(n - d.prompt, "call")).set("h", d.h).set("hd", d.hd).set("kv", d.kv);
+  text.set("group", d.h / d.kv);
+  t.notes.push_back(text.phrase("decoding_note"));
+  t.notes.push_back(text.phrase({"heads_note", mha_or_gqa}));
+
+  std::vector<std::pair<std::size_t, std::size_t>> spans{{0, d.prompt}};  // (first, count) of each call
+  for (std::size_t p = d.prompt; p < n; ++p) spans.push_back({p, 1});
+  const std::vector<CachedCall> calls = add_decode_steps(text, in, m, batch, d, spans);
+  add_pitfall_steps(text, m, batch, d, calls.front());
+  add_equivalence_steps(text, m, batch, d, calls, gen);
+  add_cost_steps(text, d, spans);
+  add_memory_steps(text, d, mha_or_gqa);
+  return t.resolve();
 }
 
 // The KV cache's memory for a model, MHA and GQA side by side: `attn kv-cache --estimate`, and
 // `attn gqa --kv-cache`, where it began.
-Trace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
+ResolvedTrace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   if (cfg.emb_dim % cfg.heads != 0)
     throw UsageError("--emb-dim " + std::to_string(cfg.emb_dim) + " is not divisible by --heads " +
                      std::to_string(cfg.heads));
@@ -346,8 +384,7 @@ Trace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, const Less
                            {{"MHA", std::to_string(cfg.heads), with_commas(mha), fixed(static_cast<double>(mha) / 1e9, 2)},
                             {"GQA", std::to_string(cfg.kv_groups), with_commas(gqa),
                              fixed(static_cast<double>(gqa) / 1e9, 2)}}};
-  t.resolve();
-  return t;
+  return t.resolve();
 }
 
 LessonMode kv_cache_estimate_mode(const LessonInfo& info, Opt selector, const std::string& selector_help) {

@@ -13,61 +13,59 @@
 namespace attn {
 
 // 3.3.1 A simple self-attention mechanism without trainable weights (reads: query)
-Trace run_simple(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_simple(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.3.2 Computing attention weights for all input tokens (reads nothing)
-Trace run_all_tokens(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_all_tokens(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.4.1 / 3.4.2 Self-attention with trainable weights, step by step and as SelfAttention_v1/v2
 // (reads: d_out, seed, qkv_bias, query)
-Trace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_trainable(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.5.1 and 3.5.3: masking future tokens, then the CausalAttention class over a batch
 // (reads: d_out, dropout, dropout_rng, batch, seed, qkv_bias)
-Trace run_causal(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_causal(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // The causal attention weights of 3.5.1 (SelfAttention_v2 after manual_seed(seed)), every step on the
-// way, each a Lazy value of the trace `t`: computed only if a shown step needs it.
+// way, each a lazy node of the trace `t`: computed only if a shown step needs it. Handles: copyable, valid
+// until the trace resolves.
 struct CausalWeights {
   // Under --model, sa_v2 holds head `head`'s real projections (lessons/helpers: use_real_head).
   CausalWeights(Trace& t, const Inputs& in, std::size_t d_out, std::uint64_t seed, bool qkv_bias, std::size_t head = 0);
-  CausalWeights(const CausalWeights&) = delete;
 
-  const std::size_t n;               // num_tokens
-  const float scale;                 // sqrt(d_out), as keys.shape[-1]**0.5
-  const SelfAttention_v2 sa_v2;
-  Lazy<Matrix> queries, keys;        // (num_tokens, d_out)
-  Lazy<Matrix> attn_scores;          // (num_tokens, num_tokens)
-  Lazy<Matrix> attn_weights;         // (num_tokens, num_tokens), unmasked
-  Lazy<Matrix> mask_simple;          // (num_tokens, num_tokens), tril of ones
-  Lazy<Matrix> masked_simple;        // attn_weights * mask_simple
-  Lazy<Matrix> row_sums;             // (num_tokens, 1)
-  Lazy<Matrix> masked_simple_norm;   // masked_simple / row_sums
-  Lazy<Matrix> mask;                 // (num_tokens, num_tokens), triu of ones above the diagonal
-  Lazy<Matrix> masked;               // attn_scores with -inf where mask is 1
-  Lazy<Matrix> causal_attn_weights;  // softmax(masked / sqrt(d_k))
+  Node<SelfAttention_v2> sa_v2;      // kept by the trace
+  Node<Matrix> queries, keys;        // (num_tokens, d_out)
+  Node<Matrix> attn_scores;          // (num_tokens, num_tokens)
+  Node<Matrix> attn_weights;         // (num_tokens, num_tokens), unmasked
+  Node<Matrix> mask;                 // (num_tokens, num_tokens), triu of ones above the diagonal
+  Node<Matrix> mask_simple;          // (num_tokens, num_tokens), tril of ones
+  Node<Matrix> masked_simple;        // attn_weights * mask_simple
+  Node<Matrix> row_sums;             // (num_tokens, 1)
+  Node<Matrix> masked_simple_norm;   // masked_simple / row_sums
+  Node<Matrix> masked;               // attn_scores with -inf where mask is 1
+  Node<Matrix> causal_attn_weights;  // softmax(masked / sqrt(d_k))
 };
 
 // 3.5.2: dropout on a matrix of ones and on the causal attention weights
 // (reads: dropout, dropout_rng, d_out, seed, qkv_bias)
-Trace run_dropout(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_dropout(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.6.1: stacking CausalAttention heads (reads: heads, d_out, dropout, dropout_rng, batch, seed, qkv_bias)
-Trace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_mha_wrapper(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // 3.6.2: multi-head attention with weight splits (reads: heads, d_out, dropout, dropout_rng, batch, seed, qkv_bias)
-Trace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_mha(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // Grouped-query attention, rasbt/LLMs-from-scratch ch04/04_gqa (reads: the mha options and kv_groups)
-Trace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // The KV cache, rasbt/LLMs-from-scratch ch04/03_kv-cache: decoding token by token
 // (reads: prompt, heads, kv_groups (0: MultiHeadAttention), d_out, batch, seed, qkv_bias)
-Trace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_kv_cache(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 
 // `attn kv-cache --estimate` and `attn gqa --kv-cache`: the KV-cache memory of MHA and GQA for a model
 // configuration, under the lesson `info` (reads: emb_dim, heads, kv_groups, layers, context_length, batch, dtype)
-Trace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+ResolvedTrace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
 // That report as a mode of a lesson, picked by the flag `selector`.
 LessonMode kv_cache_estimate_mode(const LessonInfo& info, Opt selector, const std::string& selector_help);
 

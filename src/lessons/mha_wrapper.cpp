@@ -8,7 +8,7 @@ namespace attn {
 // A function, not a global: the registry may be asked for during static initialisation.
 static LessonInfo mha_wrapper_info() { return LessonText::info("mha-wrapper", "3.6.1"); }
 
-Trace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const Selection& sel) {
+ResolvedTrace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const Selection& sel) {
   Trace t(mha_wrapper_info(), in, sel);
   const LessonConfig cfg = model_config(given, in, ModelUse::EveryHead, t);
   check_elements("the (b, num_tokens, num_tokens) attention weights of every head",
@@ -23,37 +23,45 @@ Trace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const Selecti
 
   LessonText text(t, "mha-wrapper");
   text.set("ctor", ctor).set("seed", seed).set("b", b).set("n", n).set("d_out", d_out).set("width", cfg.heads * d_out);
-  const BatchStep batch(text, in.embeddings, b);  // (b, num_tokens, d_in)
+  const Node<Tensor3> batch = add_batch_step(text, b);  // (b, num_tokens, d_in)
 
-  TorchGenerator gen(seed);
-  MultiHeadAttentionWrapper mha(in.d_in(), cfg.d_out, cfg.dropout, cfg.heads, cfg.qkv_bias, gen);
+  const State<TorchGenerator> gen = t.state(TorchGenerator(seed));
+  MultiHeadAttentionWrapper built(in.d_in(), cfg.d_out, cfg.dropout, cfg.heads, cfg.qkv_bias, *gen);
   if (in.model) {  // each head takes its own rows of the real c_attn (drawn first, so dropout draws as before)
-    for (std::size_t h = 0; h < mha.heads.size(); ++h)
-      use_real_head(in, h, mha.heads[h].W_query, mha.heads[h].W_key, mha.heads[h].W_value);
+    for (std::size_t h = 0; h < built.heads.size(); ++h)
+      use_real_head(in, h, built.heads[h].W_query, built.heads[h].W_key, built.heads[h].W_value);
     t.notes.push_back(model_note(in, cfg, ModelUse::EveryHead));
   }
-  t.modules.push_back({"mha", ctor, mha.num_parameters()});
+  const Node<MultiHeadAttentionWrapper> mha = t.keep(std::move(built));
+  t.modules.push_back({"mha", ctor, mha->num_parameters()});
   if (!in.model) t.notes.push_back(text.phrase("heads_note"));
-  for (std::size_t h = 0; h < mha.heads.size(); ++h) {
+  for (std::size_t h = 0; h < mha->heads.size(); ++h) {
     const std::string head = "mha.heads." + std::to_string(h);
     const LessonText of_head = text.with({{"h", std::to_string(h)}});
-    add_linear_steps(of_head, head + ".W_query", mha.heads[h].W_query, of_head.phrase("role_query"));
-    add_linear_steps(of_head, head + ".W_key", mha.heads[h].W_key, of_head.phrase("role_key"));
-    add_linear_steps(of_head, head + ".W_value", mha.heads[h].W_value, of_head.phrase("role_value"));
+    add_linear_steps(of_head, head + ".W_query", mha->heads[h].W_query, of_head.phrase("role_query"));
+    add_linear_steps(of_head, head + ".W_key", mha->heads[h].W_key, of_head.phrase("role_key"));
+    add_linear_steps(of_head, head + ".W_value", mha->heads[h].W_value, of_head.phrase("role_value"));
   }
-  add_num_params_step(text, "mha", mha.num_parameters());
-  // The heads run one after another, each drawing its dropout mask after the one before: one Lazy value.
-  const auto passes = t.lazy<std::vector<CausalAttention::Pass>>([&] { return mha.attend(batch(), gen, cfg.dropout_rng); });
-  t.holds(saturating_product({mha.heads.size(), CausalAttention::pass_numbers(b, n, cfg.d_out)}));
-  for (std::size_t h = 0; h < mha.heads.size(); ++h) {
+  add_num_params_step(text, "mha", mha->num_parameters());
+  // The heads run one after another, each drawing its dropout mask after the one before: one lazy value.
+  using Passes = std::vector<CausalAttention::Pass>;
+  const auto passes = t.lazy<Passes>([](const MultiHeadAttentionWrapper& mha, const Tensor3& batch,
+                                        TorchGenerator& gen, DropoutRng rng) {
+    return mha.attend(batch, gen, rng);
+  }, mha, batch, gen, cfg.dropout_rng);
+  t.holds(saturating_product({mha->heads.size(), CausalAttention::pass_numbers(b, n, cfg.d_out)}));
+  for (std::size_t h = 0; h < mha->heads.size(); ++h) {
     const LessonText of_head = text.with({{"h", std::to_string(h)}});
-    of_head.add("head_{h}_attn_weights", {b, n, n}, [&passes, h] { return passes()[h].attn_weights; })
+    of_head.add("head_{h}_attn_weights", {b, n, n}, [](const Passes& passes, std::size_t h) {
+      return passes[h].attn_weights;
+    }, passes, h)
         .show_heatmap(true);
-    of_head.add("head_{h}_context_vec", {b, n, d_out}, [&passes, h] { return passes()[h].context_vec; });
+    of_head.add("head_{h}_context_vec", {b, n, d_out}, [](const Passes& passes, std::size_t h) {
+      return passes[h].context_vec;
+    }, passes, h);
   }
-  text.add("context_vecs", {b, n, cfg.heads * d_out}, [&] { return MultiHeadAttentionWrapper::concat(passes()); });
-  t.resolve();
-  return t;
+  text.add("context_vecs", {b, n, cfg.heads * d_out}, MultiHeadAttentionWrapper::concat, passes);
+  return t.resolve();
 }
 
 Lesson mha_wrapper_lesson() {

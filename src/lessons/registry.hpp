@@ -24,8 +24,9 @@ struct OptionUse {
 // One way to run a lesson. The first mode of a lesson is the lesson itself; another mode is chosen by
 // its `selector` flag (gqa's --kv-cache). An option the chosen mode does not list is a usage error.
 struct LessonMode {
-  // Computes the steps `selection` shows and what they need (every step with an empty selection).
-  using Run = std::function<Trace(const Inputs&, const LessonConfig&, const Selection&)>;
+  // Computes the steps `selection` shows and what they need (every step with an empty selection); a
+  // function returning a Trace it has not resolved is not a Run.
+  using Run = std::function<ResolvedTrace(const Inputs&, const LessonConfig&, const Selection&)>;
   LessonMode(std::vector<OptionUse> options_, LessonConfig defaults_, Run run_, bool uses_inputs_ = true,
              std::optional<Opt> selector_ = std::nullopt)
       : options(std::move(options_)), defaults(defaults_), run(std::move(run_)), uses_inputs(uses_inputs_),

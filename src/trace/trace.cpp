@@ -9,7 +9,8 @@
 namespace attn {
 
 Trace::Trace(LessonInfo lesson_info, const Inputs& in, Selection sel)
-    : info(std::move(lesson_info)), inputs(in), selection(std::move(sel)) {
+    : info(std::move(lesson_info)), inputs(in), selection(std::move(sel)), graph_(std::make_shared<detail::Graph>()) {
+  graph_->lesson = info.name;
   // How the inputs were made comes first, in every lesson (made already: copied only if shown).
   for (const InputStep& is : inputs.steps) add(is.id, is.title, is.explanation, is.code, is.tensor).integer = is.integer;
 }
@@ -52,7 +53,20 @@ void Trace::set_value(Step& s, PyInt v) {
   s.computed = true;
 }
 
-void Trace::resolve() {
+// Parts of this trace, not of its graph: read only while the lesson runs and resolves, before the trace
+// moves into the ResolvedTrace it returns.
+Node<Inputs> Trace::input() {
+  graph_->owner = this;
+  auto cell = std::make_unique<detail::Cell<Inputs>>();
+  cell->part = &inputs;
+  return Node<Inputs>::adopt(graph_.get(), std::move(cell));
+}
+
+Node<Matrix> Trace::embeddings() { return input().part(&Inputs::embeddings); }
+
+ResolvedTrace Trace::resolve() {
+  if (graph_->owner && graph_->owner != this)
+    throw std::logic_error("lesson " + info.name + " moved its trace before Trace::resolve(): its nodes read the inputs it held");
   for (const auto& id : selection.only) {
     if (has_step(id)) continue;
     std::string known;
@@ -72,7 +86,13 @@ void Trace::resolve() {
     if (!std::equal(sh.begin(), sh.end(), s.shape.begin(), s.shape.end()))
       throw std::logic_error("lesson " + info.name + ": step " + s.id + " planned and computed shapes differ");
   }
+  // Every lazy value is freed now, as the lesson's locals once were when it returned; a handle read
+  // after this is a logic_error.
+  values_computed += graph_->computed;
+  graph_->cells.clear();
+  graph_->closed = true;
   resolved_ = true;
+  return ResolvedTrace(std::move(*this));
 }
 
 std::size_t Trace::planned_bytes() const {
