@@ -18,8 +18,7 @@ namespace {
 // Runs one lesson and completes its config: the inputs' (when the mode reads inputs), the mode's options,
 // then what the lesson recorded itself (a resolved value replaces its option's entry in place).
 Trace run_lesson(const LessonRun& lesson, const Inputs& in, const InputOptions& input, const Selection& selection) {
-  Trace t = lesson.mode->run(in, lesson.config, selection);
-  if (!t.resolved()) throw std::logic_error("lesson " + t.info.name + " returned without Trace::resolve()");
+  Trace t = lesson.mode->run(in, lesson.config, selection);  // a ResolvedTrace: only resolve() makes one
   nlohmann::ordered_json config = lesson.mode->uses_inputs ? inputs_config(input, in) : nlohmann::ordered_json::object();
   for (const auto& [key, value] : lesson.options.items()) config[key] = value;
   for (const auto& [key, value] : t.config.items()) config[key] = value;
