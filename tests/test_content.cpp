@@ -14,6 +14,7 @@
 
 #include "core/errors.hpp"
 #include "inputs/sources.hpp"
+#include "run/run.hpp"
 #include "lessons/content.hpp"
 #include "lessons/registry.hpp"
 #include "support.hpp"
@@ -292,4 +293,36 @@ TEST_CASE("lesson text: each docs/lessons page names the steps of its lesson's c
     }
     CHECK(rows > 0);
   }
+}
+
+TEST_CASE("a run's language reaches the lessons' words: a translated entry replaces the English, the rest stays",
+          "[content][run]") {
+  // A translation of one title of simple, found as bundled data is ($ATTN_DATA_DIR first).
+  const attn_test::Scratch dir;
+  const std::string english = lesson_content("simple").english("steps/attn_weights_2/title");
+  const std::string fixture_language = "xx-test";
+  std::filesystem::create_directories(dir.dir + "/lessons/" + fixture_language);
+  dir.file("lessons/" + fixture_language + "/simple.json",
+           json({{"language", fixture_language},
+                 {"entries", {{"steps/attn_weights_2/title", {{"source", text_hash(english)}, {"text", "Gewichte"}}}}}})
+               .dump());
+  const char* old = std::getenv("ATTN_DATA_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("ATTN_DATA_DIR", dir.dir.c_str(), 1);
+  const Lesson& simple = *find_lesson("simple");
+  Request request{"simple", {LessonRun{&simple, &simple.modes.front(), simple.modes.front().defaults}}, false, {}, {},
+                  fixture_language};
+  const auto renderer = find_format("json")->make(RenderOptions{});
+  std::istringstream in;
+  std::ostringstream err;
+  const Document translated = run(request, *renderer, RunStreams{in, err, false});
+  request.language = "";
+  const Document plain = run(request, *renderer, RunStreams{in, err, false});
+  if (old) ::setenv("ATTN_DATA_DIR", saved.c_str(), 1); else ::unsetenv("ATTN_DATA_DIR");
+  CHECK(translated.traces.at(0).step("attn_weights_2").title == "Gewichte");
+  CHECK(plain.traces.at(0).step("attn_weights_2").title != "Gewichte");
+  CHECK(plain.traces.at(0).step("attn_weights_2").title.find("weights") != std::string::npos);
+  // Every other step is English in both.
+  CHECK(translated.traces.at(0).step("attn_scores_2").title == plain.traces.at(0).step("attn_scores_2").title);
+  CHECK(translated.traces.at(0).step("attn_weights_2").tensor.size() == 6);
 }

@@ -155,7 +155,7 @@ struct Streams {
 };
 
 Request request_for(std::string command, std::vector<LessonRun> lessons, const CommandLine& options) {
-  return Request{std::move(command), std::move(lessons), false, options.input, options.output};
+  return Request{std::move(command), std::move(lessons), false, options.input, options.output, ""};
 }
 
 // A lesson or the tour: run, then emit in the chosen format.

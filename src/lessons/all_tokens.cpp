@@ -79,7 +79,7 @@ ResolvedTrace run_all_tokens(const Inputs& in, const LessonConfig&, const Select
 
   text.add("context_vec_2", {d_in}, [](const Inputs& in) {
     // simple's query is the same q; only its context_vec_2 and what that needs are computed.
-    return run_simple(in, LessonConfig{}, Selection{{"context_vec_2"}, {}}).step("context_vec_2").tensor;
+    return run_simple(in, LessonConfig{}, Selection{{"context_vec_2"}, {}, false, ""}).step("context_vec_2").tensor;
   }, t.input());
   return t.resolve();
 }

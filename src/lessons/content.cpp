@@ -169,14 +169,12 @@ std::vector<std::string> Content::stale_entries() const {
   return out;
 }
 
-const Content& lesson_content(const std::string& name) {
+const Content& lesson_content(const std::string& name, const std::string& language) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<Content>> cache;
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<Content>> cache;
   const std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[name];
-  if (!slot) {
-    slot = load_lesson_content(name, "");
-  }
+  auto& slot = cache[{name, language}];
+  if (!slot) slot = load_lesson_content(name, language);
   return *slot;
 }
 
@@ -203,7 +201,9 @@ std::string fill(const std::string& format, const TextValues& values, const std:
 }
 
 LessonText::LessonText(Trace& t, const std::string& lesson)
-    : t_(&t), own_(&lesson_content(lesson)), shared_(&lesson_content("shared")) {}
+    : t_(&t),
+      own_(&lesson_content(lesson, t.selection.language)),
+      shared_(&lesson_content("shared", t.selection.language)) {}
 
 std::string LessonText::text(const std::string& path, const std::string& variant) const {
   const Content& c = own_->has(path) ? *own_ : *shared_;

@@ -79,12 +79,13 @@ class Content {
 };
 
 // The content of `name` ("simple", ..., "shared"): data/lessons/<name>.json, found as every bundled file is
-// (io/paths.hpp), read once per process. An InputError when it is missing or malformed.
-const Content& lesson_content(const std::string& name);
+// (io/paths.hpp), with `language`'s translation merged in when one is given (load_lesson_content); read
+// once per process and language. An InputError when it is missing or malformed.
+const Content& lesson_content(const std::string& name, const std::string& language = "");
 
 // The content of `name` in `language` ("" for English alone): data/lessons/<name>.json with, when a language
 // is given and data/lessons/<language>/<name>.json exists, that translation merged in, entry by entry
-// (an entry it lacks stays English). Not cached: for a front end that picks a language, and the tests.
+// (an entry it lacks stays English). Not cached (lesson_content caches it).
 std::unique_ptr<Content> load_lesson_content(const std::string& name, const std::string& language);
 
 // `format` with its placeholders filled from `values`; `where` names the piece for errors. A placeholder

@@ -134,12 +134,12 @@ Document run(const Request& request, const Renderer& renderer, const RunStreams&
     plans.command = doc.command;
     plans.only = doc.only;
     for (const LessonRun& lesson : request.lessons) {
-      const Selection plan_only{o.steps, checks(plans, true), true};
+      const Selection plan_only{o.steps, checks(plans, true), true, request.language};
       plans.traces.push_back(run_lesson(lesson, inputs, request.input, plan_only));
     }
     check_budget(doc.command, peak, o.max_memory);  // the largest need of any point of the run
   }
-  const Selection selection{o.steps, checks(doc, false)};
+  const Selection selection{o.steps, checks(doc, false), false, request.language};
   const Progress progress(streams.progress, doc.command, streams.err);
   for (const LessonRun& lesson : request.lessons)
     doc.traces.push_back(run_lesson(lesson, inputs, request.input, selection));

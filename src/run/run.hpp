@@ -49,6 +49,9 @@ struct Request {
   bool plan_whole_run = false;
   InputOptions input;
   OutputOptions output;
+  // The language of the lessons' words: "" for English, else the translations in data/lessons/<language>/
+  // (an entry a translation lacks stays English). attn itself has no option for it yet.
+  std::string language;
 };
 
 // Where a run reads and reports: --input -'s stream, and the progress line ("computing mha... 2.4 s", on

@@ -124,6 +124,7 @@ struct Selection {
   std::vector<std::string> only;                  // step ids; empty: every step
   std::function<void(const Trace&)> before_work;  // may throw; called with the planned trace
   bool plan_only = false;                         // compute no step: only the plan (ids, shapes)
+  std::string language;  // the steps' words: "" for English, else a translation's (data/lessons/<language>/)
 
   bool shows(const std::string& id) const;
 };
