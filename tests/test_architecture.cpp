@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include "core/strings.hpp"
 #include "core/torch_random.hpp"
 #include "inputs/embeddings.hpp"
+#include "inputs/sources.hpp"
 #include "lessons/lessons.hpp"
 #include "render/renderer.hpp"
 #include "support.hpp"
@@ -183,6 +185,22 @@ TEST_CASE("every cross-option rule of the table is enforced with its own message
     }
   }
   CHECK(rules >= 16);  // the rules of --input, --text, --d-in, --embedding-seed, --model, --layer, --json, the shapes, --head
+}
+
+TEST_CASE("the input sources: one at a time, also for a caller without the option table", "[architecture][inputs]") {
+  attn::InputOptions opt;
+  opt.input = attn::default_embeddings_path();
+  opt.random = std::make_pair(std::size_t{3}, std::size_t{2});
+  std::istringstream no_input;
+  const auto no_check = [](std::size_t) {};
+  CHECK_THROWS_WITH(attn::load_inputs(opt, no_input, no_check),
+                    Catch::Contains("the inputs come from one source: not both file and random"));
+  opt.input.clear();
+  CHECK(attn::load_inputs(opt, no_input, no_check).embeddings.shape(0) == 3);
+  // --text with --model is the model's text, not a source of its own; without --model, its own.
+  opt = {};
+  opt.text = "Hello";
+  CHECK(attn::inputs_config(opt, attn::load_inputs(opt, no_input, no_check)).contains("d_in"));
 }
 
 TEST_CASE("the JSON config: input, the mode's options in table order, then what the lesson derived", "[architecture][json]") {
@@ -407,6 +425,10 @@ TEST_CASE("lazy values are nodes the trace owns, computed from their arguments, 
   CHECK_FALSE(r.step("unshown").computed);
   REQUIRE_THROWS_AS(doubled(), std::logic_error);
   CHECK_THROWS_WITH(doubled(), Catch::Contains("reads a lazy value after Trace::resolve()"));
+  // Resolved once only, and what it checked the plan with (the caller's, referring to its locals) is not kept.
+  CHECK_FALSE(r.selection.before_work);
+  attn::ResolvedTrace again = r;
+  CHECK_THROWS_WITH(again.resolve(), Catch::Contains("Trace::resolve() called twice"));
 
   // A trace whose nodes read its inputs is refused if it moved before resolving.
   attn::Trace first(attn::LessonInfo{"test", "0", "", ""}, random_inputs(3, 2));

@@ -421,6 +421,29 @@ TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a res
   }
 }
 
+TEST_CASE("present in tmux: takes --color and --max-memory, which its --help lists", "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
+  {  // a budget too small: refused before any work, as every other run is
+    const attn_test::Tmux t(100, 20, quote(ATTN_EXE) + " present --max-memory 1M");
+    REQUIRE(t.ok());
+    CHECK(t.wait_for("attn: attn present would need an estimated"));
+    CHECK(t.wait_for("attn-exited-2"));
+  }
+  {  // --color never: the presenter runs, in monochrome
+    const attn_test::Tmux t(100, 30, quote(ATTN_EXE) + " present simple --color never");
+    REQUIRE(t.ok());
+    CHECK(t.wait_for("Lesson 1 of 1: attn simple"));
+    t.keys("End");  // the last step, context_vec_2, with its code and tensor
+    REQUIRE(t.wait_for("context_vec_2"));
+    const std::string screen = t.screen(true);
+    CHECK(screen.find("48;5;") == std::string::npos);  // no 256-colour cell or text
+    CHECK(screen.find("38;5;") == std::string::npos);
+    CHECK(screen.find("\x1b[7m") != std::string::npos);  // reverse video instead
+    t.keys("q");
+    CHECK(t.wait_for("attn-exited-0"));
+  }
+}
+
 TEST_CASE("present in tmux: a step taller than the screen scrolls inside itself with Up and Down", "[present][tmux]") {
   attn_test::need_program("/usr/bin/tmux", "tmux");
   const attn_test::Tmux t(80, 16, quote(ATTN_EXE) + " present causal");

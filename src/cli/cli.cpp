@@ -43,10 +43,12 @@ std::string usage_hint(const CLI::App& app) {
   return " (see 'attn --help')";
 }
 
-// A given option the chosen lesson and mode do not use: a UsageError that says so.
-void check_used(const Sub& sub, const LessonMode* mode, const OptionSpec& spec) {
+// A given option the chosen lesson and mode do not use: a UsageError that says so. `shown`: the subcommand
+// lists it in its --help (attn present's --color and --max-memory), so it is taken.
+void check_used(const Sub& sub, const LessonMode* mode, const OptionSpec& spec, bool shown) {
   const std::string name = spec.spellings().front();
   if (sub.present) {
+    if (shown && spec.scope != Scope::Lesson) return;
     if (spec.scope == Scope::Lesson)
       throw UsageError("attn present runs each lesson with the book's values and does not take " + name +
                        "; for one lesson's options use attn LESSON " + name + " --pause");
@@ -82,14 +84,14 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
   if (mode != nullptr) eff.lesson = mode->defaults;
   for (const auto& [spec, option] : sub.options) {
     if (option->count() == 0) continue;
-    check_used(sub, mode, *spec);
+    check_used(sub, mode, *spec, !option->get_group().empty());
     spec->take(eff, parsed);
   }
-  // The table's rules, scope by scope as the options are listed; a lesson that cannot take --model at all
-  // is told so before the rules of its own options.
+  // The table's rules, scope by scope in table order; a lesson that cannot take --model at all is told so
+  // before the rules of its own options.
   const auto rules = [&](Scope scope) {
-    for (const auto& [spec, option] : sub.options) {
-      if (spec->scope != scope || option->count() == 0) continue;
+    for (const OptionSpec* spec : options_in(scope)) {
+      if (!sub.given(*spec)) continue;
       for (const OptionSpec::Rule& r : spec->excludes)
         if (sub.given(r.other)) throw UsageError(r.message);
       for (const OptionSpec::Rule& r : spec->needs)

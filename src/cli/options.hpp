@@ -1,8 +1,9 @@
 #pragma once
 // Every option of every subcommand, declared once (options.cpp): its name, value type, range, default,
 // help, and for a lesson option the LessonConfig field it sets and its JSON config key. The command line
-// (cli.cpp), the man page and bash completion (docgen.cpp) and the README check (tests) all read this
-// table. Which lesson takes which lesson option is said by the lesson's registry entry.
+// (cli/commands.cpp, cli.cpp), the man page and bash completion (tools/docgen.cpp) and the README check
+// (tests) all read this table; the input sources' entries are made from their own declarations
+// (inputs/source.hpp). Which lesson takes which lesson option is said by the lesson's registry entry.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -74,7 +75,8 @@ struct OptionSpec {
   std::string default_note;  // the default in words where it is not one value ("the book's")
 
   // What a combination with other options means: given with `other` (excludes) or without it (needs), the
-  // option is refused with `message`, a whole sentence. Checked in table order, before any work.
+  // option is refused with `message`, a whole sentence. Checked scope by scope in table order
+  // (cli.cpp's effective), before any work.
   struct Rule {
     std::string other;    // "--model"
     std::string message;  // "--d-in does not apply with --model, whose own trained embeddings are used"

@@ -1,6 +1,9 @@
 #include "inputs/sources.hpp"
 
 #include <stdexcept>
+#include <string>
+
+#include "core/errors.hpp"
 
 #include "inputs/embeddings.hpp"
 #include "inputs/model.hpp"
@@ -17,10 +20,18 @@ const std::vector<InputSource>& input_sources() {
 
 namespace {
 
+// The one source `opt` asks for: the bundled one when no other is. Two at once are refused here too, for a
+// caller that builds InputOptions without the option table's rules.
 const InputSource& asked_source(const InputOptions& opt) {
-  for (const InputSource& s : input_sources())
-    if (s.asked(opt)) return s;
-  throw std::logic_error("no input source asked for");  // the bundled one always is
+  const InputSource* asked = nullptr;
+  for (const InputSource& s : input_sources()) {
+    if (!s.asked(opt)) continue;
+    if (asked == nullptr) asked = &s;
+    else if (std::string(s.name) != "bundled")
+      throw UsageError(std::string("the inputs come from one source: not both ") + asked->name + " and " + s.name);
+  }
+  if (asked == nullptr) throw std::logic_error("no input source asked for");  // the bundled one always is
+  return *asked;
 }
 
 }  // namespace

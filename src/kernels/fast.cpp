@@ -248,7 +248,8 @@ Tensor3 gqa_forward_fused(const AttentionWeights& w, const Tensor3& x, unsigned 
   causal_attention_fused({b, n, num_heads, num_kv_groups, head_dim},
                          {queries.data(), d_out, keys.data(), kv, values.data(), kv, context.data(), d_out}, threads);
   Tensor3 out = xt::empty<float>({b, n, d_out});  // (b, n, d_out): out_proj, no bias
-  fast_linear(context.data(), rows, d_out, out_proj.weight.data(), d_out, nullptr, out.data());
+  fast_linear(context.data(), rows, d_out, out_proj.weight.data(), d_out,
+              out_proj.bias.size() ? out_proj.bias.data() : nullptr, out.data());  // the book's GQA: no bias
   return out;
 }
 

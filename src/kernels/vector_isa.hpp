@@ -13,7 +13,9 @@ enum class VectorIsa { Scalar, Avx2, Avx512 };
 // time it is first needed), then remembered.
 inline VectorIsa best_vector_isa() {
   static const VectorIsa best = [] {
-    if (__builtin_cpu_supports("avx512f")) return VectorIsa::Avx512;
+    // Each build's target (isa_builds.hpp): AVX-512F with VL and FMA; AVX2 with FMA.
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
+      return VectorIsa::Avx512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::Avx2;
     return VectorIsa::Scalar;
   }();

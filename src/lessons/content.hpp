@@ -68,6 +68,7 @@ class Content {
   // Which pieces were filled in since the process started (the tests check every piece is used).
   const std::set<std::string>& used() const { return used_; }
   void mark_used(const std::string& full_path) const { used_.insert(full_path); }
+  void forget_used() const { used_.clear(); }  // for a test that counts the uses of its own runs
 
  private:
   std::string path_, translation_path_;

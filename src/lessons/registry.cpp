@@ -21,10 +21,14 @@ namespace attn {
 ATTN_LESSONS(ATTN_DECLARE_LESSON)
 #undef ATTN_DECLARE_LESSON
 
-const std::vector<Lesson>& lessons() {
+std::vector<Lesson> make_lessons() {
 #define ATTN_LIST_LESSON(name) name##_lesson(),
-  static const std::vector<Lesson> all{ATTN_LESSONS(ATTN_LIST_LESSON)};
+  return {ATTN_LESSONS(ATTN_LIST_LESSON)};
 #undef ATTN_LIST_LESSON
+}
+
+const std::vector<Lesson>& lessons() {
+  static const std::vector<Lesson> all = make_lessons();
   return all;
 }
 

@@ -71,6 +71,8 @@ struct Lesson {
 
 // Every lesson, in book order (lessons/registry.cpp: one line each).
 const std::vector<Lesson>& lessons();
+// The same entries made anew (lessons() makes them once): for a test that counts what they read.
+std::vector<Lesson> make_lessons();
 // The lesson called `name`, or nullptr.
 const Lesson* find_lesson(const std::string& name);
 // The book's configuration of a lesson's first mode (what `attn NAME` runs with no options).

@@ -65,6 +65,7 @@ Node<Inputs> Trace::input() {
 Node<Matrix> Trace::embeddings() { return input().part(&Inputs::embeddings); }
 
 ResolvedTrace Trace::resolve() {
+  if (resolved_) throw std::logic_error("lesson " + info.name + ": Trace::resolve() called twice");
   if (graph_->owner && graph_->owner != this)
     throw std::logic_error("lesson " + info.name + " moved its trace before Trace::resolve(): its nodes read the inputs it held");
   for (const auto& id : selection.only) {
@@ -75,6 +76,7 @@ ResolvedTrace Trace::resolve() {
     throw UsageError("--step " + id + ": attn " + info.name + " has no such step; its steps are " + known);
   }
   if (selection.before_work) selection.before_work(*this);
+  selection.before_work = nullptr;  // it refers to its caller's locals (the run's plan): never kept
   std::vector<Pending> pending = std::move(pending_);
   pending_.clear();
   for (auto& p : pending) {

@@ -349,7 +349,7 @@ struct Trace {
   LessonInfo info;
   // The effective options (JSON key "config"). A lesson writes only what it derives (the query it
   // resolved, the torch.manual_seed values it used); the runner puts "input" and every option of the
-  // lesson, from the option table, in front of those (lessons/registry.cpp).
+  // lesson, from the option table, in front of those (run/run.cpp, with the options the caller gives).
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
   std::vector<std::string> notes;  // context lines for the text header ("query: ...")
   std::optional<NoteTable> note_table;  // a table among the notes: data, laid out by the renderers
