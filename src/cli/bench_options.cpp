@@ -6,23 +6,33 @@
 
 #include "core/errors.hpp"
 #include "core/limits.hpp"
+#include "core/strings.hpp"
 
 namespace attn {
 
 std::string fill_impl_help(const std::string& help, const std::string& kv_groups) {
   return fmt::format(fmt::runtime(help), fmt::arg("kv_groups", kv_groups));
 }
-std::string bench_impls_help() {
+std::string bench_impls_help(std::size_t width) {
   struct Line {
     std::string name, help;
   };
 #define ATTN_BENCH_IMPL_LINE(name, run, gflop, max_nmse, help) {#name, fill_impl_help(help, "--kv-groups")},
   const std::vector<Line> lines{ATTN_BENCH_IMPLS(ATTN_BENCH_IMPL_LINE)};
 #undef ATTN_BENCH_IMPL_LINE
-  std::size_t width = 0;
-  for (const Line& l : lines) width = std::max(width, l.name.size());
+  std::size_t names = 0;
+  for (const Line& l : lines) names = std::max(names, l.name.size());
+  const std::string indent(2 + names + 2, ' ');
   std::string out;
-  for (const Line& l : lines) out += "  " + l.name + std::string(width - l.name.size() + 2, ' ') + l.help + "\n";
+  for (const Line& l : lines) {
+    const std::string first = "  " + l.name + std::string(names - l.name.size() + 2, ' ');
+    if (width == 0) {
+      out += first + l.help + "\n";
+      continue;
+    }
+    const auto parts = wrap_words(l.help, width - indent.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? first : indent) + parts[i] + "\n";
+  }
   return out;
 }
 

@@ -38,8 +38,9 @@ inline std::vector<std::string> bench_impls() {
 // An implementation's help with "{kv_groups}" filled in: by the number in a report, by "--kv-groups" in
 // --help.
 std::string fill_impl_help(const std::string& help, const std::string& kv_groups);
-// `attn bench --help`'s list: a line "  NAME  HELP" per implementation, the names padded to one width.
-std::string bench_impls_help();
+// `attn bench --help`'s list: "  NAME  HELP" per implementation, the names padded to one width, each help
+// wrapped under its name to `width` columns (0: not wrapped).
+std::string bench_impls_help(std::size_t width = 0);
 
 // The KV cache lengths `attn bench --decode` times by default: 1k, 8k and 32k tokens.
 inline std::vector<std::size_t> bench_cache_sizes() { return {1024, 8192, 32768}; }

@@ -35,22 +35,10 @@ const char* const kFooter =
     "Run 'attn LESSON --help' for a lesson's options. JSON schema: docs/json.md.";
 
 std::string bench_footer() {
-  // The implementations from their list (cli/bench_options.hpp), each line wrapped under its name.
-  std::string list;
-  std::size_t width = 0;
-  for (const auto& name : bench_impls()) width = std::max(width, name.size());
-  std::istringstream lines(bench_impls_help());
-  for (std::string line; std::getline(lines, line);) {
-    const std::string indent(2 + width + 2, ' ');
-    bool first = true;
-    for (const auto& part : wrap_words(line.substr(indent.size()), HelpWidth - indent.size())) {
-      list += (first ? line.substr(0, indent.size()) : indent) + part + "\n";
-      first = false;
-    }
-  }
+  // The implementations from their list (cli/bench_options.hpp).
   return "All of them compute the same function on the same weights (max|diff| is each\n"
          "one's distance from mha):\n" +
-         list +
+         bench_impls_help(HelpWidth) +
          "Timing: a warm-up, then the median of --repeats runs. GFLOP/s counts useful work\n"
          "only (the projections and the causal half of the scores, not the masked half);\n"
          "%peak compares it with this machine's measured FMA peak, %SGEMM with its\n"

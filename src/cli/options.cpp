@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/limits.hpp"
+#include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "inputs/sources.hpp"
 #include "render/renderer.hpp"
@@ -74,14 +75,6 @@ std::string parse_memory_size(std::string& value) {
   return {};
 }
 
-// "never, auto or always"
-std::string one_of(const std::vector<std::string>& words) {
-  std::string out;
-  for (std::size_t i = 0; i < words.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
-  return out;
-}
-
 // A number as CLI11 shows a default: 0, 0.5.
 std::string shown(double v) {
   std::ostringstream s;
@@ -100,7 +93,7 @@ CLI::Validator word_of(const std::vector<std::pair<std::string, E>>& words) {
   std::vector<std::string> names;
   for (const auto& w : words) names.push_back(w.first);
   const CLI::Validator to_enum = CLI::CheckedTransformer(map);  // a Validator: copies as one
-  const std::string expected = "expected " + one_of(names);
+  const std::string expected = "expected " + or_list(names);
   return CLI::Validator(
       [to_enum, map, expected](std::string& v) -> std::string {
         if (map.count(v) == 0) return expected + ", got '" + v + "'";
@@ -297,7 +290,7 @@ OptionSpec format_option() {
   OptionSpec s = entry(Scope::Output, std::nullopt, "--format", "FORMAT", "", help);
   s.values = names;
   const auto b = field_of(s, &OutputOptions::format);
-  b->check = checked([member = CLI::Validator(CLI::IsMember(names)), expected = "expected " + one_of(names)](std::string& v) {
+  b->check = checked([member = CLI::Validator(CLI::IsMember(names)), expected = "expected " + or_list(names)](std::string& v) {
     return member(v).empty() ? std::string() : expected + ", got '" + v + "'";
   });
   b->show = [](const std::string& v) { return v; };

@@ -62,6 +62,13 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
   return lines;
 }
 
+std::string or_list(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return out;
+}
+
 namespace {
 
 // Levenshtein distance, for "did you mean": a dozen lines, where a library would be a dependency for one loop.

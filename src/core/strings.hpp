@@ -26,6 +26,9 @@ std::string count_of(std::size_t n, const std::string& noun);
 // alone on its line). Whitespace, line breaks included, only separates words.
 std::vector<std::string> wrap_words(const std::string& text, std::size_t width);
 
+// "never, auto or always": words listed as a sentence says them.
+std::string or_list(const std::vector<std::string>& words);
+
 // Of `names`, the one nearest `word` (by edit distance, with '_' read as '-' and any case), if one is near
 // enough to be what was meant ("mha_wrapper" -> "mha-wrapper"); else "". For "did you mean".
 std::string nearest_word(const std::string& word, const std::vector<std::string>& names);

@@ -579,16 +579,16 @@ Inputs parse_embeddings_npy(const std::string& bytes, const std::string& name) {
 
 InputSource file_source() {
   // The formats' own descriptions and extensions (embeddings_formats()).
-  std::string formats, extensions;
-  const auto& all = embeddings_formats();
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    formats += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i].help;
+  std::vector<std::string> formats;
+  std::string extensions;
+  for (const EmbeddingsFormat& f : embeddings_formats()) {
+    formats.push_back(f.help);
     std::string names;
-    for (const std::string& ext : all[i].extensions) names += (names.empty() ? "" : " ") + ext;
-    extensions += (i == 0 ? "" : ", ") + names;
+    for (const std::string& ext : f.extensions) names += (names.empty() ? "" : " ") + ext;
+    extensions += (extensions.empty() ? "" : ", ") + names;
   }
   SourceOption input{"--input", "FILE",
-                     "Embeddings to use instead of the book's six tokens, one row per token: " + formats +
+                     "Embeddings to use instead of the book's six tokens, one row per token: " + or_list(formats) +
                          "; - reads standard input. The format comes from the extension (" + extensions +
                          "), or else from the content (docs/inputs.md)",
                      &InputOptions::input};
