@@ -48,6 +48,8 @@ void read_piece(const nlohmann::json& v, const std::string& path, bool variants_
 
 }  // namespace
 
+// FNV-1a, 64 bits, written here: the hash must be the same on every machine and every build, which
+// std::hash does not promise, and none of the project's libraries offers a stable one; six lines do.
 std::string text_hash(const std::string& text) {
   std::uint64_t h = 14695981039346656037ull;
   for (const unsigned char c : text) {
@@ -59,6 +61,8 @@ std::string text_hash(const std::string& text) {
   return buf;
 }
 
+// Scanned here rather than by {fmt}, which checks a format when it fills it but has no way to list the
+// names a format asks for, and the tests need the list (an unknown placeholder fails before any run).
 std::vector<std::string> placeholders(const std::string& format) {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < format.size(); ++i) {
