@@ -46,6 +46,12 @@ struct Step {
   // The matrix's rows are the queries at positions first_query, first_query + 1, ... and its columns the
   // keys from position 0: a KV-cache call's (num_tokens_Q, num_tokens_K) weights. 0 for a square matrix.
   std::size_t first_query = 0;
+  // Every head of one layer at a glance (attn heads, bertviz's model view): the tensor is (heads, rows, keys),
+  // not (b, rows, keys), and is drawn as a grid of small colour-only maps, one per head.
+  bool overview = false;
+  // Under each head's map, a few words on what the head mostly does ("previous token", "first token",
+  // "self"), computed by the lesson from the weights when the step is computed: empty, or one per head.
+  std::vector<std::string> head_notes;
   // The book's tensor has an integer dtype (torch.int64): printed and written as integers. The values are
   // whole numbers held as floats.
   bool integer = false;
