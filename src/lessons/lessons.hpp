@@ -69,4 +69,21 @@ ResolvedTrace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, co
 // That report as a mode of a lesson, picked by the flag `selector`.
 LessonMode kv_cache_estimate_mode(const LessonInfo& info, Opt selector, const std::string& selector_help);
 
+// attn heads: every head of every layer at once (bertviz's model view): one step per layer of GPT-2 (--model),
+// or the chapter's MultiHeadAttention as one layer (reads: heads, d_out, seed, qkv_bias)
+ResolvedTrace run_heads(const Inputs& in, const LessonConfig& cfg, const Selection& sel = {});
+
+// What attn heads says under each head (Step::head_notes), as phrases of its content with a {share}.
+struct HeadNoteWords {
+  std::string previous, first, self, spread;
+};
+HeadNoteWords head_note_words(const std::string& language = "");
+// One note per head of a layer's weights (heads, num_tokens, num_tokens): over the query rows 1 .. n-1 (row 0
+// attends only to itself, key 0), the mean weight on the previous key (i - 1), on the first key (0) and on
+// the query's own key (i); the largest, tried in that order and taken only if strictly larger, names the head
+// when it is at least kHeadNoteShare, with its share to two decimals ("previous token (0.62)"); otherwise the
+// head spreads its weight. A one-token input has only row 0: "first token (1.00)".
+inline constexpr float kHeadNoteShare = 0.5f;
+std::vector<std::string> head_notes(const Tensor3& weights, const HeadNoteWords& words);
+
 }  // namespace attn

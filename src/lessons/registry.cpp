@@ -13,7 +13,8 @@
   X(mha_wrapper)        \
   X(mha)                \
   X(gqa)                \
-  X(kv_cache)
+  X(kv_cache)           \
+  X(heads)
 
 namespace attn {
 

@@ -153,6 +153,7 @@ ojson trace_to_json(const Trace& trace, const Document& shown) {
     step["data"] = s.python_float ? ojson(*s.python_float)
                    : s.python_int ? ojson(*s.python_int)
                                   : tensor_data(s.tensor, s.integer);
+    if (!s.head_notes.empty()) step["head_notes"] = s.head_notes;  // attn heads: one per head
     steps.push_back(std::move(step));
   }
   doc["steps"] = std::move(steps);

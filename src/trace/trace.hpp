@@ -124,6 +124,15 @@ struct WithCode {
   std::string code;
 };
 
+// A step's value whose head notes (Step::head_notes) are known only once it is computed: attn heads reads
+// what each head does from the weights it has just computed, so the words are filled in with the tensor,
+// by resolve(), and only for a step that is shown.
+template <class V>
+struct WithHeadNotes {
+  V value;
+  std::vector<std::string> head_notes;  // one per head
+};
+
 // Which steps of a run are shown (--step), and what must hold once every step is planned but before any
 // is computed (a renderer's limits): a lesson computes only what the shown steps need.
 struct Selection {
@@ -280,7 +289,8 @@ struct Trace {
     return s;
   }
   // Appends a step computed later, by resolve(), and only if it is shown: `f(inputs...)` (as
-  // Trace::lazy takes them) returns a tensor (or an xtensor expression), a PyFloat or a PyInt.
+  // Trace::lazy takes them) returns a tensor (or an xtensor expression), a PyFloat, a PyInt, or a WithCode or
+  // WithHeadNotes of a tensor (its code or its head notes known only once it is computed).
   template <class F, class... A>
   Step& add(std::string id, std::string title, std::string explanation, std::string code,
             std::vector<std::size_t> shape, F f, A... inputs) {
@@ -384,6 +394,11 @@ struct Trace {
   static void set_value(Step& s, const WithCode<V>& v) {
     set_value(s, v.value);
     s.code = v.code;
+  }
+  template <class V>
+  static void set_value(Step& s, const WithHeadNotes<V>& v) {
+    set_value(s, v.value);
+    s.head_notes = v.head_notes;
   }
   static void set_value(Step& s, PyFloat v);
   static void set_value(Step& s, PyInt v);
