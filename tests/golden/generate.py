@@ -4,6 +4,8 @@
 Run with Debian's python3-torch (PyTorch 1.13, CPU, no MKL):
 
     /usr/bin/python3 tests/golden/generate.py
+    /usr/bin/python3 tests/golden/generate.py --heads-only   # attn heads' configurations alone
+
 
 It writes tests/golden/inputs/* (embeddings files of 1-12 tokens and d_in 1-16) and
 tests/golden/lessons/ (golden_store.py): for every configuration, the lesson, its command-line arguments
@@ -648,6 +650,61 @@ def lesson_kv_cache(inputs, d_out=2, heads=2, kv_groups=None, seed=None, qkv_bia
     return steps
 
 
+def lesson_heads(inputs, d_out=2, heads=2, seed=None, qkv_bias=False):
+    """attn heads without --model: attn mha's module, one layer, its attn_weights for a batch of one."""
+    torch.manual_seed(123 if seed is None else seed)
+    mha = MultiHeadAttention(inputs.shape[1], d_out, inputs.shape[0], 0.0, heads, qkv_bias)
+    steps = {}
+    mha(inputs.unsqueeze(0), steps)
+    return {"attn_weights_layer_0": steps["attn_weights"][0]}
+
+
+def heads_model_layers(model, x, layer):
+    """attn heads --model: from block `layer` on, each block's causal attention weights (heads, n, n), as Hugging
+    Face's output_attentions=True gives them, computed from the block's norm1 output as its attention does."""
+    steps = {}
+    for l in range(layer, len(model.trf_blocks)):
+        blk = model.trf_blocks[l]
+        att = blk.att
+        h = blk.norm1(x).unsqueeze(0)
+        n = h.shape[1]
+        queries = att.W_query(h).view(1, n, att.num_heads, att.head_dim).transpose(1, 2)
+        keys = att.W_key(h).view(1, n, att.num_heads, att.head_dim).transpose(1, 2)
+        attn_scores = (queries @ keys.transpose(2, 3)).masked_fill(att.mask.bool()[:n, :n], -torch.inf)
+        steps[f"attn_weights_layer_{l}"] = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)[0]
+        x = blk(x.unsqueeze(0))[0]
+    return steps
+
+
+# attn heads: (tiny model or None, text or None for the book's sentence, --layer, options). Without a model it
+# runs on the book's six tokens.
+HEADS_RUNS = [
+    (None, None, 0, []),
+    (None, None, 0, ["--heads", "3", "--d-out", "6", "--seed", "5", "--qkv-bias"]),
+    ("tiny-f32", "The cat sat on the mat.", 0, []),
+    ("tiny-f16", "The quick brown fox jumps over the lazy dog, again and again.", 0, []),
+    ("tiny-bf16", None, 1, []),
+]
+
+
+def heads_configurations(models):
+    """attn heads' configurations, after every other (generate.py --heads-only rewrites only these)."""
+    import gpt2_models
+    out = []
+    for name, text, layer, options in HEADS_RUNS:
+        with torch.no_grad():
+            if name is None:
+                steps = lesson_heads(torch.tensor(BOOK_INPUTS), **lesson_kwargs(options))
+                args = options
+            else:
+                _, steps, _ = gpt2_models.model_inputs(models[name], text or "Your journey starts with one step",
+                                                       layer)
+                steps.update(heads_model_layers(models[name], steps[f"x_block_{layer}"], layer))
+                args = ["--model", "models/" + name] + (["--text", text] if text else []) + ["--layer", str(layer)]
+        out.append({"lesson": "heads", "args": args, "steps": [dict(id=k, **encode(v)) for k, v in steps.items()]})
+    return out
+
+
 def parameters(name, module):
     """A module's parameters as steps, named as named_parameters() names them: "mha.W_query.weight"."""
     steps = {f"{name}.{path}": p for path, p in module.named_parameters()}
@@ -1081,10 +1138,20 @@ def main():
         print(f"warning: OpenBLAS runs its {core} kernels here, not SkylakeX's: some last bits will differ from "
               "the committed data (run on an AVX-512 CPU, with OPENBLAS_CORETYPE=SkylakeX if need be)",
               file=sys.stderr)
-    cases = blas_cases()
     import gpt2_models
-    cases += model_configurations(gpt2_models.write_models())
     import golden_store
+    if sys.argv[1:] == ["--heads-only"]:
+        # attn heads' configurations alone, in place of those the store holds, every other file unchanged.
+        models = {name: gpt2_models.build(name) for name in gpt2_models.TINY_MODELS}
+        version, kept = golden_store.read()
+        cases = [c for c in kept if c["lesson"] != "heads"] + heads_configurations(models)
+        golden_store.write(cases, version)
+        print(f"{len(cases)} configurations in tests/golden/lessons/, attn heads' rewritten")
+        return
+    cases = blas_cases()
+    models = gpt2_models.write_models()
+    cases += model_configurations(models)
+    cases += heads_configurations(models)
     golden_store.write(cases, torch.__version__)
     print(f"{len(cases)} configurations written to tests/golden/lessons/")
     with open(os.path.join(HERE, "rng.json"), "w") as f:
