@@ -3,6 +3,9 @@
 
 #include <xtensor/xio.hpp>
 #include <xtensor/xmath.hpp>
+#include <xtensor/xview.hpp>
+
+#include <cmath>
 
 #include "inputs/embeddings.hpp"
 #include "modules/attention.hpp"
@@ -287,4 +290,71 @@ TEST_CASE("kv-cache: the multiply-adds without the cache grow with the square of
   CHECK(by(0, 1) == static_cast<float>(*t.step("cache_bytes").python_int));
   CHECK(by(1, 0) == 1.0f);
   CHECK(by(1, 1) == by(0, 1) / 2);
+}
+
+TEST_CASE("heads: without --model, one layer equal to attn mha's attn_weights[0], bit for bit", "[lessons]") {
+  LessonConfig book_cfg, other;
+  other.heads = 3;
+  other.d_out = 6;
+  other.seed = 5;
+  other.qkv_bias = true;
+  Inputs random;  // 9 tokens of 4 dimensions: past PyTorch's vector width
+  random.embeddings = xt::empty<float>({std::size_t{9}, std::size_t{4}});
+  for (std::size_t i = 0; i < 36; ++i) random.embeddings.data()[i] = std::sin(0.7f * static_cast<float>(i));
+  for (std::size_t i = 0; i < 9; ++i) random.tokens.push_back("x" + std::to_string(i + 1));
+  for (const auto& [in, cfg] : {std::pair{book(), book_cfg}, std::pair{book(), other}, std::pair{random, other}}) {
+    const Trace heads = run_heads(in, cfg);
+    REQUIRE(heads.steps.size() == 1);
+    const Step& layer = heads.step("attn_weights_layer_0");
+    CHECK(layer.overview);
+    CHECK(layer.heatmap);
+    CHECK(layer.causal);
+    const AnyTensor mha = run_mha(in, cfg).step("attn_weights").tensor;  // (b, h, n, n)
+    const AnyTensor first = xt::view(mha, 0);                              // (h, n, n)
+    REQUIRE(layer.tensor.shape() == first.shape());
+    CHECK(layer.tensor == first);  // the same calls on the same numbers
+    // The notes were filled in with the tensor, one per head, from its values.
+    CHECK(layer.head_notes == head_notes(Tensor3(layer.tensor), head_note_words()));
+    CHECK(layer.head_notes.size() == cfg.heads);
+  }
+  // The book's module spreads its weight: its six rows average about 0.3 on any one key.
+  CHECK(run_heads(book(), book_cfg).step("attn_weights_layer_0").head_notes == std::vector<std::string>{"spread", "spread"});
+}
+
+TEST_CASE("heads: the words under each head follow the rule, on weights whose answer is known", "[lessons]") {
+  const std::size_t n = 5;
+  Tensor3 w = xt::zeros<float>({std::size_t{5}, n, n});  // (heads, n, n), each row a distribution
+  for (std::size_t i = 0; i < n; ++i) {
+    w(0, i, i > 0 ? i - 1 : 0) = 1.0f;  // everything on the previous token
+    w(1, i, 0) = 1.0f;                  // everything on the first token
+    w(2, i, i) = 1.0f;                  // everything on itself
+    for (std::size_t j = 0; j <= i; ++j) w(3, i, j) = 1.0f / static_cast<float>(i + 1);  // even: spread
+    // 0.6 on the previous token, 0.4 on itself (row 1: 0.6 + 0.4 on key 0 and key 1)
+    if (i == 0) w(4, 0, 0) = 1.0f;
+    else {
+      w(4, i, i - 1) = 0.6f;
+      w(4, i, i) = 0.4f;
+    }
+  }
+  const HeadNoteWords words = head_note_words();
+  // The previous-token head's row 1 is also the first token's (0.25 of the rows): previous wins, 1.00.
+  CHECK(head_notes(w, words) == std::vector<std::string>{"previous token (1.00)", "first token (1.00)", "self (1.00)",
+                                                         "spread", "previous token (0.60)"});
+  // At the threshold a head is named; just below it spreads. Rows 1 to 4 with 0.5 on themselves.
+  Tensor3 half = xt::zeros<float>({std::size_t{2}, n, n});
+  for (std::size_t i = 1; i < n; ++i) {
+    half(0, i, i) = 0.5f;
+    half(0, i, 0) += 0.25f;
+    half(0, i, i - 1) += 0.25f;
+    half(1, i, i) = 0.49f;
+  }
+  const auto notes = head_notes(half, words);
+  CHECK(notes[0] == "self (0.50)");
+  CHECK(notes[1] == "spread");
+  // One token: only row 0, where every key is the first.
+  const Tensor3 one = xt::ones<float>({std::size_t{2}, std::size_t{1}, std::size_t{1}});
+  CHECK(head_notes(one, words) == std::vector<std::string>{"first token (1.00)", "first token (1.00)"});
+  // NaN weights (scores that overflowed) name nothing.
+  const Tensor3 nan = xt::full_like(half, std::nanf(""));
+  CHECK(head_notes(nan, words) == std::vector<std::string>{"spread", "spread"});
 }

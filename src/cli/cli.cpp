@@ -106,13 +106,13 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
   return eff;
 }
 
-// The lessons of the tour, or of attn present: those named, in the order given, else every lesson of the
-// tour (Lesson::in_tour; with --model, every one that takes it).
+// The lessons of the tour, or of attn present: those named, in the order given, else every lesson (with
+// --model, every lesson that takes it).
 std::vector<const Lesson*> deck_lessons(const Sub& sub, const CommandLine& parsed, bool model) {
   std::vector<const Lesson*> out;
   if (!sub.present || parsed.present.lessons.empty()) {
     for (const Lesson& lesson : lessons())
-      if (lesson.in_tour && (!model || lesson.modes.front().takes_model)) out.push_back(&lesson);
+      if (!model || lesson.modes.front().takes_model) out.push_back(&lesson);
     return out;
   }
   for (const std::string& name : parsed.present.lessons) {

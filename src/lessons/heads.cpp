@@ -147,7 +147,7 @@ ResolvedTrace run_heads(const Inputs& in, const LessonConfig& given, const Selec
   const std::size_t h = cfg.heads, hd = cfg.d_out / cfg.heads;
   static_assert(kHeadNoteShare == 0.5f, "the share the rule note states");
   text.set("h", h).set("hd", hd).set("share", "0.5");
-  t.notes.push_back(text.phrase("rule_note"));
+  for (const auto& line : wrap_words(text.phrase("rule_note"), 80)) t.notes.push_back(line);
   const HeadNoteWords words = head_note_words(sel.language);
   if (in.model)
     add_model_layers(text, in, words);
@@ -157,7 +157,7 @@ ResolvedTrace run_heads(const Inputs& in, const LessonConfig& given, const Selec
 }
 
 Lesson heads_lesson() {
-  Lesson lesson{heads_info(),
+  return {heads_info(),
                 {{{{Opt::Heads, ""},
                    {Opt::DOut, option_help("heads", "d_out")},
                    {Opt::Seed, seed_help(option_help("heads", "seeds"))},
@@ -169,8 +169,6 @@ Lesson heads_lesson() {
                 MemoryRuns{{{"--random", "512x64", "--d-out", "64", "--heads", "8"},
                             {"--random", "256x32", "--d-out", "32", "--heads", "4", "--json"}},
                            {"--d-out", "16", "--heads", "4"}}};
-  lesson.in_tour = false;
-  return lesson;
 }
 
 }  // namespace attn

@@ -12,9 +12,9 @@
   X(dropout)            \
   X(mha_wrapper)        \
   X(mha)                \
+  X(heads)              \
   X(gqa)                \
-  X(kv_cache)           \
-  X(heads)
+  X(kv_cache)
 
 namespace attn {
 

@@ -59,10 +59,6 @@ struct Lesson {
   LessonInfo info;
   std::vector<LessonMode> modes;  // modes[0]: the lesson as the book runs it
   MemoryRuns memory;
-  // Whether `attn tour` and `attn present` without lesson names include it. attn heads does not: it is no
-  // section of the book (the chapter's module on every layer of a model), and without --model it repeats
-  // mha's attn_weights. Named, it runs in both.
-  bool in_tour = true;
 
   // Each option any mode takes, once, with the first mode that lists it (whose help and default it shows).
   struct Use {
