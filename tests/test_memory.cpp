@@ -222,6 +222,39 @@ TEST_CASE("the model and the renderers are in the budget, checked before the mod
   CHECK(figure.err.find("more than the budget of 256 MiB") != std::string::npos);
 }
 
+TEST_CASE("attn heads on GPT-2 small's shape at 1,024 tokens: planned whole, in the default budget, refused under less",
+          "[memory]") {
+  // 12 layers of 12 heads of (1024, 1024) weights, every layer kept for the output: 151 million floats. The
+  // plan (about 2.8 GiB with the mapped weights and the forward) fits the default 4 GiB, and measured, the
+  // text view peaked at 1.2 GB in 8 s: accepted. Here only the plan is checked, under budgets it is past,
+  // so no 1,024-token forward runs.
+  const Scratch s;
+  const std::string small = zero_model(s, "gpt2-small", 768, 12, 12, 1024);
+  std::string text = "a";
+  for (int i = 1; i < 1024; ++i) text += " a";  // 1,024 tokens: 'a', then ' a'
+  const std::vector<std::string> args{"heads", "--model", small, "--text", text};
+  std::vector<std::string> refused = args;
+  refused.insert(refused.end(), {"--max-memory", "2G"});
+  const Measured r = run_measured(refused);
+  CHECK(r.status == 2);
+  // The model's own checks (tokenizer, then weights and forward, 0.8 GiB) pass; the lesson's plan does not.
+  INFO(r.err);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.err, m, std::regex("^attn: attn heads would need an estimated ([0-9.]+) GiB of memory, "
+                                                 "more than the budget of 2\\.0 GiB")));
+  const double need = std::stod(m[1]);
+  CHECK(need > 2.0);  // the (12, 1024, 1024) steps, held up to three times over, and the model
+  CHECK(need < 4.0);  // within the default budget, 4 GiB
+  if (!attn_test::kUnderAsan) CHECK(r.peak_bytes < (std::size_t{400} << 20));  // refused before the forward
+  // As JSON the 154,928,128 numbers are past the JSON limit, refused before any work too.
+  std::vector<std::string> json = args;
+  json.insert(json.end(), {"--json"});
+  const Measured j = run_measured(json);
+  CHECK(j.status == 2);
+  CHECK(j.err.find("the JSON would hold 154,928,128 numbers, more than the limit of 33,554,432") != std::string::npos);
+  if (!attn_test::kUnderAsan) CHECK(j.peak_bytes < (std::size_t{400} << 20));
+}
+
 TEST_CASE("the memory estimate bounds the measured peak of every lesson", "[memory]") {
   attn_test::not_under_asan("its allocator and shadow memory are not attn's");
   // Each lesson's own declared runs (lessons/registry.hpp's MemoryRuns), then the tour.
