@@ -289,6 +289,7 @@ TEST_CASE("model: out-of-range values and options the model decides are usage er
   refused({"simple", "--layer", "1"}, "--layer only applies with --model");
   refused({"simple", "--model", kTiny, "--d-in", "4", "--text", "hi"}, "--d-in does not apply with --model");
   refused({"simple", "--model", kTiny, "--random", "2x3"}, "--model and --random exclude each other");
+  refused({"heads", "--model", kTiny, "--seed", "3"}, "attn heads --model draws no weights, so --seed does not apply");
   refused({"simple", "--model", kTiny, "--text", "one two three four five six seven eight nine ten eleven twelve "
                                                   "thirteen fourteen fifteen sixteen seventeen"},
           "--text has more tokens than the model's context length (n_positions) of 16");
