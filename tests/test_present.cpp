@@ -10,8 +10,10 @@
 #include "core/torch_random.hpp"
 #include "inputs/embeddings.hpp"
 #include "io/paths.hpp"
+#include "cli/options.hpp"
 #include "lessons/registry.hpp"
 #include "present/deck.hpp"
+#include "render/json.hpp"
 #include "render/layout.hpp"
 #include "render/torch_print.hpp"
 #include "core/terminal_text.hpp"
@@ -312,9 +314,10 @@ TEST_CASE("present: refused before any work without a terminal, for other option
   r = attn_test::run({"present", "--json"});
   CHECK(r.status == 2);
   CHECK(r.err.find("attn present draws on the terminal and does not take --json") != std::string::npos);
-  r = attn_test::run({"present", "--d-out", "4"});
+  r = attn_test::run({"present", "simple", "--d-out", "4"});  // a lesson option no lesson presented takes
   CHECK(r.status == 2);
-  CHECK(r.err.find("attn present runs each lesson with the book's values and does not take --d-out") != std::string::npos);
+  CHECK(r.err == "attn: attn present: none of the lessons presented (simple) takes --d-out; the lessons that take it: "
+                 "trainable, causal, dropout, mha-wrapper, mha, gqa, kv-cache (see 'attn present --help')\n");
   r = attn_test::run({"present", "--theme", "blue"});
   CHECK(r.status == 2);
   CHECK(r.err.find("expected dark, light or contrast, got 'blue'") != std::string::npos);
@@ -325,6 +328,150 @@ TEST_CASE("present: refused before any work without a terminal, for other option
   CHECK(r.status == 0);
   CHECK(r.out.find("PageDown") != std::string::npos);
   CHECK(r.out.find("--reveal") != std::string::npos);
+}
+
+namespace {
+
+// What `attn present ARGS` hands the screen, as run_cli computes it on a terminal: the document and the
+// options (cli.hpp's PresentScreen, in place of ncurses).
+struct Presented {
+  int status = -1;
+  std::string err;
+  Document doc;
+  PresentOptions options;
+};
+Presented presented(std::vector<std::string> args) {
+  args.insert(args.begin(), "present");
+  Terminal term;
+  term.stdin_tty = term.stdout_tty = true;
+  std::ostringstream out, err;
+  std::istringstream in;
+  Presented p;
+  p.status = run_cli(args, out, err, in, term, [&](const Document& doc, const PresentOptions& o) {
+    p.doc = doc;
+    p.options = o;
+  });
+  p.err = err.str();
+  return p;
+}
+
+// A lesson of the deck as `attn LESSON --json` writes it: config, inputs, modules and the steps shown.
+std::string json_of(const Presented& p, const std::string& lesson) {
+  for (const Trace& t : p.doc.traces)
+    if (t.info.name == lesson) return dump_json(trace_to_json(t, p.doc));
+  FAIL("no lesson " << lesson << " in the deck");
+  return {};
+}
+
+std::vector<std::string> names_in(const Document& doc) {
+  std::vector<std::string> out;
+  for (const Trace& t : doc.traces) out.push_back(t.info.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("present takes the lesson options as the lesson does: each deck lesson is the lesson's run, to the bit",
+          "[present][cli]") {
+  const std::string tiny = ATTN_TESTS_DIR "/golden/models/tiny-f32";
+  struct Case {
+    std::string option, value, lesson;
+    std::vector<std::string> with;  // what the option needs beside it
+  };
+  const std::vector<Case> cases{
+      {"--seed", "7", "causal", {}},          {"--d-out", "3", "causal", {}},
+      {"--heads", "3", "mha-wrapper", {}},    {"--kv-groups", "1", "gqa", {}},
+      {"--dropout", "0.2", "causal", {}},     {"--dropout-rng", "mkl", "dropout", {}},
+      {"--qkv-bias", "", "trainable", {}},    {"--batch", "1", "mha", {}},
+      {"--prompt", "3", "kv-cache", {}},      {"--query", "2", "simple", {}},
+      {"--head", "1", "causal", {"--model", tiny}},
+  };
+  // Every lesson option attn present takes is here.
+  for (const OptionSpec* spec : options_in(Scope::Lesson)) {
+    if (!present_takes(*spec)) continue;
+    INFO(spec->name);
+    CHECK(std::any_of(cases.begin(), cases.end(), [&](const Case& c) { return c.option == spec->spellings().front(); }));
+  }
+  for (const Case& c : cases) {
+    INFO("attn present " << c.lesson << " " << c.option << " " << c.value);
+    std::vector<std::string> given{c.option};
+    if (!c.value.empty()) given.push_back(c.value);
+    given.insert(given.end(), c.with.begin(), c.with.end());
+    std::vector<std::string> present_args{c.lesson}, lesson_args{c.lesson, "--json"}, book_args{c.lesson, "--json"};
+    present_args.insert(present_args.end(), given.begin(), given.end());
+    lesson_args.insert(lesson_args.end(), given.begin(), given.end());
+    book_args.insert(book_args.end(), c.with.begin(), c.with.end());
+    const Presented p = presented(present_args);
+    REQUIRE(p.status == 0);
+    const auto lesson = attn_test::run(lesson_args);
+    REQUIRE(lesson.status == 0);
+    CHECK(json_of(p, c.lesson) == lesson.out);                     // the same numbers and config as the lesson's
+    CHECK(json_of(p, c.lesson) != attn_test::run(book_args).out);  // and the option changed them
+  }
+  // The issue's example: the causal attn_weights of --seed 7.
+  const Presented seeded = presented({"causal", "--seed", "7", "--step", "attn_weights"});
+  REQUIRE(seeded.status == 0);
+  const Step& w = seeded.doc.traces.at(0).step("attn_weights");
+  CHECK(w.computed);
+  CHECK(torch_str(w.tensor, false).find("tensor([[0.1657, 0.1655, 0.1654, 0.1687, 0.1653, 0.1694],") == 0);
+  CHECK(json_of(seeded, "causal") == attn_test::run({"causal", "--seed", "7", "--step", "attn_weights", "--json"}).out);
+}
+
+TEST_CASE("present with several lessons: each option applies to the lessons that take it, --step to those that have it",
+          "[present][cli]") {
+  // --heads: mha's only; --seed: causal's and mha's; simple takes neither and runs as the book does.
+  Presented p = presented({"simple", "causal", "mha", "--heads", "1", "--seed", "5", "--no-explain"});
+  REQUIRE(p.status == 0);
+  CHECK(names_in(p.doc) == std::vector<std::string>{"simple", "causal", "mha"});
+  CHECK(json_of(p, "simple") == attn_test::run({"simple", "--json"}).out);
+  CHECK(json_of(p, "causal") == attn_test::run({"causal", "--seed", "5", "--json"}).out);
+  CHECK(json_of(p, "mha") == attn_test::run({"mha", "--heads", "1", "--seed", "5", "--json"}).out);
+  CHECK_FALSE(p.options.explain);
+  {  // --no-explain: each slide its title and result, no explanation or code
+    Deck deck(p.doc, false, p.options.explain);
+    deck.press(Deck::Key::Next);
+    const std::string slide = text_of(deck.lines(100, false));
+    CHECK(slide.find("[1/12] inputs") != std::string::npos);
+    CHECK(slide.find("shape: torch.Size([6, 3])") != std::string::npos);
+    CHECK(slide.find(">>>") == std::string::npos);
+    CHECK(text_of(Deck(p.doc, false, true).lines(100, false)).find("Lesson 1 of 3") != std::string::npos);
+  }
+  // --step: only those slides, in the lessons that have the step; the others are left out.
+  p = presented({"simple", "causal", "mha", "--step", "attn_weights,context_vecs"});
+  REQUIRE(p.status == 0);
+  CHECK(names_in(p.doc) == std::vector<std::string>{"causal", "mha"});
+  for (const Trace& t : p.doc.traces)
+    for (const Step& s : t.steps) CHECK(s.computed == (s.id == "attn_weights" || s.id == "context_vecs"));
+  Deck deck(p.doc, false);
+  CHECK(deck.slides().size() == 6);  // each lesson's intro and its two steps
+  deck.press(Deck::Key::Next);
+  CHECK(text_of(deck.lines(100, false)).find("[4/18] attn_weights") != std::string::npos);  // numbered as in the lesson
+  // Refused, naming what is wrong.
+  p = presented({"simple", "causal", "--step", "attn_weight"});
+  CHECK(p.status == 2);
+  CHECK(p.err == "attn: --step attn_weight: none of the lessons presented (simple, causal) has such a step; attn LESSON "
+                 "--json | jq '.steps[].id' lists a lesson's steps (see 'attn present --help')\n");
+  p = presented({"causal", "--step", "attn_weight"});  // one lesson: its own message, with its steps
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: --step attn_weight: attn causal has no such step; its steps are queries, keys,") == 0);
+  p = presented({"simple", "all-tokens", "--seed", "1"});
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: attn present: none of the lessons presented (simple, all-tokens) takes --seed; the lessons "
+                   "that take it: trainable, causal,") == 0);
+  p = presented({"--estimate"});
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: attn present does not take --estimate, which belongs to the report attn kv-cache --estimate "
+                   "prints instead of the lesson's steps; run attn kv-cache --estimate") == 0);
+  p = presented({"--emb-dim", "64"});
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: attn present does not take --emb-dim, which belongs to the report attn gqa --kv-cache") == 0);
+  p = presented({"--format", "html"});
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn present draws on the terminal and does not take --format (for a pipe or a file use attn tour "
+                   "or attn LESSON; for slides in a browser, attn LESSON --format html)") != std::string::npos);
+  p = presented({"causal", "--heads", "2", "--model", ATTN_TESTS_DIR "/golden/models/tiny-f32"});  // the table's rules
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: --heads does not apply with --model") == 0);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -442,6 +589,29 @@ TEST_CASE("present in tmux: takes --color and --max-memory, which its --help lis
     t.keys("q");
     CHECK(t.wait_for("attn-exited-0"));
   }
+}
+
+TEST_CASE("present in tmux at 100x30: takes --text, --seed and --step as attn causal does", "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
+  // What the lesson itself prints for the same options: the step's number and its first row.
+  const auto lesson = attn_test::run({"causal", "--text", "The cat sat", "--seed", "3", "--step", "attn_weights"});
+  REQUIRE(lesson.status == 0);
+  const std::string first_row = "tensor([[0.2903, 0.3250, 0.3847],";  // not the book's seed-123 weights
+  REQUIRE(lesson.out.find("[8/22] attn_weights") != std::string::npos);
+  REQUIRE(lesson.out.find(first_row) != std::string::npos);
+  const attn_test::Tmux t(100, 30, quote(ATTN_EXE) + " present causal --text 'The cat sat' --seed 3 --step attn_weights");
+  REQUIRE(t.ok());
+  REQUIRE(t.wait_for("Lesson 1 of 1: attn causal"));
+  CHECK(t.screen().find("'The' ' cat' ' sat'") != std::string::npos);
+  t.keys("Right");
+  REQUIRE(t.wait_for("[8/22] attn_weights"));
+  CHECK(t.wait_for(first_row));
+  CHECK(t.screen().find("step 8/22") != std::string::npos);
+  t.keys("Right");  // the only step shown: nothing after it
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(t.screen().find("[8/22] attn_weights") != std::string::npos);
+  t.keys("q");
+  REQUIRE(t.wait_for("attn-exited-0"));
 }
 
 TEST_CASE("present in tmux: a step taller than the screen scrolls inside itself with Up and Down", "[present][tmux]") {

@@ -4,7 +4,7 @@
 
 namespace attn {
 
-Deck::Deck(const Document& doc, bool reveal) : doc_(doc), reveal_(reveal) {
+Deck::Deck(const Document& doc, bool reveal, bool explain) : doc_(doc), reveal_(reveal), explain_(explain) {
   for (std::size_t l = 0; l < doc.traces.size(); ++l) {
     slides_.push_back({l, std::nullopt});
     for (std::size_t s = 0; s < doc.traces[l].steps.size(); ++s)
@@ -110,6 +110,7 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.color = color;
   o.numbers = numbers_;
   o.per_row = per_row_;
+  o.explain = explain_;
   o.numbers_hint = "(n: every number)";
   SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
   std::vector<Line> out = std::move(text.head);

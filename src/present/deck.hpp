@@ -39,7 +39,8 @@ class Deck {
     std::optional<std::size_t> step;   // index into its steps; none: the lesson's first slide
   };
 
-  Deck(const Document& doc, bool reveal);
+  // `explain`: each step's explanation and code (--no-explain: the title and the result only).
+  Deck(const Document& doc, bool reveal, bool explain = true);
 
   void press(Key key, char digit = 0);
 
@@ -71,6 +72,7 @@ class Deck {
 
   const Document& doc_;
   bool reveal_;
+  bool explain_;
   std::vector<Slide> slides_;
   std::size_t at_ = 0;
   std::size_t scroll_ = 0;

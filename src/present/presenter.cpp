@@ -244,7 +244,7 @@ std::optional<Deck::Key> key_of(int ch) {
 }  // namespace
 
 void present(const Document& doc, const PresentOptions& options) {
-  Deck deck(doc, options.reveal);
+  Deck deck(doc, options.reveal, options.explain);
   if (options.per_row) deck.press(Deck::Key::Scale);
   const Screen screen;
   const Painter paint(options);

@@ -392,11 +392,13 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
     slide.head.push_back(first);
     for (auto& l : wrap_text(s.title, o.width, "  ", Role::Heading)) slide.head.push_back(l);
   }
-  slide.head.push_back({});
-  for (auto& l : wrap_text(s.explanation, o.width, "  ", Role::Text)) slide.head.push_back(l);
-  slide.head.push_back({});
-  for (const auto& code : prompt_lines(s.code))
-    for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.head.push_back(l);
+  if (o.explain) {
+    slide.head.push_back({});
+    for (auto& l : wrap_text(s.explanation, o.width, "  ", Role::Text)) slide.head.push_back(l);
+    slide.head.push_back({});
+    for (const auto& code : prompt_lines(s.code))
+      for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.head.push_back(l);
+  }
 
   slide.body.push_back({{shape_text(s), Role::Tensor}});
   std::istringstream lines(value_text(s));

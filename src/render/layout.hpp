@@ -43,6 +43,7 @@ struct LayoutOptions {
   bool numbers = false;    // list every number of a weight matrix, whatever its size
   bool per_row = false;    // scale each row of a weight matrix from its own min to its max
   bool color = true;       // cells are coloured (else shaded with block characters)
+  bool explain = true;     // a slide shows its step's explanation and code (--no-explain: not)
   std::string numbers_hint;  // under a heatmap drawn without its numbers, how to see them ("" for none)
 };
 
