@@ -230,8 +230,11 @@ TEST_CASE("present: the deck's keys move between steps and lessons, reveal, jump
     return doc.traces[s.lesson].info.name + (s.step ? "/" + doc.traces[s.lesson].steps[*s.step].id : "/intro");
   };
   CHECK(where() == "simple/intro");
+  CHECK(deck.status(200).find("step 0/12 intro") != std::string::npos);  // the intro is step 0
+  CHECK(text_of(deck.lines(100, true)).find("This is step 0 of 12; steps 1 to 12 follow.") != std::string::npos);
   deck.press(Deck::Key::Next);
   CHECK(where() == "simple/inputs");
+  CHECK(deck.status(200).find("step 1/12") != std::string::npos);  // as its [1/12]
   deck.press(Deck::Key::Prev);
   CHECK(where() == "simple/intro");
   deck.press(Deck::Key::Prev);  // nothing before the first slide
@@ -242,6 +245,11 @@ TEST_CASE("present: the deck's keys move between steps and lessons, reveal, jump
   deck.press(Deck::Key::Enter);
   CHECK(where() == "simple/" + doc.traces[0].steps[2].id);
   CHECK(deck.status(200).find("step 3/") != std::string::npos);
+  CHECK(text_of(deck.lines(100, true)).find("[3/12] " + doc.traces[0].steps[2].id) == 0);
+  deck.press(Deck::Key::GoTo);
+  deck.press(Deck::Key::Digit, '0');
+  deck.press(Deck::Key::Enter);
+  CHECK(where() == "simple/intro");  // g 0: the lesson's intro
   deck.press(Deck::Key::NextLesson);
   CHECK(where() == "all-tokens/intro");
   deck.press(Deck::Key::Next);
@@ -444,8 +452,21 @@ TEST_CASE("present with several lessons: each option applies to the lessons that
     for (const Step& s : t.steps) CHECK(s.computed == (s.id == "attn_weights" || s.id == "context_vecs"));
   Deck deck(p.doc, false);
   CHECK(deck.slides().size() == 6);  // each lesson's intro and its two steps
+  CHECK(text_of(deck.lines(100, false)).find("This is step 0 of 18; shown: steps 4 attn_weights, 18 context_vecs.") !=
+        std::string::npos);
   deck.press(Deck::Key::Next);
   CHECK(text_of(deck.lines(100, false)).find("[4/18] attn_weights") != std::string::npos);  // numbered as in the lesson
+  CHECK(deck.status(200).find("step 4/18") != std::string::npos);
+  const auto go = [&](const std::string& n) {
+    deck.press(Deck::Key::GoTo);
+    for (const char d : n) deck.press(Deck::Key::Digit, d);
+    deck.press(Deck::Key::Enter);
+    const Deck::Slide& s = deck.slides()[deck.at()];
+    return s.step ? p.doc.traces[s.lesson].steps[*s.step].id : std::string("intro");
+  };
+  CHECK(go("18") == "context_vecs");  // step 18 of causal, as [18/18]
+  CHECK(go("10") == "attn_weights");  // not shown: the nearest shown before it
+  CHECK(go("0") == "intro");
   // Refused, naming what is wrong.
   p = presented({"simple", "causal", "--step", "attn_weight"});
   CHECK(p.status == 2);

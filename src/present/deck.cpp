@@ -44,7 +44,8 @@ void Deck::press(Key key, char digit) {
       go_to_->pop_back();
     } else if (key == Key::Enter || key == Key::Next) {
       if (!go_to_->empty()) {
-        // Step k of the current lesson, as the status line counts them (0: the lesson's first slide).
+        // Step k of the current lesson, as [k/n] and the status line number it (0: the lesson's intro); a
+        // step --step does not show: the nearest shown before it.
         const std::size_t lesson = slides_[at_].lesson, k = std::stoul(*go_to_);
         std::size_t target = lesson_start(lesson);
         for (std::size_t i = target; i < slides_.size() && slides_[i].lesson == lesson; ++i)
@@ -131,7 +132,9 @@ std::string Deck::status(std::size_t width) const {
   const Trace& t = doc_.traces[s.lesson];
   std::string where = "attn " + t.info.name + "  lesson " + std::to_string(s.lesson + 1) + "/" +
                       std::to_string(doc_.traces.size()) + "  ";
-  where += s.step ? "step " + std::to_string(*s.step + 1) + "/" + std::to_string(t.steps.size()) : "intro";
+  // Step k/n as the slide's [k/n] says; the lesson's intro is step 0.
+  where += "step " + std::to_string(s.step ? *s.step + 1 : 0) + "/" + std::to_string(t.steps.size()) +
+           (s.step ? "" : " intro");
   if (!revealed_) where += "  (next key: result)";
   if (go_to_) return where + "  go to step: " + *go_to_ + "_  (Enter: go, Esc: cancel)";
   // The keys, as many as fit.
@@ -149,7 +152,8 @@ std::vector<std::string> Deck::help_lines() {
           "previous step   <- PageUp Backspace",
           "first, last     Home (F5)  End",
           "lessons         [ previous   ] next",
-          "go to step      g, a number, Enter",
+          "go to step N    g N Enter: step N of this lesson",
+          "                as [N/n] numbers it; g 0 Enter: its intro",
           "scroll a step   Up Down (j k)",
           "numbers         n  every number of a heatmap",
           "scale           s  each heatmap row to its own range",

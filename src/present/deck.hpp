@@ -23,7 +23,7 @@ class Deck {
     NextLesson,  // ]
     Up,          // ↑ k: scroll the slide
     Down,        // ↓ j
-    GoTo,        // g: then a number and Enter
+    GoTo,        // g: then a number N and Enter: step N of the lesson, as [N/n] numbers it (0: its intro)
     Digit,       // 0-9 after g
     Enter,       // Enter: ends g's number, else Next
     Cancel,      // Esc: ends g's number, else quits
@@ -46,7 +46,8 @@ class Deck {
 
   // The slide's lines at `width` columns: the head, and the body once revealed.
   std::vector<Line> lines(std::size_t width, bool color) const;
-  // The status line's text: lesson, step k/n, and as many of the keys as fit in `width` columns.
+  // The status line's text: lesson, step k/n (k as the slide's [k/n]; 0: the lesson's intro), and as many of
+  // the keys as fit in `width` columns.
   std::string status(std::size_t width) const;
 
   const std::vector<Slide>& slides() const { return slides_; }

@@ -440,8 +440,21 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
                                      o.width, Role::Code, 4))
       slide.head.push_back(l);
   slide.head.push_back({});
-  for (auto& l : wrap_text(count_of(trace.steps.size(), "step") + " follow.", o.width, "  ", Role::Text))
-    slide.head.push_back(l);
+  // One numbering everywhere (issue 28): this slide is step 0, the steps are numbered as [k/n] numbers them,
+  // also when --step shows only some.
+  const std::size_t steps = trace.steps.size();
+  std::string follow = "This is step 0 of " + std::to_string(steps) + "; ";
+  if (trace.selection.only.empty()) {
+    follow += steps == 0 ? "no steps follow." : steps == 1 ? "step 1 follows." : "steps 1 to " + std::to_string(steps) + " follow.";
+  } else {
+    std::vector<std::string> shown;
+    for (std::size_t i = 0; i < steps; ++i)
+      if (trace.selection.shows(trace.steps[i].id)) shown.push_back(std::to_string(i + 1) + " " + trace.steps[i].id);
+    follow += "shown: step" + std::string(shown.size() == 1 ? " " : "s ");
+    for (std::size_t i = 0; i < shown.size(); ++i) follow += (i ? ", " : "") + shown[i];
+    follow += ".";
+  }
+  for (auto& l : wrap_text(follow, o.width, "  ", Role::Text)) slide.head.push_back(l);
   return slide;
 }
 

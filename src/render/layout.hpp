@@ -90,7 +90,8 @@ struct SlideText {
   std::vector<Line> body;
 };
 SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions& options);
-// A lesson's first slide: its title, inputs, tokens, notes and modules (lesson k of n).
+// A lesson's first slide: its title, inputs, tokens, notes and modules (lesson k of n). It is the lesson's
+// step 0, before the steps [1/n] to [n/n], and says which of them follow.
 SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const LayoutOptions& options);
 
 // The book's code as a Python prompt echoes it: "  >>> " before the first line, "  ... " before the others.
