@@ -117,17 +117,59 @@ TEST_CASE("present: at 60, 80, 120 and 200 columns every line fits and no word o
         const Step& s = t.steps[i];
         INFO(width << " columns, attn " << t.info.name << " " << s.id);
         const SlideText slide = step_slide(t, i, o);
-        for (const auto* part : {&slide.head, &slide.body})
+        for (const auto* part : {&slide.title, &slide.text, &slide.figure, &slide.tensor})
           for (const Line& l : *part) CHECK(line_width(l) <= width);
-        const std::string head = text_of(slide.head), body = text_of(slide.body);
-        CHECK(words_kept(visible(s.explanation), head, width));
-        CHECK(words_kept(s.code, head, width));
-        if (!s.python_float && !s.python_int) CHECK(words_kept(torch_str(s.tensor, s.integer), body, width));
+        const std::string text = text_of(slide.text), tensor = text_of(slide.tensor);
+        CHECK(words_kept(visible(s.explanation), text, width));
+        CHECK(words_kept(s.code, text, width));
+        if (!s.python_float && !s.python_int) CHECK(words_kept(torch_str(s.tensor, s.integer), tensor, width));
       }
       const SlideText intro = lesson_slide(t, 1, doc.traces.size(), o);
-      for (const Line& l : intro.head) CHECK(line_width(l) <= width);
+      for (const auto* part : {&intro.title, &intro.text})
+        for (const Line& l : *part) CHECK(line_width(l) <= width);
     }
   }
+}
+
+TEST_CASE("present: a step's heatmap comes first, right under its title, and t puts the printed tensor first", "[present]") {
+  const Document doc = tour(book_inputs());
+  Deck deck(doc, false);
+  std::size_t figures = 0;
+  for (std::size_t i = 0; i < deck.slides().size(); ++i, deck.press(Deck::Key::Next)) {
+    const Deck::Slide& s = deck.slides()[deck.at()];
+    if (!s.step || !doc.traces[s.lesson].steps[*s.step].heatmap) continue;
+    const Step& step = doc.traces[s.lesson].steps[*s.step];
+    INFO("attn " << doc.traces[s.lesson].info.name << " " << step.id);
+    ++figures;
+    const auto order = [&] {
+      std::vector<std::string> lines;
+      for (const Line& l : deck.lines(100, true)) lines.push_back(plain(l));
+      const auto at = [&](const std::string& text) {
+        for (std::size_t k = 0; k < lines.size(); ++k)
+          if (lines[k].find(text) != std::string::npos) return k;
+        return lines.size();
+      };
+      return std::vector<std::size_t>{at("] " + step.id), at("  heatmap: "), at(">>>"), at("  shape: ")};
+    };
+    const std::vector<std::size_t> first = order();  // title, heatmap, code, tensor
+    CHECK(first[0] == 0);
+    CHECK(first[1] == 2);  // after one blank line
+    CHECK(first[1] < first[2]);
+    CHECK(first[2] < first[3]);
+    deck.press(Deck::Key::Tensor);
+    CHECK(deck.tensor_first());
+    const std::vector<std::size_t> second = order();  // as the text view: title, code, tensor, heatmap
+    CHECK(second[2] < second[3]);
+    CHECK(second[3] < second[1]);
+    deck.press(Deck::Key::Tensor);
+    CHECK(order() == first);
+  }
+  CHECK(figures >= 9);  // causal's, dropout's, mha's, kv-cache's weights ...
+  // A step without a heatmap keeps its order: text, then tensor.
+  deck.press(Deck::Key::First);
+  deck.press(Deck::Key::Next);
+  const std::string inputs = text_of(deck.lines(100, true));
+  CHECK(inputs.find(">>>") < inputs.find("shape: torch.Size([6, 3])"));
 }
 
 TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 64, a summary beyond", "[present]") {
@@ -633,6 +675,45 @@ TEST_CASE("present in tmux at 100x30: takes --text, --seed and --step as attn ca
   CHECK(t.screen().find("[8/22] attn_weights") != std::string::npos);
   t.keys("q");
   REQUIRE(t.wait_for("attn-exited-0"));
+}
+
+TEST_CASE("present in tmux at 100x30: mha's and causal's attn_weights heatmaps on screen without scrolling, t for the tensor",
+          "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
+  // The last row ('step') of each head's map, every number in its cell.
+  const auto last_rows = [](const std::string& screen) {
+    std::istringstream lines(screen);
+    std::string line;
+    std::size_t n = 0, count = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      if (line.rfind("      step  0.1", 0) == 0) ++count;
+    }
+    CHECK(n <= 30);  // what capture-pane gives is the 30 lines on screen
+    return count;
+  };
+  struct Case {
+    std::string lesson, jump, title;
+    std::size_t heads;
+  };
+  for (const Case& c : {Case{"mha", "g 2 9 Enter", "[29/33] attn_weights", 2}, Case{"causal", "g 4 Enter", "[4/18] attn_weights", 1}}) {
+    INFO("attn present " << c.lesson);
+    const attn_test::Tmux t(100, 30, quote(ATTN_EXE) + " present " + c.lesson);
+    REQUIRE(t.ok());
+    REQUIRE(t.wait_for("Lesson 1 of 1"));
+    t.keys(c.jump);
+    REQUIRE(t.wait_for(c.title));
+    const std::string screen = t.screen();
+    CHECK(screen.rfind(c.title, 0) == 0);                          // the title on the first line, not scrolled
+    CHECK(screen.find("heatmap: rows are queries") < screen.find(">>>"));  // the heatmap before the code
+    CHECK(last_rows(screen) == c.heads);                           // every head's map whole on screen
+    t.keys("t");  // the tensor first, as the text view orders a step
+    REQUIRE(t.wait_for("  shape: torch.Size(["));
+    const std::string tensor_first = t.screen();
+    CHECK(tensor_first.find("shape: torch.Size([") < tensor_first.find("heatmap: rows are queries"));
+    t.keys("q");
+    REQUIRE(t.wait_for("attn-exited-0"));
+  }
 }
 
 TEST_CASE("present in tmux: a step taller than the screen scrolls inside itself with Up and Down", "[present][tmux]") {

@@ -64,6 +64,7 @@ const char* const kPresentFooter =
     "  g 12 Enter                step [12/n]    Up Down              scroll a step\n"
     "  g 0 Enter                 the intro      (each lesson's step 0)\n"
     "  n                         every number   s                    row scale\n"
+    "  t                         the printed tensor above the heatmap (again: below)\n"
     "  b .                       blank screen   ?                    help\n"
     "  q Esc Ctrl-C              quit (the terminal is restored)\n"
     "Colour follows --color, NO_COLOR and TERM; without it the presenter is\n"

@@ -99,6 +99,10 @@ void Deck::press(Key key, char digit) {
     case Key::Help: help_ = true; break;
     case Key::Numbers: numbers_ = !numbers_; break;
     case Key::Scale: per_row_ = !per_row_; break;
+    case Key::Tensor:
+      tensor_first_ = !tensor_first_;
+      scroll_ = 0;
+      break;
     case Key::Blank: blank_ = true; break;
   }
 }
@@ -114,15 +118,23 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.explain = explain_;
   o.numbers_hint = "(n: every number)";
   SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
-  std::vector<Line> out = std::move(text.head);
-  if (!text.body.empty()) {
+  std::vector<Line> out = std::move(text.title);
+  const auto part = [&](std::vector<Line>&& lines) {
+    if (lines.empty()) return;
     out.push_back({});
-    if (revealed_) {
-      for (auto& l : text.body) out.push_back(std::move(l));
-    } else {
-      for (auto& l : wrap_text("What will it be? The result appears on the next key.", width, "  ", Role::Legend))
-        out.push_back(std::move(l));
-    }
+    for (auto& l : lines) out.push_back(std::move(l));
+  };
+  if (!revealed_) {  // --reveal: the explanation and code first
+    part(std::move(text.text));
+    part(wrap_text("What will it be? The result appears on the next key.", width, "  ", Role::Legend));
+  } else if (tensor_first_ || text.figure.empty()) {  // t: the text view's order
+    part(std::move(text.text));
+    part(std::move(text.tensor));
+    part(std::move(text.figure));
+  } else {  // the figure first, right under the title: on screen without scrolling
+    part(std::move(text.figure));
+    part(std::move(text.text));
+    part(std::move(text.tensor));
   }
   return out;
 }
@@ -138,7 +150,8 @@ std::string Deck::status(std::size_t width) const {
   if (!revealed_) where += "  (next key: result)";
   if (go_to_) return where + "  go to step: " + *go_to_ + "_  (Enter: go, Esc: cancel)";
   // The keys, as many as fit.
-  for (const char* keys : {"  |  <- -> steps  [ ] lessons  g go to  n numbers  s scale  ? help  q quit",
+  for (const char* keys : {"  |  <- -> steps  [ ] lessons  g go to  t tensor  n numbers  s scale  ? help  q quit",
+                           "  |  <- -> steps  [ ] lessons  g go to  n numbers  s scale  ? help  q quit",
                            "  |  <- -> steps  [ ] lessons  ? help  q quit", "  |  ? help  q quit"}) {
     if (where.size() + std::char_traits<char>::length(keys) <= width) return where + keys;
   }
@@ -155,6 +168,8 @@ std::vector<std::string> Deck::help_lines() {
           "go to step N    g N Enter: step N of this lesson",
           "                as [N/n] numbers it; g 0 Enter: its intro",
           "scroll a step   Up Down (j k)",
+          "tensor first    t  the printed tensor above the heatmap",
+          "                (again: the heatmap first, under the title)",
           "numbers         n  every number of a heatmap",
           "scale           s  each heatmap row to its own range",
           "blank screen    b .  (any key brings it back)",

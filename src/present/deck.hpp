@@ -30,6 +30,7 @@ class Deck {
     Help,        // ?
     Numbers,     // n: every number of a heatmap
     Scale,       // s: heatmap rows scaled on their own
+    Tensor,      // t: the printed tensor before the heatmap (again: the heatmap first)
     Blank,       // b or .: a blank screen, as a clicker's "black screen" key
     Quit,        // q, Ctrl-C
   };
@@ -44,7 +45,8 @@ class Deck {
 
   void press(Key key, char digit = 0);
 
-  // The slide's lines at `width` columns: the head, and the body once revealed.
+  // The slide's lines at `width` columns: the title, then, once revealed, a step's heatmap first, its
+  // explanation and code, and its tensor (t: the tensor before the heatmap, as the text view orders them).
   std::vector<Line> lines(std::size_t width, bool color) const;
   // The status line's text: lesson, step k/n (k as the slide's [k/n]; 0: the lesson's intro), and as many of
   // the keys as fit in `width` columns.
@@ -58,6 +60,7 @@ class Deck {
   bool blank() const { return blank_; }
   bool numbers() const { return numbers_; }
   bool per_row() const { return per_row_; }
+  bool tensor_first() const { return tensor_first_; }
   const std::optional<std::string>& go_to() const { return go_to_; }
   // Lines scrolled off the top; the presenter clamps it to what the screen can show (set_scroll).
   std::size_t scroll() const { return scroll_; }
@@ -78,7 +81,7 @@ class Deck {
   std::size_t at_ = 0;
   std::size_t scroll_ = 0;
   bool revealed_ = true;
-  bool quit_ = false, help_ = false, blank_ = false, numbers_ = false, per_row_ = false;
+  bool quit_ = false, help_ = false, blank_ = false, numbers_ = false, per_row_ = false, tensor_first_ = false;
   std::optional<std::string> go_to_;
 };
 

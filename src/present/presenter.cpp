@@ -233,6 +233,7 @@ std::optional<Deck::Key> key_of(int ch) {
     case '?': case 'h': return Deck::Key::Help;
     case 'n': return Deck::Key::Numbers;
     case 's': return Deck::Key::Scale;
+    case 't': return Deck::Key::Tensor;
     case 'b': case 'B': case '.': return Deck::Key::Blank;
     case 'q': case 'Q': case 3: return Deck::Key::Quit;  // 3: Ctrl-C in raw mode
     default:

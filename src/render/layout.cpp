@@ -387,29 +387,24 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
   Line first{{number, Role::Text}, {s.id, Role::StepId}};
   if (display_width(number + s.id + title) <= o.width) {
     first.push_back({title, Role::Heading});
-    slide.head.push_back(first);
+    slide.title.push_back(first);
   } else {
-    slide.head.push_back(first);
-    for (auto& l : wrap_text(s.title, o.width, "  ", Role::Heading)) slide.head.push_back(l);
+    slide.title.push_back(first);
+    for (auto& l : wrap_text(s.title, o.width, "  ", Role::Heading)) slide.title.push_back(l);
   }
   if (o.explain) {
-    slide.head.push_back({});
-    for (auto& l : wrap_text(s.explanation, o.width, "  ", Role::Text)) slide.head.push_back(l);
-    slide.head.push_back({});
+    for (auto& l : wrap_text(s.explanation, o.width, "  ", Role::Text)) slide.text.push_back(l);
+    slide.text.push_back({});
     for (const auto& code : prompt_lines(s.code))
-      for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.head.push_back(l);
+      for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.text.push_back(l);
   }
 
-  slide.body.push_back({{shape_text(s), Role::Tensor}});
+  slide.tensor.push_back({{shape_text(s), Role::Tensor}});
   std::istringstream lines(value_text(s));
   std::string line;
   while (std::getline(lines, line))
-    for (auto& l : wrap_preformatted(line, o.width, Role::Tensor, 4)) slide.body.push_back(l);
-  if (s.heatmap) {
-    std::vector<Line> map = heatmap_lines(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, s.first_query, o);
-    if (!map.empty()) slide.body.push_back({});
-    for (auto& l : map) slide.body.push_back(std::move(l));
-  }
+    for (auto& l : wrap_preformatted(line, o.width, Role::Tensor, 4)) slide.tensor.push_back(l);
+  if (s.heatmap) slide.figure = heatmap_lines(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, s.first_query, o);
   return slide;
 }
 
@@ -419,27 +414,26 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
   for (auto& l : wrap_text("Lesson " + std::to_string(k) + " of " + std::to_string(n) + ": attn " + info.name + " -- " +
                                info.section + " " + info.title,
                            o.width, "", Role::Heading))
-    slide.head.push_back(l);
-  slide.head.push_back({});
-  for (auto& l : wrap_text(info.summary, o.width, "  ", Role::Text)) slide.head.push_back(l);
-  slide.head.push_back({});
+    slide.title.push_back(l);
+  for (auto& l : wrap_text(info.summary, o.width, "  ", Role::Text)) slide.text.push_back(l);
+  slide.text.push_back({});
   if (trace.show_inputs) {
     for (auto& l : wrap_text("inputs: " + count_of(trace.inputs.num_tokens(), "token") + " x " +
                                  count_of(trace.inputs.d_in(), "dim") + " from " + trace.inputs.source,
                              o.width, "  ", Role::Text))
-      slide.head.push_back(l);
+      slide.text.push_back(l);
     std::vector<std::string> tokens{"tokens:"};
     for (const auto& t : trace.inputs.tokens) tokens.push_back("'" + visible(t) + "'");
-    for (const auto& line : fill(tokens, o.width, "  ", "    ")) slide.head.push_back({{line, Role::Label}});
+    for (const auto& line : fill(tokens, o.width, "  ", "    ")) slide.text.push_back({{line, Role::Label}});
   }
   for (const auto& note : note_lines(trace))
-    for (auto& l : wrap_text(note, o.width, "  ", Role::Text)) slide.head.push_back(l);
+    for (auto& l : wrap_text(note, o.width, "  ", Role::Text)) slide.text.push_back(l);
   for (const auto& m : trace.modules)
     for (auto& l : wrap_preformatted("  module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) +
                                          " parameters",
                                      o.width, Role::Code, 4))
-      slide.head.push_back(l);
-  slide.head.push_back({});
+      slide.text.push_back(l);
+  slide.text.push_back({});
   // One numbering everywhere (issue 28): this slide is step 0, the steps are numbered as [k/n] numbers them,
   // also when --step shows only some.
   const std::size_t steps = trace.steps.size();
@@ -454,7 +448,7 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
     for (std::size_t i = 0; i < shown.size(); ++i) follow += (i ? ", " : "") + shown[i];
     follow += ".";
   }
-  for (auto& l : wrap_text(follow, o.width, "  ", Role::Text)) slide.head.push_back(l);
+  for (auto& l : wrap_text(follow, o.width, "  ", Role::Text)) slide.text.push_back(l);
   return slide;
 }
 

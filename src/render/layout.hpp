@@ -83,11 +83,14 @@ struct HeatMap {
 std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
                                std::size_t first_query);
 
-// A step as a slide: the head (title, explanation, code) is what --reveal shows first, the body (shape,
-// tensor, heatmaps) what it shows on the next key. `index` counts from 0 among trace.steps.
+// A step as a slide, in parts the presenter orders (present/deck.cpp): the title and the text (explanation,
+// code) are what --reveal shows first; the figure (the heatmaps) and the tensor (shape, PyTorch's print) are
+// the result, the figure drawn first under the title. `index` counts from 0 among trace.steps.
 struct SlideText {
-  std::vector<Line> head;
-  std::vector<Line> body;
+  std::vector<Line> title;   // "[k/n] id -- title"; a lesson's heading
+  std::vector<Line> text;    // the explanation and the code; a lesson's summary, inputs, notes and modules
+  std::vector<Line> figure;  // the heatmaps, where the step has them
+  std::vector<Line> tensor;  // the shape line and the tensor as PyTorch prints it
 };
 SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions& options);
 // A lesson's first slide: its title, inputs, tokens, notes and modules (lesson k of n). It is the lesson's
