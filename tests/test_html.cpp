@@ -309,15 +309,13 @@ TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's col
                                        {{"do", "hover"}, {"css", map + "rect.cell[data-q=\"2\"][data-k=\"1\"]"}}, eval(readout),
                                        {{"do", "focus"}, {"css", map + "rect.cell[data-q=\"0\"][data-k=\"0\"]"}},
                                        keys({"ArrowDown", "ArrowRight"}), eval(readout), eval("document.activeElement.dataset.k"),
-                                       // "Scale each row": the same cells on their rows' own scales.
-                                       {{"do", "click"}, {"css", map + "button.scale"}}, {{"do", "pixels"}, {"css", css}},
+                                       // "Each row": the same cells on their rows' own scales.
+                                       {{"do", "click"}, {"css", map + "button.scale[data-scale=\"row\"]"}},
+                                       {{"do", "pixels"}, {"css", css}},
                                        eval("Array.from(document.querySelectorAll('" + map +
                                             ".legend text')).map(function (t) { return t.textContent; })")}));
   const json& px = r[1]["samples"];
   CHECK(r[1]["colors"].get<int>() > 50);  // not blank
-  float lo = 1.0f, hi = 0.0f;
-  for (int q = 0; q < 6; ++q)
-    for (int k = 0; k <= q; ++k) lo = std::min(lo, data[q][k].get<float>()), hi = std::max(hi, data[q][k].get<float>());
   const auto near = [](const json& got, const std::string& hex) {
     const int want[3] = {std::stoi(hex.substr(1, 2), nullptr, 16), std::stoi(hex.substr(3, 2), nullptr, 16),
                          std::stoi(hex.substr(5, 2), nullptr, 16)};
@@ -329,11 +327,10 @@ TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's col
   for (int q = 0; q < 6; ++q)
     for (int k = 0; k <= q; ++k, ++i) {
       INFO("cell " << q << "," << k << " " << px[i].dump());
-      CHECK(near(px[i], attn::palette_hex((data[q][k].get<double>() - lo) / (hi - lo))));
+      CHECK(near(px[i], attn::palette_hex(data[q][k].get<double>())));  // the fixed scale: a weight's colour is its value's
     }
-  CHECK(near(px[i], attn::palette_hex(0.0)));      // the legend starts at the palette's first colour...
-  CHECK(near(px[i + 1], attn::palette_hex(1.0)));  // ... and ends at its last
-  CHECK(near(px[i + 1], attn::palette_hex((data[0][0].get<double>() - lo) / (hi - lo))));  // the max: 1.0, top left
+  CHECK(near(px[i], attn::palette_hex(0.0)));      // the legend starts at the palette's first colour (0)...
+  CHECK(near(px[i + 1], attn::palette_hex(1.0)));  // ... and ends at its last (1)
   const json& masked = px[i + 2];
   CHECK((masked[0] == masked[1] && masked[1] == masked[2]));  // grey: no colour of the palette
   CHECK(r[3] == "query 2 'starts', key 1 'journey': " + attn::exact_number(data[2][1].get<float>()));
@@ -353,7 +350,7 @@ TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's col
     }
   }
   CHECK(near(by_row[i + 1], attn::palette_hex(1.0)));  // the legend itself is the same palette
-  CHECK(r[10] == json::array({"row min", "row max", "masked (a future key)"}));
+  CHECK(r[10] == json::array({"row min", "row max", "masked (a future key)", "colours: each row from its own min to its max"}));
 }
 
 TEST_CASE("html in Chromium: printed to PDF, the handout has every step's title and no navigation", "[html][browser]") {

@@ -63,7 +63,7 @@ const char* const kPresentFooter =
     "  Home End                  first, last    [ ]                  lessons\n"
     "  g 12 Enter                step [12/n]    Up Down              scroll a step\n"
     "  g 0 Enter                 the intro      (each lesson's step 0)\n"
-    "  n                         every number   s                    row scale\n"
+    "  n                         every number   s                 colour scale\n"
     "  t                         the printed tensor above the heatmap (again: below)\n"
     "  b .                       blank screen   ?                    help\n"
     "  q Esc Ctrl-C              quit (the terminal is restored)\n"

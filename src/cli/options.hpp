@@ -32,14 +32,11 @@ struct ListOptions {
   bool json = false;  // attn list --json
 };
 
-enum class HeatScale { Matrix, Row };
-
 // attn present [LESSON ...]
 struct PresentCli {
   std::vector<std::string> lessons;  // the positional lesson names; none: every lesson (the tour)
   bool reveal = false;               // --reveal
   Theme theme = Theme::Dark;         // --theme
-  HeatScale scale = HeatScale::Matrix;  // --scale
 };
 
 // Everything a command line can say, each part with its defaults.
@@ -73,7 +70,7 @@ struct OptionSpec {
   std::vector<std::string> values;  // the accepted words of an enum-like option (help, man page, completion)
   std::string range;       // "1 to 64", for the man page; empty when the type says it all
   std::string default_note;  // the default in words where it is not one value ("the book's")
-  bool in_present = false;   // an output option attn present takes too (--color, --max-memory, --explain)
+  bool in_present = false;   // an output option attn present takes too (--color, --scale, --explain, --max-memory)
 
   // What a combination with other options means: given with `other` (excludes) or without it (needs), the
   // option is refused with `message`, a whole sentence. Checked scope by scope in table order

@@ -98,7 +98,9 @@ void Deck::press(Key key, char digit) {
     case Key::Quit: quit_ = true; break;
     case Key::Help: help_ = true; break;
     case Key::Numbers: numbers_ = !numbers_; break;
-    case Key::Scale: per_row_ = !per_row_; break;
+    case Key::Scale:  // fixed, then the matrix's min..max, then each row's own, then fixed again
+      scale_ = scale_ == HeatScale::Fixed ? HeatScale::Matrix : scale_ == HeatScale::Matrix ? HeatScale::Row : HeatScale::Fixed;
+      break;
     case Key::Tensor:
       tensor_first_ = !tensor_first_;
       scroll_ = 0;
@@ -114,7 +116,7 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.width = width;
   o.color = color;
   o.numbers = numbers_;
-  o.per_row = per_row_;
+  o.scale = scale_;
   o.explain = explain_;
   o.numbers_hint = "(n: every number)";
   SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
@@ -171,7 +173,7 @@ std::vector<std::string> Deck::help_lines() {
           "tensor first    t  the printed tensor above the heatmap",
           "                (again: the heatmap first, under the title)",
           "numbers         n  every number of a heatmap",
-          "scale           s  each heatmap row to its own range",
+          "scale           s  colours: fixed 0-1, matrix, each row",
           "blank screen    b .  (any key brings it back)",
           "quit            q Esc Ctrl-C",
           "",

@@ -29,7 +29,7 @@ class Deck {
     Cancel,      // Esc: ends g's number, else quits
     Help,        // ?
     Numbers,     // n: every number of a heatmap
-    Scale,       // s: heatmap rows scaled on their own
+    Scale,       // s: the heatmap's colour scale, fixed -> matrix -> row -> fixed
     Tensor,      // t: the printed tensor before the heatmap (again: the heatmap first)
     Blank,       // b or .: a blank screen, as a clicker's "black screen" key
     Quit,        // q, Ctrl-C
@@ -59,7 +59,8 @@ class Deck {
   bool help() const { return help_; }
   bool blank() const { return blank_; }
   bool numbers() const { return numbers_; }
-  bool per_row() const { return per_row_; }
+  HeatScale scale() const { return scale_; }
+  void set_scale(HeatScale s) { scale_ = s; }
   bool tensor_first() const { return tensor_first_; }
   const std::optional<std::string>& go_to() const { return go_to_; }
   // Lines scrolled off the top; the presenter clamps it to what the screen can show (set_scroll).
@@ -81,7 +82,8 @@ class Deck {
   std::size_t at_ = 0;
   std::size_t scroll_ = 0;
   bool revealed_ = true;
-  bool quit_ = false, help_ = false, blank_ = false, numbers_ = false, per_row_ = false, tensor_first_ = false;
+  bool quit_ = false, help_ = false, blank_ = false, numbers_ = false, tensor_first_ = false;
+  HeatScale scale_ = HeatScale::Fixed;
   std::optional<std::string> go_to_;
 };
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/strings.hpp"  // exact_number, shape_tuple
-#include "render/layout.hpp"
+#include "render/heatmap.hpp"
 #include "trace/trace.hpp"
 
 namespace attn {
@@ -19,23 +19,24 @@ std::string markup(const std::string& text);
 // Text of several lines (code, a printed tensor) as HTML: each line as markup(), the line feeds kept.
 std::string markup_lines(const std::string& text);
 
-// "#1f9e89": the palette's colour (viridis) at x in [0, 1].
-std::string palette_hex(double x);
+// "#1f9e89": the palette's colour at x in [0, 1]: viridis, or the diverging palette (render/palette.hpp).
+std::string palette_hex(double x, bool diverging = false);
 
 struct FigureOptions {
   std::string uid;          // unique in the page: the prefix of the figure's element ids
   bool standalone = false;  // an SVG file of its own: xmlns, a white background, explicit colours, a title
   std::string title;        // standalone: the title line (step id and title)
-  // In a page: each coloured cell, number and legend label also carries its look on each row's own scale
-  // (data-alt-fill, data-alt-text), which the page's "Scale each row" button swaps in.
-  bool row_scale_alternative = false;
+  HeatScale scale = HeatScale::Fixed;  // --scale: where the cells sit on the palette
+  // In a page: each coloured cell, number, swatch and legend text also carries its look on every scale
+  // (data-fill-fixed, data-fill-matrix, data-fill-row; data-text-*), which the page's scale buttons swap in.
+  bool scale_choices = false;
 };
 
 // The largest number of keys drawn cell by cell (more: a note instead).
 inline constexpr std::size_t kFigureMaxKeys = 64;
 
 // One matrix as an SVG heatmap: token labels on both axes, every number in its cell up to 16 keys,
-// colour-only cells beyond, masked cells hatched, and a legend from min to max. Each cell carries its
+// colour-only cells beyond, masked cells hatched, and a legend that states its scale. Each cell carries its
 // exact value and its query/key pair (aria-label, title, data-value) for hovering, focus and screen readers.
 struct Figure {
   std::string svg;

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <tuple>
 
 #include "core/limits.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "render/figure.hpp"
+#include "render/heatmap.hpp"
 #include "render/layout.hpp"
 #include "render/renderer.hpp"
 
@@ -71,7 +73,7 @@ body.slides section.slide{border:0;min-height:calc(100vh - 3.5em);font-size:1.12
 @media (prefers-color-scheme:dark){:root:not([data-theme="light"]){color-scheme:light;--bg:#ffffff;--fg:#000000;
 --muted:#333333;--code:#ffffff;--border:#999999;--accent:#000000;--kw:#000000;--str:#000000;--num:#000000;
 --com:#333333;--fn:#000000}}
-header.bar,nav.toc,figure .readout,figure button.scale{display:none!important}
+header.bar,nav.toc,figure .readout,figure .scales{display:none!important}
 body{font-size:11pt}
 main{max-width:none;padding:0}
 body.slides section.slide,section.slide{display:block!important;min-height:0;border-top:1px solid #999999;font-size:11pt}
@@ -141,24 +143,21 @@ const char* const kScript = R"JS(
   function themeLabel() {
     themeButton.textContent = dark() ? "Light theme" : "Dark theme";
   }
-  // "Scale each row": every colour of the figure swapped with its look on its row's own scale.
+  // The scale buttons: every colour and legend text of the figure set to its look on the chosen scale.
   document.addEventListener("click", function (e) {
     var button = e.target.closest ? e.target.closest("button.scale") : null;
     if (!button) return;
-    var on = button.getAttribute("aria-pressed") !== "true";
-    button.setAttribute("aria-pressed", on ? "true" : "false");
-    button.textContent = on ? "Scale the whole matrix" : "Scale each row";
-    var figure = button.closest("figure");
-    figure.querySelectorAll("[data-alt-fill]").forEach(function (el) {
-      var fill = el.getAttribute("fill");
-      el.setAttribute("fill", el.getAttribute("data-alt-fill"));
-      el.setAttribute("data-alt-fill", fill);
+    var scale = button.getAttribute("data-scale"), figure = button.closest("figure");
+    figure.querySelectorAll("button.scale").forEach(function (b) {
+      b.setAttribute("aria-pressed", b === button ? "true" : "false");
     });
-    figure.querySelectorAll("[data-alt-text]").forEach(function (el) {
-      var text = el.textContent;
-      el.textContent = el.getAttribute("data-alt-text");
-      el.setAttribute("data-alt-text", text);
+    figure.querySelectorAll("[data-fill-" + scale + "]").forEach(function (el) {
+      el.setAttribute("fill", el.getAttribute("data-fill-" + scale));
     });
+    figure.querySelectorAll("[data-text-" + scale + "]").forEach(function (el) {
+      el.textContent = el.getAttribute("data-text-" + scale);
+    });
+    figure.querySelectorAll("g.legend").forEach(function (g) { g.setAttribute("data-scale", scale); });
   });
   themeButton.addEventListener("click", function () {
     document.documentElement.setAttribute("data-theme", dark() ? "light" : "dark");
@@ -381,15 +380,22 @@ class HtmlRenderer : public Renderer {
       return "<p class=\"note\">" + std::to_string(keys) + " keys are too many to draw (at most " +
              std::to_string(kFigureMaxKeys) + "): the tensor is above as PyTorch prints it, and --format json has every "
              "number.</p>\n";
-    const std::vector<HeatMap> maps = heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query);
+    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens);
     if (maps.empty()) return "";
-    // Softmax rows can differ in scale by much (a causal row 0 is all on one key): the button scales each
-    // row to its own min and max, so small weights in the other rows are told apart.
-    std::string out = "<figure class=\"heatmaps\">\n<button type=\"button\" class=\"scale\" aria-pressed=\"false\">"
-                      "Scale each row</button>\n";
+    // The scale buttons: weights on the fixed 0..1 scale (the default: what a probability is), the matrix's
+    // own min..max, or each row's own (softmax rows can differ much: a causal row 0 is all on one key), so
+    // small differences are told apart -- each stated in the legend.
+    std::string out = "<figure class=\"heatmaps\">\n<div class=\"scales\" role=\"group\" aria-label=\"Colour scale\">";
+    for (const auto& [name, label, scale] : {std::tuple<const char*, const char*, HeatScale>{"fixed", "Fixed 0 to 1", HeatScale::Fixed},
+                                             {"matrix", "Matrix min to max", HeatScale::Matrix},
+                                             {"row", "Each row", HeatScale::Row}})
+      out += std::string("<button type=\"button\" class=\"scale\" data-scale=\"") + name + "\" aria-pressed=\"" +
+             (scale == style_.scale ? "true" : "false") + "\">" + label + "</button>";
+    out += "</div>\n";
     for (const HeatMap& m : maps) {
       FigureOptions o;
-      o.row_scale_alternative = true;
+      o.scale = style_.scale;
+      o.scale_choices = true;
       o.uid = "f" + std::to_string(++figure);
       out += svg_heatmap(m, o).svg;
     }

@@ -39,6 +39,8 @@ const Step& chosen(const Document& doc) {
 
 class SvgRenderer : public Renderer {
  public:
+  explicit SvgRenderer(const RenderOptions& options) : scale_(options.style.scale) {}
+
   void check(const Document& doc) const override {
     if (doc.is_tour() || doc.traces.size() != 1)
       throw UsageError("--format svg draws one figure: give one lesson and --step ID (the tour has many; "
@@ -95,9 +97,10 @@ class SvgRenderer : public Renderer {
     std::string maps;
     double width = 12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))), y = 32.0;  // 14px bold
     std::size_t k = 0;
-    for (const HeatMap& m : heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query)) {
+    for (const HeatMap& m : heat_maps(s, t.inputs.tokens)) {
       FigureOptions inner;
       inner.uid = "m" + std::to_string(++k);
+      inner.scale = scale_;
       const Figure f = svg_heatmap(m, inner);
       maps += "<g transform=\"translate(0," + std::to_string(static_cast<int>(y)) + ")\">\n" + f.svg + "</g>\n";
       y += f.height + 8.0;
@@ -115,13 +118,14 @@ class SvgRenderer : public Renderer {
     if (s.shape.empty()) return "a single number";
     return "shape " + shape_tuple(s.shape);
   }
+
+  HeatScale scale_;
 };
 
 }  // namespace
 
 std::unique_ptr<Renderer> make_svg_renderer(const RenderOptions& options) {
-  (void)options;
-  return std::make_unique<SvgRenderer>();
+  return std::make_unique<SvgRenderer>(options);
 }
 
 }  // namespace attn
