@@ -64,6 +64,15 @@ LessonConfig defaults_of(const std::string& name) {
   return {};
 }
 
+// mha with `heads` heads and d_out 4, on `batch` copies of the inputs.
+LessonConfig mha_config(std::size_t heads, std::size_t batch = 1) {
+  LessonConfig cfg = defaults_of("mha");
+  cfg.heads = heads;
+  cfg.d_out = 4;
+  cfg.batch = batch;
+  return cfg;
+}
+
 std::string text_of(const std::vector<Line>& lines) {
   std::string out;
   for (const Line& l : lines) out += plain(l) + "\n";
@@ -172,6 +181,121 @@ TEST_CASE("present: a step's heatmap comes first, right under its title, and t p
   CHECK(inputs.find(">>>") < inputs.find("shape: torch.Size([6, 3])"));
 }
 
+TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of heads, and one head alone enlarged",
+          "[present]") {
+  const Document doc = one("mha", book_inputs(), mha_config(4, 2));
+  const Trace& mha = doc.traces.front();
+  const Step& w = mha.step("attn_weights");  // (2, 4, 6, 6)
+  const std::vector<HeatMap> maps = heat_maps(w, mha.inputs.tokens);
+  REQUIRE(maps.size() == 4);
+  // Each head's rows as numbers in cells: "   journey  0.48  0.52   ·  ...", the query's label then its numbers.
+  const auto row_text = [&](std::size_t head, std::size_t i) {
+    std::string r = "  " + std::string(8 - maps[head].labels[i].size(), ' ') + maps[head].labels[i];
+    for (std::size_t j = 0; j <= i; ++j) r += " " + std::string(5 - heat_number(maps[head].at(i, j)).size(), ' ') + heat_number(maps[head].at(i, j));
+    return r;
+  };
+  // Where (line, column) each head's last row is drawn.
+  const auto places = [&](const std::vector<Line>& lines) {
+    std::vector<std::pair<std::size_t, std::size_t>> at;
+    for (std::size_t h = 0; h < maps.size(); ++h) {
+      at.emplace_back(lines.size(), 0);
+      for (std::size_t y = 0; y < lines.size(); ++y) {
+        const std::size_t x = plain(lines[y]).find(row_text(h, 5));
+        if (x != std::string::npos) {
+          at.back() = {y, x};
+          break;
+        }
+      }
+    }
+    return at;
+  };
+  LayoutOptions o;
+  o.width = 100;  // two heads of 46 columns across: rows of two
+  std::vector<Line> lines = heatmap_lines(w, mha.inputs.tokens, o);
+  for (const Line& l : lines) CHECK(line_width(l) <= 100);
+  auto at = places(lines);
+  for (const auto& p : at) CHECK(p.first < lines.size());  // every head drawn, every number of its last row
+  CHECK(at[0].first == at[1].first);                        // heads 0 and 1 side by side
+  CHECK(at[0].second < at[1].second);
+  CHECK(at[2].first == at[3].first);
+  CHECK(at[2].first > at[0].first);  // a second row of heads under the first
+  CHECK(text_of(lines).find("batch 0 of 2, head 0") != std::string::npos);
+  o.width = 200;  // four across
+  at = places(heatmap_lines(w, mha.inputs.tokens, o));
+  for (std::size_t h = 1; h < 4; ++h) CHECK(at[h].first == at[0].first);
+  CHECK(at[1].second - at[0].second == at[2].second - at[1].second);  // in columns of one width
+  o.width = 80;  // one across: one under another, as before
+  lines = heatmap_lines(w, mha.inputs.tokens, o);
+  at = places(lines);
+  for (std::size_t h = 1; h < 4; ++h) CHECK(at[h].first > at[h - 1].first);
+  for (std::size_t h = 0; h < 4; ++h) CHECK(at[h].second == 0);
+  // One head alone: only its map, at the whole width.
+  o.width = 100;
+  o.head = 2;
+  lines = heatmap_lines(w, mha.inputs.tokens, o);
+  at = places(lines);
+  CHECK(at[2].first < lines.size());
+  CHECK(at[0].first == lines.size());  // the other heads are not drawn
+  CHECK(at[3].first == lines.size());
+  CHECK(text_of(lines).find("head 0") == std::string::npos);
+
+  // 20 tokens, colour-only: two heads across 200 columns, and an enlarged head lists every number.
+  const Document big = one("mha", random_inputs(20, 4), mha_config(2));
+  const Step& bw = big.traces.front().step("attn_weights");
+  LayoutOptions b;
+  b.width = 200;
+  lines = heatmap_lines(bw, big.traces.front().inputs.tokens, b);
+  std::size_t both = 0;
+  for (const Line& l : lines) {
+    CHECK(line_width(l) <= 200);
+    const std::string t = plain(l);
+    if (t.find("19 x20") != std::string::npos && t.find("19 x20", t.find("19 x20") + 1) != std::string::npos) ++both;
+  }
+  CHECK(both == 1);  // the last query's row of both heads on one line
+  b.head = 1;
+  const std::string alone = text_of(heatmap_lines(bw, big.traces.front().inputs.tokens, b));
+  CHECK(alone.find("every number (row: query, then key:value):") != std::string::npos);
+  char last[32];
+  std::snprintf(last, sizeof last, "19:%.4f", static_cast<double>(heat_maps(bw, big.traces.front().inputs.tokens)[1].at(19, 19)));
+  CHECK(alone.find(last) != std::string::npos);
+}
+
+TEST_CASE("present: + and - enlarge one head of a step, then every head again", "[present]") {
+  const Document doc = one("mha", book_inputs(), defaults_of("mha"));
+  Deck deck(doc, false);
+  deck.press(Deck::Key::GoTo);
+  deck.press(Deck::Key::Digit, '2');
+  deck.press(Deck::Key::Digit, '9');
+  deck.press(Deck::Key::Enter);
+  REQUIRE(doc.traces[0].steps[*deck.slides()[deck.at()].step].id == "attn_weights");
+  CHECK(deck.heads() == 2);
+  CHECK_FALSE(deck.head());
+  CHECK(deck.status(200).find("+ - heads") != std::string::npos);
+  const auto heads_shown = [&] {
+    const std::string t = text_of(deck.lines(100, true));
+    return std::to_string(t.find("head 0") != std::string::npos) + std::to_string(t.find("head 1") != std::string::npos);
+  };
+  CHECK(heads_shown() == "11");
+  deck.press(Deck::Key::NextHead);
+  CHECK(deck.head() == std::optional<std::size_t>(0));
+  CHECK(heads_shown() == "10");
+  CHECK(deck.status(200).find("head 0 of 2") != std::string::npos);
+  deck.press(Deck::Key::NextHead);
+  CHECK(heads_shown() == "01");
+  deck.press(Deck::Key::NextHead);  // past the last: every head
+  CHECK_FALSE(deck.head());
+  CHECK(heads_shown() == "11");
+  deck.press(Deck::Key::PrevHead);  // from every head, back: the last
+  CHECK(deck.head() == std::optional<std::size_t>(1));
+  deck.press(Deck::Key::Next);  // another step (attn_weights_dropout): every head again
+  CHECK_FALSE(deck.head());
+  deck.press(Deck::Key::Last);  // context_vecs: no heatmap, nothing to enlarge
+  CHECK(deck.heads() == 0);
+  deck.press(Deck::Key::NextHead);
+  CHECK_FALSE(deck.head());
+  CHECK(deck.status(200).find("+ - heads") == std::string::npos);
+}
+
 TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 64, a summary beyond", "[present]") {
   LayoutOptions o;
   o.width = 80;
@@ -196,11 +320,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
 
   // 20 and 64 tokens: colour-only cells, positions as column labels, the tokens listed under the grid.
   for (const std::size_t n : {20, 64}) {
-    LessonConfig cfg = defaults_of("mha");
-    cfg.d_out = 4;
-    cfg.heads = 1;
-    cfg.batch = 1;
-    const Document mha = one("mha", random_inputs(n, 4), cfg);
+    const Document mha = one("mha", random_inputs(n, 4), mha_config(1));
     const Trace& t = mha.traces.front();
     const Step& w = t.step("attn_weights");
     for (const std::size_t width : {80, 120, 200}) {
@@ -226,11 +346,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
     o.numbers = false;
   }
   // 80 tokens: a summary of each query's strongest keys; 64 at 60 columns too.
-  LessonConfig cfg = defaults_of("mha");
-  cfg.d_out = 4;
-  cfg.heads = 1;
-  cfg.batch = 1;
-  const Document big = one("mha", random_inputs(80, 4), cfg);
+  const Document big = one("mha", random_inputs(80, 4), mha_config(1));
   const Step& w = big.traces.front().step("attn_weights");
   o.width = 120;
   text = text_of(heatmap_lines(w, big.traces.front().inputs.tokens, o));
@@ -688,7 +804,7 @@ TEST_CASE("present in tmux at 100x30: mha's and causal's attn_weights heatmaps o
     std::size_t n = 0, count = 0;
     while (std::getline(lines, line)) {
       ++n;
-      if (line.rfind("      step  0.1", 0) == 0) ++count;
+      for (std::size_t at = line.find("    step  0.1"); at != std::string::npos; at = line.find("    step  0.1", at + 1)) ++count;
     }
     CHECK(n <= 30);  // what capture-pane gives is the 30 lines on screen
     return count;
@@ -708,6 +824,15 @@ TEST_CASE("present in tmux at 100x30: mha's and causal's attn_weights heatmaps o
     CHECK(screen.rfind(c.title, 0) == 0);                          // the title on the first line, not scrolled
     CHECK(screen.find("heatmap: rows are queries") < screen.find(">>>"));  // the heatmap before the code
     CHECK(last_rows(screen) == c.heads);                           // every head's map whole on screen
+    if (c.heads == 2) {  // + enlarges head 0 alone; past the last, both again
+      t.keys("+");
+      REQUIRE(t.wait_for("head 0 of 2"));
+      CHECK(t.screen().find("batch 0 of 2, head 1") == std::string::npos);
+      CHECK(last_rows(t.screen()) == 1);
+      t.keys("+ +");
+      REQUIRE(t.wait_for("head 1 of 2", false));
+      CHECK(last_rows(t.screen()) == 2);
+    }
     t.keys("t");  // the tensor first, as the text view orders a step
     REQUIRE(t.wait_for("  shape: torch.Size(["));
     const std::string tensor_first = t.screen();
@@ -785,6 +910,19 @@ TEST_CASE("the text view on a terminal of known width: wrapped between numbers, 
     CHECK(g == w);
   }
   CHECK(wide >= 1);  // causal's dropout line of code
+  // mha's two heads side by side at 100 columns, one under the other at 80; in a pipe, as always.
+  const std::vector<std::string> heads{"mha", "--step", "attn_weights", "--color", "never"};
+  const auto same_line = [](const std::string& out) {
+    std::istringstream lines(out);
+    std::string line;
+    while (std::getline(lines, line))
+      if (line.find("head 0") != std::string::npos) return line.find("head 1") != std::string::npos;
+    return false;
+  };
+  CHECK(same_line(run_on(100, heads)));
+  CHECK_FALSE(same_line(run_on(80, heads)));
+  CHECK(fits(run_on(100, heads), 100));
+  CHECK_FALSE(same_line(attn_test::run({"mha", "--step", "attn_weights", "--heatmap", "always"}).out));
 }
 
 TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, masked cells on a background of their own",

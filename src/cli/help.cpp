@@ -65,6 +65,8 @@ const char* const kPresentFooter =
     "  g 0 Enter                 the intro      (each lesson's step 0)\n"
     "  n                         every number   s                 colour scale\n"
     "  t                         the printed tensor above the heatmap (again: below)\n"
+    "  + -                       one head alone, enlarged, every number (past the\n"
+    "                            last or first: every head side by side again)\n"
     "  b .                       blank screen   ?                    help\n"
     "  q Esc Ctrl-C              quit (the terminal is restored)\n"
     "Colour follows --color, NO_COLOR and TERM; without it the presenter is\n"

@@ -1,5 +1,7 @@
 #include "present/deck.hpp"
 
+#include "render/heatmap.hpp"
+
 #include <algorithm>
 
 namespace attn {
@@ -19,6 +21,7 @@ bool Deck::has_body(std::size_t slide) const { return slides_[slide].step.has_va
 void Deck::arrive(std::size_t slide, bool from_before) {
   at_ = std::min(slide, slides_.size() - 1);
   scroll_ = 0;
+  head_.reset();  // a new step shows all its heads
   revealed_ = !(reveal_ && from_before && has_body(at_));
 }
 
@@ -105,6 +108,18 @@ void Deck::press(Key key, char digit) {
       tensor_first_ = !tensor_first_;
       scroll_ = 0;
       break;
+    case Key::NextHead:
+    case Key::PrevHead: {
+      const std::size_t n = heads();
+      if (n < 2 || !revealed_) break;
+      if (key == Key::NextHead) {
+        head_ = !head_ ? std::optional<std::size_t>(0) : *head_ + 1 < n ? std::optional<std::size_t>(*head_ + 1) : std::nullopt;
+      } else {
+        head_ = !head_ ? std::optional<std::size_t>(n - 1) : *head_ > 0 ? std::optional<std::size_t>(*head_ - 1) : std::nullopt;
+      }
+      scroll_ = 0;
+      break;
+    }
     case Key::Blank: blank_ = true; break;
   }
 }
@@ -118,6 +133,7 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.numbers = numbers_;
   o.scale = scale_;
   o.explain = explain_;
+  o.head = head_;
   o.numbers_hint = "(n: every number)";
   SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
   std::vector<Line> out = std::move(text.title);
@@ -141,6 +157,14 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   return out;
 }
 
+std::size_t Deck::heads() const {
+  const Slide& s = slides_[at_];
+  if (!s.step) return 0;
+  const Trace& t = doc_.traces[s.lesson];
+  const Step& step = t.steps[*s.step];
+  return step.heatmap ? heat_maps(step, t.inputs.tokens).size() : 0;
+}
+
 std::string Deck::status(std::size_t width) const {
   const Slide& s = slides_[at_];
   const Trace& t = doc_.traces[s.lesson];
@@ -150,11 +174,15 @@ std::string Deck::status(std::size_t width) const {
   where += "step " + std::to_string(s.step ? *s.step + 1 : 0) + "/" + std::to_string(t.steps.size()) +
            (s.step ? "" : " intro");
   if (!revealed_) where += "  (next key: result)";
+  if (head_) where += "  head " + std::to_string(*head_) + " of " + std::to_string(heads()) + " (+ - : next, all)";
   if (go_to_) return where + "  go to step: " + *go_to_ + "_  (Enter: go, Esc: cancel)";
   // The keys, as many as fit.
-  for (const char* keys : {"  |  <- -> steps  [ ] lessons  g go to  t tensor  n numbers  s scale  ? help  q quit",
+  const bool several = heads() >= 2;
+  for (const char* keys : {"  |  <- -> steps  [ ] lessons  g go to  + - heads  t tensor  n numbers  s scale  ? help  q quit",
+                           "  |  <- -> steps  [ ] lessons  g go to  t tensor  n numbers  s scale  ? help  q quit",
                            "  |  <- -> steps  [ ] lessons  g go to  n numbers  s scale  ? help  q quit",
                            "  |  <- -> steps  [ ] lessons  ? help  q quit", "  |  ? help  q quit"}) {
+    if (!several && std::string(keys).find("+ - heads") != std::string::npos) continue;
     if (where.size() + std::char_traits<char>::length(keys) <= width) return where + keys;
   }
   return where;
@@ -170,6 +198,8 @@ std::vector<std::string> Deck::help_lines() {
           "go to step N    g N Enter: step N of this lesson",
           "                as [N/n] numbers it; g 0 Enter: its intro",
           "scroll a step   Up Down (j k)",
+          "one head        + -  a head alone, enlarged, every number;",
+          "                past the last (or first): every head",
           "tensor first    t  the printed tensor above the heatmap",
           "                (again: the heatmap first, under the title)",
           "numbers         n  every number of a heatmap",

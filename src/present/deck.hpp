@@ -31,6 +31,9 @@ class Deck {
     Numbers,     // n: every number of a heatmap
     Scale,       // s: the heatmap's colour scale, fixed -> matrix -> row -> fixed
     Tensor,      // t: the printed tensor before the heatmap (again: the heatmap first)
+    NextHead,    // + (=): a step of several heads: the next head alone, enlarged, with every number; past the
+                 // last, every head again
+    PrevHead,    // -: the head before; before the first, every head again
     Blank,       // b or .: a blank screen, as a clicker's "black screen" key
     Quit,        // q, Ctrl-C
   };
@@ -62,6 +65,10 @@ class Deck {
   HeatScale scale() const { return scale_; }
   void set_scale(HeatScale s) { scale_ = s; }
   bool tensor_first() const { return tensor_first_; }
+  // The head drawn alone, enlarged (+ and -), counted from 0; none: every head.
+  const std::optional<std::size_t>& head() const { return head_; }
+  // The number of heads the slide's step draws (render/heatmap.hpp's heat_maps): 0 without a heatmap.
+  std::size_t heads() const;
   const std::optional<std::string>& go_to() const { return go_to_; }
   // Lines scrolled off the top; the presenter clamps it to what the screen can show (set_scroll).
   std::size_t scroll() const { return scroll_; }
@@ -84,6 +91,7 @@ class Deck {
   bool revealed_ = true;
   bool quit_ = false, help_ = false, blank_ = false, numbers_ = false, tensor_first_ = false;
   HeatScale scale_ = HeatScale::Fixed;
+  std::optional<std::size_t> head_;
   std::optional<std::string> go_to_;
 };
 

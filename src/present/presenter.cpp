@@ -238,6 +238,8 @@ std::optional<Deck::Key> key_of(int ch) {
     case 'n': return Deck::Key::Numbers;
     case 's': return Deck::Key::Scale;
     case 't': return Deck::Key::Tensor;
+    case '+': case '=': return Deck::Key::NextHead;
+    case '-': case '_': return Deck::Key::PrevHead;
     case 'b': case 'B': case '.': return Deck::Key::Blank;
     case 'q': case 'Q': case 3: return Deck::Key::Quit;  // 3: Ctrl-C in raw mode
     default:

@@ -200,6 +200,23 @@ void summary_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
 
 std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
 
+// How a map is drawn at `width` columns: every number in its cell, colour-only cells of `cell` columns, or a
+// summary of each query's strongest keys; `grid` is the width of its rows of cells (the whole width for a
+// summary).
+struct Form {
+  enum Kind { Numbers, Colour, Summary } kind;
+  std::size_t cell = 0, grid = 0;
+};
+constexpr std::size_t kNumberLabel = 8, kNumberCell = 6;
+Form form_of(const HeatMap& a, std::size_t width) {
+  if (a.keys <= kHeatmapMaxTokens && 2 + kNumberLabel + kNumberCell * a.keys <= width)
+    return {Form::Numbers, kNumberCell - 1, 2 + kNumberLabel + kNumberCell * a.keys};
+  const std::size_t label = 2 + digits(a.keys - 1) + 1 + 6 + 1;
+  const std::size_t cell = a.keys <= kCompactMaxTokens && width > label ? std::min<std::size_t>(3, (width - label) / a.keys) : 0;
+  if (cell == 0) return {Form::Summary, 0, width};
+  return {Form::Colour, cell, label + cell * a.keys};
+}
+
 void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   const std::vector<std::string>& labels = a.labels;
   const bool quoted = a.of_tokens;
@@ -212,8 +229,9 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
     number_rows(a, o.width, out);
     return;
   }
-  constexpr std::size_t kLabel = 8, kCell = 6;
-  if (a.keys <= kHeatmapMaxTokens && 2 + kLabel + kCell * a.keys <= o.width) {  // every number in its cell
+  const Form form = form_of(a, o.width);
+  constexpr std::size_t kLabel = kNumberLabel, kCell = kNumberCell;
+  if (form.kind == Form::Numbers) {  // every number in its cell
     add_legend(a, o, false, false, out);
     Line head{{std::string(kLabel + 2, ' '), Role::Text}};
     for (std::size_t j = 0; j < a.keys; ++j) head.push_back({pad_left(clip_to_width(labels[j], kCell - 1), kCell), Role::Label});
@@ -235,8 +253,8 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   // Colour-only cells: rows labelled by position and clipped token, columns by position.
   const std::size_t index_width = digits(a.keys - 1);
   const std::size_t label = 2 + index_width + 1 + 6 + 1;
-  const std::size_t cell_width = a.keys <= kCompactMaxTokens && o.width > label ? std::min<std::size_t>(3, (o.width - label) / a.keys) : 0;
-  if (cell_width == 0) {
+  const std::size_t cell_width = form.cell;
+  if (form.kind == Form::Summary) {
     for (const auto& line : fill(words_of(std::to_string(a.keys) + " keys do not fit in " + std::to_string(o.width) +
                                           " columns; each query's strongest keys:"),
                                  o.width, "  ", "  "))
@@ -321,13 +339,86 @@ std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, 
   return out;
 }
 
-std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
+namespace {
+
+// One map as a block of lines at `width` columns: one_map's, and the head's note under it.
+std::vector<Line> map_block(const HeatMap& m, const LayoutOptions& o) {
+  std::vector<Line> block;
+  one_map(m, o, block);
+  if (!m.note.empty())
+    for (auto& l : wrap_text(m.note, o.width, "  ", Role::Legend)) block.push_back(std::move(l));
+  return block;
+}
+
+// Blocks of `column` columns side by side, `per_row` to a row and kHeadGap columns apart; a shorter block is
+// followed by empty lines, and a blank line parts two rows of blocks.
+constexpr std::size_t kHeadGap = 2;
+std::vector<Line> side_by_side(const std::vector<std::vector<Line>>& blocks, std::size_t column, std::size_t per_row) {
   std::vector<Line> out;
-  for (const HeatMap& m : heat_maps(step, tokens)) {
+  for (std::size_t first = 0; first < blocks.size(); first += per_row) {
+    if (first > 0) out.push_back({});
+    const std::size_t last = std::min(blocks.size(), first + per_row);
+    std::size_t height = 0;
+    for (std::size_t b = first; b < last; ++b) height = std::max(height, blocks[b].size());
+    for (std::size_t y = 0; y < height; ++y) {
+      Line line;
+      for (std::size_t b = first; b < last; ++b) {
+        const std::size_t at = (b - first) * (column + kHeadGap);  // where this block's column starts
+        if (y >= blocks[b].size()) continue;
+        const std::size_t filled = line_width(line);
+        if (filled < at) line.push_back({std::string(at - filled, ' '), Role::Text});
+        for (const Span& s : blocks[b][y]) line.push_back(s);
+      }
+      out.push_back(std::move(line));
+    }
+  }
+  return out;
+}
+
+// How many of `maps` go across `options.width`: as many as fit at the width their cells need, kHeadGap apart
+// (1: one under another; every number listed row by row is one under another too).
+std::size_t maps_across(const std::vector<HeatMap>& maps, const LayoutOptions& options) {
+  if (options.numbers || options.head || maps.size() < 2) return 1;
+  std::size_t grid = 0;
+  for (const HeatMap& m : maps) grid = std::max(grid, form_of(m, options.width).grid);
+  return std::max<std::size_t>(1, std::min(maps.size(), (options.width + kHeadGap) / (grid + kHeadGap)));
+}
+
+}  // namespace
+
+std::size_t heads_across(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
+  return maps_across(heat_maps(step, tokens), options);
+}
+
+std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
+  std::vector<HeatMap> maps = heat_maps(step, tokens);
+  std::vector<Line> out;
+  if (options.head && *options.head < maps.size()) {  // one head enlarged: the whole width, every number
+    const HeatMap& m = maps[*options.head];
+    out = map_block(m, options);
+    if (!options.numbers && form_of(m, options.width).kind != Form::Numbers) {
+      out.push_back({{"  every number (row: query, then key:value):", Role::Legend}});
+      number_rows(m, options.width, out);
+    }
+    return out;
+  }
+  // Several heads side by side where two or more fit across, each at the width its cells need (or wider, as
+  // the row shares the screen), wrapping into rows of heads; else one under another, each at the whole width.
+  const std::size_t per_row = maps_across(maps, options);
+  if (per_row >= 2) {
+    LayoutOptions column = options;
+    column.width = (options.width - kHeadGap * (per_row - 1)) / per_row;
+    column.numbers_hint.clear();  // said once, under the grid
+    std::vector<std::vector<Line>> blocks;
+    for (const HeatMap& m : maps) blocks.push_back(map_block(m, column));
+    out = side_by_side(blocks, column.width, per_row);
+    if (!options.numbers_hint.empty() && form_of(maps.front(), column.width).kind != Form::Numbers)
+      out.push_back({{"  " + options.numbers_hint, Role::Legend}});
+    return out;
+  }
+  for (const HeatMap& m : maps) {
     if (!out.empty()) out.push_back({});
-    one_map(m, options, out);
-    if (!m.note.empty())
-      for (auto& l : wrap_text(m.note, options.width, "  ", Role::Legend)) out.push_back(std::move(l));
+    for (auto& l : map_block(m, options)) out.push_back(std::move(l));
   }
   return out;
 }

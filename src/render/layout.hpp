@@ -48,6 +48,9 @@ struct LayoutOptions {
   bool color = true;       // cells are coloured (else shaded with block characters)
   bool explain = true;     // a slide shows its step's explanation and code (--no-explain: not)
   std::string numbers_hint;  // under a heatmap drawn without its numbers, how to see them ("" for none)
+  // A step of several heads: draw only this one (counted from 0), at the whole width with every number (the
+  // presenter's + and - keys); none: every head, side by side where two or more fit across.
+  std::optional<std::size_t> head;
 };
 
 // The largest number of keys drawn cell by cell (colour-only past kHeatmapMaxTokens).
@@ -60,8 +63,11 @@ std::vector<Line> wrap_text(const std::string& text, std::size_t width, const st
 std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, Role role, std::size_t hang = 4);
 
 // The heatmaps of a weight-matrix step (render/heatmap.hpp's heat_maps says which shapes), fitted to
-// options.width.
+// options.width: a step's heads side by side where two or more fit across (wrapping into rows of heads, each
+// head's map at its column's width), else one under another; options.head: that head alone.
 std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options);
+// How many of the step's heads heatmap_lines draws side by side at options.width (1: one under another).
+std::size_t heads_across(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options);
 
 // A step as a slide, in parts the presenter orders (present/deck.cpp): the title and the text (explanation,
 // code) are what --reveal shows first; the figure (the heatmaps) and the tensor (shape, PyTorch's print) are

@@ -219,7 +219,9 @@ std::string man_page() {
             "right arrow, Space, PageDown or Enter for the next step; the left arrow, PageUp or Backspace for the "
             "previous; Home and End; [ and ] for lessons; g, a number N and Enter to go to step N of the lesson, "
             "the one titled [N/n] (g 0: the lesson's intro, its step 0); Up and Down to scroll a tall step; t for "
-            "the printed tensor first (a heatmap comes first, under the title); n for every number of a heatmap; s "
+            "the printed tensor first (a heatmap comes first, under the title); + and - for one head of a step alone, "
+            "enlarged with every number (past the last or first: every head side by side again); n for every "
+            "number of a heatmap; s "
             "to cycle the colour scale (fixed, matrix, row); b or . for a blank screen; ? for help; q, Esc or Ctrl-C to quit. It takes " + present_also() + "; and these:") +
        "\n";
   for (const OptionSpec* spec : options_in(Scope::Present)) {
