@@ -3,6 +3,7 @@
 // 120 columns: keys, reveal, a resize, each theme's colours, and a clean terminal after quitting.
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <chrono>
 #include <sstream>
 #include <thread>
@@ -294,6 +295,122 @@ TEST_CASE("present: + and - enlarge one head of a step, then every head again", 
   deck.press(Deck::Key::NextHead);
   CHECK_FALSE(deck.head());
   CHECK(deck.status(200).find("+ - heads") == std::string::npos);
+}
+
+namespace {
+
+// An overview step as attn heads makes one (Step::overview): 12 heads of (6, 6) causal weights that put all
+// of each row on one key: the previous token (heads 0, 3, ...), the first token (1, 4, ...) or the query
+// itself (2, 5, ...), with the words under each head.
+Document overview_document() {
+  const Inputs in = book_inputs();
+  Trace t(LessonInfo{"heads", "ch03", "Every head at a glance", "every head"}, in);
+  Step s;
+  s.id = "attn_weights_layer_0";
+  s.title = "Every head of layer 0";
+  s.shape = {12, 6, 6};
+  s.tensor = AnyTensor(s.shape);
+  const char* const kind[] = {"previous token", "first token", "self"};
+  for (std::size_t h = 0; h < 12; ++h) {
+    for (std::size_t i = 0; i < 6; ++i) {
+      const std::size_t key = h % 3 == 0 ? (i == 0 ? 0 : i - 1) : h % 3 == 1 ? 0 : i;
+      for (std::size_t j = 0; j < 6; ++j) s.tensor.data()[(h * 6 + i) * 6 + j] = j == key ? 1.0f : 0.0f;
+    }
+    s.head_notes.push_back(kind[h % 3]);
+  }
+  s.computed = true;
+  s.show_heatmap(true);
+  s.overview = true;
+  t.steps.push_back(s);
+  Document doc;
+  doc.command = "present";
+  doc.traces.push_back(t);
+  return doc;
+}
+
+// Where `text` starts on each line it is on, not followed by a digit ("head 1" is not "head 10"): (line,
+// column).
+std::vector<std::pair<std::size_t, std::size_t>> where(const std::vector<Line>& lines, const std::string& text) {
+  std::vector<std::pair<std::size_t, std::size_t>> at;
+  for (std::size_t y = 0; y < lines.size(); ++y) {
+    const std::string t = plain(lines[y]);
+    for (std::size_t x = t.find(text); x != std::string::npos; x = t.find(text, x + 1))
+      if (x + text.size() == t.size() || !std::isdigit(static_cast<unsigned char>(t[x + text.size()]))) at.emplace_back(y, x);
+  }
+  return at;
+}
+
+}  // namespace
+
+TEST_CASE("heatmap_lines: an overview step is a row of small colour-only maps, each head's words under it", "[present]") {
+  const Document doc = overview_document();
+  const Trace& t = doc.traces.front();
+  const Step& s = t.steps.front();
+  for (const std::size_t width : {60, 100, 200}) {
+    INFO(width << " columns");
+    LayoutOptions o;
+    o.width = width;
+    const std::vector<Line> lines = heatmap_lines(s, t.inputs.tokens, o);
+    for (const Line& l : lines) CHECK(line_width(l) <= width);
+    // Colour only: no number in any map; each head's 21 cells on the scale and 15 masked, plus the legend's.
+    std::size_t cells = 0, masked = 0;
+    for (const Line& l : lines)
+      for (const Span& sp : l) {
+        cells += sp.role == Role::Cell ? 1 : 0;
+        masked += sp.role == Role::Masked ? 1 : 0;
+        if (sp.role == Role::Cell) CHECK(sp.text.find_first_not_of(' ') == std::string::npos);
+      }
+    CHECK(cells == 12 * 21 + 8);
+    CHECK(masked == 12 * 15 + 1);
+    // Heads side by side: head 0 and head 1 on one line, and each head's words right under its map, in its
+    // column.
+    const auto head0 = where(lines, "head 0"), head1 = where(lines, "head 1");
+    REQUIRE(head0.size() == 1);
+    REQUIRE(head1.size() == 1);
+    CHECK(head0[0].first == head1[0].first);
+    for (std::size_t h = 0; h < 12; ++h) {
+      INFO("head " << h);
+      const auto caption = where(lines, "head " + std::to_string(h));
+      REQUIRE_FALSE(caption.empty());
+      const auto [y, x] = caption.back();
+      const std::string words = h % 3 == 0 ? "previous" : h % 3 == 1 ? "first" : "self";
+      bool under = false;
+      for (const auto& [wy, wx] : where(lines, words)) under = under || (wx == x && wy == y + 7);  // 6 rows, then it
+      CHECK(under);
+      // Where the weight is, the cell is at the top of the palette: the previous token, the first or itself.
+      const Line& row = lines[y + 1 + 5];  // the last query's row
+      std::vector<const Span*> map;
+      std::size_t col = 0;
+      for (const Span& sp : row) {
+        if ((sp.role == Role::Cell || sp.role == Role::Masked) && col >= x && map.size() < 6) map.push_back(&sp);
+        col += display_width(sp.text);
+      }
+      REQUIRE(map.size() == 6);
+      const std::size_t key = h % 3 == 0 ? 4 : h % 3 == 1 ? 0 : 5;
+      for (std::size_t j = 0; j < 6; ++j) CHECK(map[j]->shade == Approx(j == key ? 1.0 : 0.0));
+    }
+    CHECK(text_of(lines).find("tokens: 0='Your' 1='journey'") != std::string::npos);
+  }
+  // Monochrome: shades, and a legend of only the two it uses.
+  LayoutOptions mono;
+  mono.width = 100;
+  mono.color = false;
+  const std::string text = text_of(heatmap_lines(s, t.inputs.tokens, mono));
+  CHECK(text.find("lowest") != std::string::npos);
+  CHECK(text.find("highest") != std::string::npos);
+  CHECK(text.find("middle") == std::string::npos);
+  // + in the presenter: one head alone, every number; its words under it.
+  Deck deck(doc, false);
+  deck.press(Deck::Key::Next);
+  CHECK(deck.heads() == 12);
+  deck.press(Deck::Key::NextHead);
+  deck.press(Deck::Key::NextHead);  // head 1: the first token
+  const std::string alone = text_of(deck.lines(100, true));
+  CHECK(alone.find("heatmap: head 1") != std::string::npos);
+  CHECK(alone.find("head 0") == std::string::npos);
+  CHECK(alone.find("first token") != std::string::npos);
+  CHECK(alone.find("   journey  1.00  0.00   ") != std::string::npos);  // every number, in its cell
+  CHECK(deck.status(200).find("head 1 of 12") != std::string::npos);
 }
 
 TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 64, a summary beyond", "[present]") {

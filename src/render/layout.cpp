@@ -375,6 +375,96 @@ std::vector<Line> side_by_side(const std::vector<std::vector<Line>>& blocks, std
   return out;
 }
 
+// Every head of an overview step as one matrix for its legend: the heads' rows one under another, the
+// masked cells made NaN (off every scale, as masked cells are), so the legend's range and, in monochrome, its
+// shades are those of every head's cells.
+HeatMap all_heads(const std::vector<HeatMap>& maps) {
+  HeatMap all = maps.front();
+  all.rows = 0;
+  all.values.clear();
+  all.row_lo.clear();
+  all.row_span.clear();
+  for (const HeatMap& m : maps) {
+    for (std::size_t i = 0; i < m.rows; ++i) {
+      for (std::size_t j = 0; j < m.keys; ++j)
+        all.values.push_back(m.masked(i, j) ? std::numeric_limits<float>::quiet_NaN() : m.at(i, j));
+      all.row_lo.push_back(m.row_lo[i]);
+      all.row_span.push_back(m.row_span[i]);
+    }
+    all.rows += m.rows;
+  }
+  all.min = all.step_min;
+  all.max = all.step_max;
+  return all;
+}
+
+// An overview step (Step::overview: every head of a layer at a glance, bertviz's model view): small
+// colour-only maps side by side in rows of heads, "head h" over each and its note (Step::head_notes) under
+// it, one legend for them all and the tokens listed once. Empty where a map of one column per key does not
+// fit (heatmap_lines then draws the heads one under another, as any step's).
+struct OverviewGrid {
+  std::size_t cell = 0, column = 0, per_row = 0;  // per_row 0: it does not fit
+};
+constexpr std::size_t kOverviewIndent = 2;
+OverviewGrid overview_grid(const std::vector<HeatMap>& maps, std::size_t width) {
+  if (maps.empty() || width < kOverviewIndent + maps.front().keys) return {};
+  const std::size_t keys = maps.front().keys;
+  const auto column_of = [&](std::size_t cell) { return std::max<std::size_t>(cell * keys, 8); };
+  const auto across = [&](std::size_t cell) {
+    return std::max<std::size_t>(1, (width - kOverviewIndent + kHeadGap) / (column_of(cell) + kHeadGap));
+  };
+  // Cells two columns wide (square on most fonts) unless one-column cells need fewer rows of heads.
+  const auto rows_of = [&](std::size_t cell) { return (maps.size() + across(cell) - 1) / across(cell); };
+  const std::size_t cell = kOverviewIndent + 2 * keys <= width && rows_of(2) <= rows_of(1) ? 2 : 1;
+  return {cell, column_of(cell), std::min(maps.size(), across(cell))};
+}
+
+std::vector<Line> overview_lines(const std::vector<HeatMap>& maps, const LayoutOptions& o) {
+  const OverviewGrid grid = overview_grid(maps, o.width);
+  if (grid.per_row == 0) return {};
+  const std::size_t indent = kOverviewIndent, cell_width = grid.cell, column = grid.column, per_row = grid.per_row;
+  std::vector<Line> out;
+  for (auto& l : wrap_text("heatmap: every head at a glance; in each map the rows are queries, top to bottom, and the "
+                           "columns keys, left to right",
+                           o.width, "  ", Role::Legend))
+    out.push_back(std::move(l));
+  bool off = false;
+  for (const HeatMap& m : maps)
+    for (std::size_t i = 0; i < m.rows; ++i)
+      for (std::size_t j = 0; j < m.keys; ++j) off = off || (!m.masked(i, j) && !std::isfinite(m.at(i, j)));
+  if (o.scale == HeatScale::Matrix) {  // each head on its own range: no one pair of numbers ends the ramp
+    Line l{{"  colours: ", Role::Legend}};
+    if (o.color)
+      for (int k = 0; k < 8; ++k) l.push_back(Span{"  ", Role::Cell, k / 7.0, maps.front().diverging(o.scale)});
+    l.push_back({std::string(o.color ? " " : "") + "each head from its own min to its max", Role::Legend});
+    out.push_back(std::move(l));
+  } else {
+    add_legend(all_heads(maps), o, true, off, out);
+  }
+  std::vector<std::vector<Line>> blocks;
+  for (const HeatMap& m : maps) {
+    std::vector<Line> block{{{clip_to_width(m.caption, column), Role::Label}}};
+    for (std::size_t i = 0; i < m.rows; ++i) {
+      Line row;
+      for (std::size_t j = 0; j < m.keys; ++j) row.push_back(cell(m, o.scale, i, j, cell_width, o.color));
+      block.push_back(std::move(row));
+    }
+    for (const auto& line : fill(words_of(m.note), column, "", "")) block.push_back({{line, Role::Legend}});
+    blocks.push_back(std::move(block));
+  }
+  for (Line& l : side_by_side(blocks, column, per_row)) {
+    if (!l.empty()) l.insert(l.begin(), Span{std::string(indent, ' '), Role::Text});
+    out.push_back(std::move(l));
+  }
+  const HeatMap& m = maps.front();
+  std::vector<std::string> labels;
+  for (std::size_t j = 0; j < m.keys; ++j) labels.push_back(std::to_string(j) + "=" + label_of(m.labels, j, m.of_tokens));
+  for (const auto& line : fill(labels, o.width, m.of_tokens ? "  tokens:" : "  positions:", "        "))
+    out.push_back({{line, Role::Label}});
+  if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
+  return out;
+}
+
 // How many of `maps` go across `options.width`: as many as fit at the width their cells need, kHeadGap apart
 // (1: one under another; every number listed row by row is one under another too).
 std::size_t maps_across(const std::vector<HeatMap>& maps, const LayoutOptions& options) {
@@ -387,7 +477,12 @@ std::size_t maps_across(const std::vector<HeatMap>& maps, const LayoutOptions& o
 }  // namespace
 
 std::size_t heads_across(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
-  return maps_across(heat_maps(step, tokens), options);
+  const std::vector<HeatMap> maps = heat_maps(step, tokens);
+  if (step.overview && !options.numbers && !options.head) {
+    const OverviewGrid grid = overview_grid(maps, options.width);
+    if (grid.per_row > 0) return std::max<std::size_t>(grid.per_row, 2);  // drawn as an overview, never as a stack
+  }
+  return maps_across(maps, options);
 }
 
 std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
@@ -401,6 +496,10 @@ std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>
       number_rows(m, options.width, out);
     }
     return out;
+  }
+  if (step.overview && !options.numbers && !maps.empty()) {
+    std::vector<Line> overview = overview_lines(maps, options);
+    if (!overview.empty()) return overview;
   }
   // Several heads side by side where two or more fit across, each at the width its cells need (or wider, as
   // the row shares the screen), wrapping into rows of heads; else one under another, each at the whole width.

@@ -66,7 +66,8 @@ std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, 
 // options.width: a step's heads side by side where two or more fit across (wrapping into rows of heads, each
 // head's map at its column's width), else one under another; options.head: that head alone.
 std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options);
-// How many of the step's heads heatmap_lines draws side by side at options.width (1: one under another).
+// How many of the step's heads heatmap_lines draws side by side at options.width (1: one under another); an
+// overview step that fits: at least 2, as it is never drawn as a stack of maps.
 std::size_t heads_across(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options);
 
 // A step as a slide, in parts the presenter orders (present/deck.cpp): the title and the text (explanation,
