@@ -755,6 +755,11 @@ TEST_CASE("present with several lessons: each option applies to the lessons that
   CHECK(p.status == 2);
   CHECK(p.err.find("attn: attn present: none of the lessons presented (simple, all-tokens) takes --seed; the lessons "
                    "that take it: trainable, causal,") == 0);
+  p = presented({"--heads", "4"});  // a lesson's own refusal names the lesson
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: attn mha: --d-out 2 is not divisible by --heads 4") == 0);
+  p = presented({"--heads", "4", "--d-out", "4"});
+  CHECK(p.status == 0);
   p = presented({"--estimate"});
   CHECK(p.status == 2);
   CHECK(p.err.find("attn: attn present does not take --estimate, which belongs to the report attn kv-cache --estimate "

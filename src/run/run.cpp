@@ -99,6 +99,18 @@ void check_budget(const std::string& command, std::size_t need, std::size_t budg
 
 }  // namespace
 
+// A lesson's own usage error (--d-out 2 is not divisible by --heads 4), in a run of several lessons, names the
+// lesson: the options given apply to each lesson that takes them, and only one of them may refuse.
+template <class F>
+auto naming(const Request& request, const LessonRun& lesson, F f) {
+  try {
+    return f();
+  } catch (const UsageError& e) {
+    if (request.lessons.size() < 2 || std::string(e.what()).rfind("attn ", 0) == 0) throw;  // named already
+    throw UsageError("attn " + lesson.lesson->info.name + ": " + e.what());
+  }
+}
+
 // With Request::steps_where_found, the lessons that have any of --step's ids, each with those it has: the
 // lessons are planned (nothing computed) to learn their step ids. An id no lesson has is a usage error.
 struct Shown {
@@ -114,7 +126,9 @@ std::vector<Shown> shown_lessons(const Request& request, const Inputs& inputs) {
   }
   std::vector<bool> found(steps.size(), false);
   for (const LessonRun& lesson : request.lessons) {
-    const Trace plan = lesson.mode->run(inputs, lesson.config, Selection{{}, nullptr, true, request.language});
+    const Trace plan = naming(request, lesson, [&] {
+      return lesson.mode->run(inputs, lesson.config, Selection{{}, nullptr, true, request.language});
+    });
     Shown s{&lesson, {}};
     for (std::size_t i = 0; i < steps.size(); ++i)
       if (plan.has_step(steps[i])) {
@@ -170,7 +184,7 @@ Document run(const Request& request, const Renderer& renderer, const RunStreams&
     plans.only = doc.only;
     for (const Shown& s : shown) {
       const Selection plan_only{s.only, checks(plans, true), true, request.language};
-      plans.traces.push_back(run_lesson(*s.lesson, inputs, request.input, plan_only));
+      plans.traces.push_back(naming(request, *s.lesson, [&] { return run_lesson(*s.lesson, inputs, request.input, plan_only); }));
     }
     check_budget(doc.command, peak, o.max_memory);  // the largest need of any point of the run
   }
