@@ -3,6 +3,7 @@
 // 120 columns: keys, reveal, a resize, each theme's colours, and a clean terminal after quitting.
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <chrono>
 #include <sstream>
 #include <thread>
@@ -10,8 +11,10 @@
 #include "core/torch_random.hpp"
 #include "inputs/embeddings.hpp"
 #include "io/paths.hpp"
+#include "cli/options.hpp"
 #include "lessons/registry.hpp"
 #include "present/deck.hpp"
+#include "render/json.hpp"
 #include "render/layout.hpp"
 #include "render/torch_print.hpp"
 #include "core/terminal_text.hpp"
@@ -60,6 +63,15 @@ LessonConfig defaults_of(const std::string& name) {
     if (lesson.info.name == name) return lesson.modes.front().defaults;
   FAIL("no lesson " << name);
   return {};
+}
+
+// mha with `heads` heads and d_out 4, on `batch` copies of the inputs.
+LessonConfig mha_config(std::size_t heads, std::size_t batch = 1) {
+  LessonConfig cfg = defaults_of("mha");
+  cfg.heads = heads;
+  cfg.d_out = 4;
+  cfg.batch = batch;
+  return cfg;
 }
 
 std::string text_of(const std::vector<Line>& lines) {
@@ -115,17 +127,290 @@ TEST_CASE("present: at 60, 80, 120 and 200 columns every line fits and no word o
         const Step& s = t.steps[i];
         INFO(width << " columns, attn " << t.info.name << " " << s.id);
         const SlideText slide = step_slide(t, i, o);
-        for (const auto* part : {&slide.head, &slide.body})
+        for (const auto* part : {&slide.title, &slide.text, &slide.figure, &slide.tensor})
           for (const Line& l : *part) CHECK(line_width(l) <= width);
-        const std::string head = text_of(slide.head), body = text_of(slide.body);
-        CHECK(words_kept(visible(s.explanation), head, width));
-        CHECK(words_kept(s.code, head, width));
-        if (!s.python_float && !s.python_int) CHECK(words_kept(torch_str(s.tensor, s.integer), body, width));
+        const std::string text = text_of(slide.text), tensor = text_of(slide.tensor);
+        CHECK(words_kept(visible(s.explanation), text, width));
+        CHECK(words_kept(s.code, text, width));
+        if (!s.python_float && !s.python_int) CHECK(words_kept(torch_str(s.tensor, s.integer), tensor, width));
       }
       const SlideText intro = lesson_slide(t, 1, doc.traces.size(), o);
-      for (const Line& l : intro.head) CHECK(line_width(l) <= width);
+      for (const auto* part : {&intro.title, &intro.text})
+        for (const Line& l : *part) CHECK(line_width(l) <= width);
     }
   }
+}
+
+TEST_CASE("present: a step's heatmap comes first, right under its title, and t puts the printed tensor first", "[present]") {
+  const Document doc = tour(book_inputs());
+  Deck deck(doc, false);
+  std::size_t figures = 0;
+  for (std::size_t i = 0; i < deck.slides().size(); ++i, deck.press(Deck::Key::Next)) {
+    const Deck::Slide& s = deck.slides()[deck.at()];
+    if (!s.step || !doc.traces[s.lesson].steps[*s.step].heatmap) continue;
+    const Step& step = doc.traces[s.lesson].steps[*s.step];
+    INFO("attn " << doc.traces[s.lesson].info.name << " " << step.id);
+    ++figures;
+    const auto order = [&] {
+      std::vector<std::string> lines;
+      for (const Line& l : deck.lines(100, true)) lines.push_back(plain(l));
+      const auto at = [&](const std::string& text) {
+        for (std::size_t k = 0; k < lines.size(); ++k)
+          if (lines[k].find(text) != std::string::npos) return k;
+        return lines.size();
+      };
+      return std::vector<std::size_t>{at("] " + step.id), at("  heatmap: "), at(">>>"), at("  shape: ")};
+    };
+    const std::vector<std::size_t> first = order();  // title, heatmap, code, tensor
+    CHECK(first[0] == 0);
+    CHECK(first[1] == 2);  // after one blank line
+    CHECK(first[1] < first[2]);
+    CHECK(first[2] < first[3]);
+    deck.press(Deck::Key::Tensor);
+    CHECK(deck.tensor_first());
+    const std::vector<std::size_t> second = order();  // as the text view: title, code, tensor, heatmap
+    CHECK(second[2] < second[3]);
+    CHECK(second[3] < second[1]);
+    deck.press(Deck::Key::Tensor);
+    CHECK(order() == first);
+  }
+  CHECK(figures >= 9);  // causal's, dropout's, mha's, kv-cache's weights ...
+  // A step without a heatmap keeps its order: text, then tensor.
+  deck.press(Deck::Key::First);
+  deck.press(Deck::Key::Next);
+  const std::string inputs = text_of(deck.lines(100, true));
+  CHECK(inputs.find(">>>") < inputs.find("shape: torch.Size([6, 3])"));
+}
+
+TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of heads, and one head alone enlarged",
+          "[present]") {
+  const Document doc = one("mha", book_inputs(), mha_config(4, 2));
+  const Trace& mha = doc.traces.front();
+  const Step& w = mha.step("attn_weights");  // (2, 4, 6, 6)
+  const std::vector<HeatMap> maps = heat_maps(w, mha.inputs.tokens);
+  REQUIRE(maps.size() == 4);
+  // Each head's rows as numbers in cells: "   journey  0.48  0.52   ·  ...", the query's label then its numbers.
+  const auto row_text = [&](std::size_t head, std::size_t i) {
+    std::string r = "  " + std::string(8 - maps[head].labels[i].size(), ' ') + maps[head].labels[i];
+    for (std::size_t j = 0; j <= i; ++j) r += " " + std::string(5 - heat_number(maps[head].at(i, j)).size(), ' ') + heat_number(maps[head].at(i, j));
+    return r;
+  };
+  // Where (line, column) each head's last row is drawn.
+  const auto places = [&](const std::vector<Line>& lines) {
+    std::vector<std::pair<std::size_t, std::size_t>> at;
+    for (std::size_t h = 0; h < maps.size(); ++h) {
+      at.emplace_back(lines.size(), 0);
+      for (std::size_t y = 0; y < lines.size(); ++y) {
+        const std::size_t x = plain(lines[y]).find(row_text(h, 5));
+        if (x != std::string::npos) {
+          at.back() = {y, x};
+          break;
+        }
+      }
+    }
+    return at;
+  };
+  LayoutOptions o;
+  o.width = 100;  // two heads of 46 columns across: rows of two
+  std::vector<Line> lines = heatmap_lines(w, mha.inputs.tokens, o);
+  for (const Line& l : lines) CHECK(line_width(l) <= 100);
+  auto at = places(lines);
+  for (const auto& p : at) CHECK(p.first < lines.size());  // every head drawn, every number of its last row
+  CHECK(at[0].first == at[1].first);                        // heads 0 and 1 side by side
+  CHECK(at[0].second < at[1].second);
+  CHECK(at[2].first == at[3].first);
+  CHECK(at[2].first > at[0].first);  // a second row of heads under the first
+  CHECK(text_of(lines).find("batch 0 of 2, head 0") != std::string::npos);
+  o.width = 200;  // four across
+  at = places(heatmap_lines(w, mha.inputs.tokens, o));
+  for (std::size_t h = 1; h < 4; ++h) CHECK(at[h].first == at[0].first);
+  CHECK(at[1].second - at[0].second == at[2].second - at[1].second);  // in columns of one width
+  o.width = 80;  // one across: one under another, as before
+  lines = heatmap_lines(w, mha.inputs.tokens, o);
+  at = places(lines);
+  for (std::size_t h = 1; h < 4; ++h) CHECK(at[h].first > at[h - 1].first);
+  for (std::size_t h = 0; h < 4; ++h) CHECK(at[h].second == 0);
+  // One head alone: only its map, at the whole width.
+  o.width = 100;
+  o.head = 2;
+  lines = heatmap_lines(w, mha.inputs.tokens, o);
+  at = places(lines);
+  CHECK(at[2].first < lines.size());
+  CHECK(at[0].first == lines.size());  // the other heads are not drawn
+  CHECK(at[3].first == lines.size());
+  CHECK(text_of(lines).find("head 0") == std::string::npos);
+
+  // 20 tokens, colour-only: two heads across 200 columns, and an enlarged head lists every number.
+  const Document big = one("mha", random_inputs(20, 4), mha_config(2));
+  const Step& bw = big.traces.front().step("attn_weights");
+  LayoutOptions b;
+  b.width = 200;
+  lines = heatmap_lines(bw, big.traces.front().inputs.tokens, b);
+  std::size_t both = 0;
+  for (const Line& l : lines) {
+    CHECK(line_width(l) <= 200);
+    const std::string t = plain(l);
+    if (t.find("19 x20") != std::string::npos && t.find("19 x20", t.find("19 x20") + 1) != std::string::npos) ++both;
+  }
+  CHECK(both == 1);  // the last query's row of both heads on one line
+  b.head = 1;
+  const std::string alone = text_of(heatmap_lines(bw, big.traces.front().inputs.tokens, b));
+  CHECK(alone.find("every number (row: query, then key:value):") != std::string::npos);
+  char last[32];
+  std::snprintf(last, sizeof last, "19:%.4f", static_cast<double>(heat_maps(bw, big.traces.front().inputs.tokens)[1].at(19, 19)));
+  CHECK(alone.find(last) != std::string::npos);
+}
+
+TEST_CASE("present: + and - enlarge one head of a step, then every head again", "[present]") {
+  const Document doc = one("mha", book_inputs(), defaults_of("mha"));
+  Deck deck(doc, false);
+  deck.press(Deck::Key::GoTo);
+  deck.press(Deck::Key::Digit, '2');
+  deck.press(Deck::Key::Digit, '9');
+  deck.press(Deck::Key::Enter);
+  REQUIRE(doc.traces[0].steps[*deck.slides()[deck.at()].step].id == "attn_weights");
+  CHECK(deck.heads() == 2);
+  CHECK_FALSE(deck.head());
+  CHECK(deck.status(200).find("+ - heads") != std::string::npos);
+  const auto heads_shown = [&] {
+    const std::string t = text_of(deck.lines(100, true));
+    return std::to_string(t.find("head 0") != std::string::npos) + std::to_string(t.find("head 1") != std::string::npos);
+  };
+  CHECK(heads_shown() == "11");
+  deck.press(Deck::Key::NextHead);
+  CHECK(deck.head() == std::optional<std::size_t>(0));
+  CHECK(heads_shown() == "10");
+  CHECK(deck.status(200).find("head 0 of 2") != std::string::npos);
+  deck.press(Deck::Key::NextHead);
+  CHECK(heads_shown() == "01");
+  deck.press(Deck::Key::NextHead);  // past the last: every head
+  CHECK_FALSE(deck.head());
+  CHECK(heads_shown() == "11");
+  deck.press(Deck::Key::PrevHead);  // from every head, back: the last
+  CHECK(deck.head() == std::optional<std::size_t>(1));
+  deck.press(Deck::Key::Next);  // another step (attn_weights_dropout): every head again
+  CHECK_FALSE(deck.head());
+  deck.press(Deck::Key::Last);  // context_vecs: no heatmap, nothing to enlarge
+  CHECK(deck.heads() == 0);
+  deck.press(Deck::Key::NextHead);
+  CHECK_FALSE(deck.head());
+  CHECK(deck.status(200).find("+ - heads") == std::string::npos);
+}
+
+namespace {
+
+// An overview step as attn heads makes one (Step::overview): 12 heads of (6, 6) causal weights that put all
+// of each row on one key: the previous token (heads 0, 3, ...), the first token (1, 4, ...) or the query
+// itself (2, 5, ...), with the words under each head.
+Document overview_document() {
+  const Inputs in = book_inputs();
+  Trace t(LessonInfo{"heads", "ch03", "Every head at a glance", "every head"}, in);
+  Step s;
+  s.id = "attn_weights_layer_0";
+  s.title = "Every head of layer 0";
+  s.shape = {12, 6, 6};
+  s.tensor = AnyTensor(s.shape);
+  const char* const kind[] = {"previous token", "first token", "self"};
+  for (std::size_t h = 0; h < 12; ++h) {
+    for (std::size_t i = 0; i < 6; ++i) {
+      const std::size_t key = h % 3 == 0 ? (i == 0 ? 0 : i - 1) : h % 3 == 1 ? 0 : i;
+      for (std::size_t j = 0; j < 6; ++j) s.tensor.data()[(h * 6 + i) * 6 + j] = j == key ? 1.0f : 0.0f;
+    }
+    s.head_notes.push_back(kind[h % 3]);
+  }
+  s.computed = true;
+  s.show_heatmap(true);
+  s.overview = true;
+  t.steps.push_back(s);
+  Document doc;
+  doc.command = "present";
+  doc.traces.push_back(t);
+  return doc;
+}
+
+// Where `text` starts on each line it is on, not followed by a digit ("head 1" is not "head 10"): (line,
+// column).
+std::vector<std::pair<std::size_t, std::size_t>> where(const std::vector<Line>& lines, const std::string& text) {
+  std::vector<std::pair<std::size_t, std::size_t>> at;
+  for (std::size_t y = 0; y < lines.size(); ++y) {
+    const std::string t = plain(lines[y]);
+    for (std::size_t x = t.find(text); x != std::string::npos; x = t.find(text, x + 1))
+      if (x + text.size() == t.size() || !std::isdigit(static_cast<unsigned char>(t[x + text.size()]))) at.emplace_back(y, x);
+  }
+  return at;
+}
+
+}  // namespace
+
+TEST_CASE("heatmap_lines: an overview step is a row of small colour-only maps, each head's words under it", "[present]") {
+  const Document doc = overview_document();
+  const Trace& t = doc.traces.front();
+  const Step& s = t.steps.front();
+  for (const std::size_t width : {60, 100, 200}) {
+    INFO(width << " columns");
+    LayoutOptions o;
+    o.width = width;
+    const std::vector<Line> lines = heatmap_lines(s, t.inputs.tokens, o);
+    for (const Line& l : lines) CHECK(line_width(l) <= width);
+    // Colour only: no number in any map; each head's 21 cells on the scale and 15 masked, plus the legend's.
+    std::size_t cells = 0, masked = 0;
+    for (const Line& l : lines)
+      for (const Span& sp : l) {
+        cells += sp.role == Role::Cell ? 1 : 0;
+        masked += sp.role == Role::Masked ? 1 : 0;
+        if (sp.role == Role::Cell) CHECK(sp.text.find_first_not_of(' ') == std::string::npos);
+      }
+    CHECK(cells == 12 * 21 + 8);
+    CHECK(masked == 12 * 15 + 1);
+    // Heads side by side: head 0 and head 1 on one line, and each head's words right under its map, in its
+    // column.
+    const auto head0 = where(lines, "head 0"), head1 = where(lines, "head 1");
+    REQUIRE(head0.size() == 1);
+    REQUIRE(head1.size() == 1);
+    CHECK(head0[0].first == head1[0].first);
+    for (std::size_t h = 0; h < 12; ++h) {
+      INFO("head " << h);
+      const auto caption = where(lines, "head " + std::to_string(h));
+      REQUIRE_FALSE(caption.empty());
+      const auto [y, x] = caption.back();
+      const std::string words = h % 3 == 0 ? "previous" : h % 3 == 1 ? "first" : "self";
+      bool under = false;
+      for (const auto& [wy, wx] : where(lines, words)) under = under || (wx == x && wy == y + 7);  // 6 rows, then it
+      CHECK(under);
+      // Where the weight is, the cell is at the top of the palette: the previous token, the first or itself.
+      const Line& row = lines[y + 1 + 5];  // the last query's row
+      std::vector<const Span*> map;
+      std::size_t col = 0;
+      for (const Span& sp : row) {
+        if ((sp.role == Role::Cell || sp.role == Role::Masked) && col >= x && map.size() < 6) map.push_back(&sp);
+        col += display_width(sp.text);
+      }
+      REQUIRE(map.size() == 6);
+      const std::size_t key = h % 3 == 0 ? 4 : h % 3 == 1 ? 0 : 5;
+      for (std::size_t j = 0; j < 6; ++j) CHECK(map[j]->shade == Approx(j == key ? 1.0 : 0.0));
+    }
+    CHECK(text_of(lines).find("tokens: 0='Your' 1='journey'") != std::string::npos);
+  }
+  // Monochrome: shades, and a legend of only the two it uses.
+  LayoutOptions mono;
+  mono.width = 100;
+  mono.color = false;
+  const std::string text = text_of(heatmap_lines(s, t.inputs.tokens, mono));
+  CHECK(text.find("lowest") != std::string::npos);
+  CHECK(text.find("highest") != std::string::npos);
+  CHECK(text.find("middle") == std::string::npos);
+  // + in the presenter: one head alone, every number; its words under it.
+  Deck deck(doc, false);
+  deck.press(Deck::Key::Next);
+  CHECK(deck.heads() == 12);
+  deck.press(Deck::Key::NextHead);
+  deck.press(Deck::Key::NextHead);  // head 1: the first token
+  const std::string alone = text_of(deck.lines(100, true));
+  CHECK(alone.find("heatmap: head 1") != std::string::npos);
+  CHECK(alone.find("head 0") == std::string::npos);
+  CHECK(alone.find("first token") != std::string::npos);
+  CHECK(alone.find("   journey  1.00  0.00   ") != std::string::npos);  // every number, in its cell
+  CHECK(deck.status(200).find("head 1 of 12") != std::string::npos);
 }
 
 TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 64, a summary beyond", "[present]") {
@@ -152,11 +437,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
 
   // 20 and 64 tokens: colour-only cells, positions as column labels, the tokens listed under the grid.
   for (const std::size_t n : {20, 64}) {
-    LessonConfig cfg = defaults_of("mha");
-    cfg.d_out = 4;
-    cfg.heads = 1;
-    cfg.batch = 1;
-    const Document mha = one("mha", random_inputs(n, 4), cfg);
+    const Document mha = one("mha", random_inputs(n, 4), mha_config(1));
     const Trace& t = mha.traces.front();
     const Step& w = t.step("attn_weights");
     for (const std::size_t width : {80, 120, 200}) {
@@ -182,11 +463,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
     o.numbers = false;
   }
   // 80 tokens: a summary of each query's strongest keys; 64 at 60 columns too.
-  LessonConfig cfg = defaults_of("mha");
-  cfg.d_out = 4;
-  cfg.heads = 1;
-  cfg.batch = 1;
-  const Document big = one("mha", random_inputs(80, 4), cfg);
+  const Document big = one("mha", random_inputs(80, 4), mha_config(1));
   const Step& w = big.traces.front().step("attn_weights");
   o.width = 120;
   text = text_of(heatmap_lines(w, big.traces.front().inputs.tokens, o));
@@ -229,8 +506,11 @@ TEST_CASE("present: the deck's keys move between steps and lessons, reveal, jump
     return doc.traces[s.lesson].info.name + (s.step ? "/" + doc.traces[s.lesson].steps[*s.step].id : "/intro");
   };
   CHECK(where() == "simple/intro");
+  CHECK(deck.status(200).find("step 0/12 intro") != std::string::npos);  // the intro is step 0
+  CHECK(text_of(deck.lines(100, true)).find("This is step 0 of 12; steps 1 to 12 follow.") != std::string::npos);
   deck.press(Deck::Key::Next);
   CHECK(where() == "simple/inputs");
+  CHECK(deck.status(200).find("step 1/12") != std::string::npos);  // as its [1/12]
   deck.press(Deck::Key::Prev);
   CHECK(where() == "simple/intro");
   deck.press(Deck::Key::Prev);  // nothing before the first slide
@@ -241,6 +521,11 @@ TEST_CASE("present: the deck's keys move between steps and lessons, reveal, jump
   deck.press(Deck::Key::Enter);
   CHECK(where() == "simple/" + doc.traces[0].steps[2].id);
   CHECK(deck.status(200).find("step 3/") != std::string::npos);
+  CHECK(text_of(deck.lines(100, true)).find("[3/12] " + doc.traces[0].steps[2].id) == 0);
+  deck.press(Deck::Key::GoTo);
+  deck.press(Deck::Key::Digit, '0');
+  deck.press(Deck::Key::Enter);
+  CHECK(where() == "simple/intro");  // g 0: the lesson's intro
   deck.press(Deck::Key::NextLesson);
   CHECK(where() == "all-tokens/intro");
   deck.press(Deck::Key::Next);
@@ -313,9 +598,14 @@ TEST_CASE("present: refused before any work without a terminal, for other option
   r = attn_test::run({"present", "--json"});
   CHECK(r.status == 2);
   CHECK(r.err.find("attn present draws on the terminal and does not take --json") != std::string::npos);
-  r = attn_test::run({"present", "--d-out", "4"});
+  r = attn_test::run({"present", "simple", "--d-out", "4"});  // a lesson option no lesson presented takes
   CHECK(r.status == 2);
-  CHECK(r.err.find("attn present runs each lesson with the book's values and does not take --d-out") != std::string::npos);
+  std::string takers;  // in book order: trainable, causal, dropout, mha-wrapper, mha, ...
+  for (const Lesson& lesson : lessons())
+    if (lesson.modes.front().takes(Opt::DOut)) takers += (takers.empty() ? "" : ", ") + lesson.info.name;
+  CHECK(takers.rfind("trainable, causal, dropout, mha-wrapper, mha", 0) == 0);
+  CHECK(r.err == "attn: attn present: none of the lessons presented (simple) takes --d-out; the lessons that take it: " +
+                     takers + " (see 'attn present --help')\n");
   r = attn_test::run({"present", "--theme", "blue"});
   CHECK(r.status == 2);
   CHECK(r.err.find("expected dark, light or contrast, got 'blue'") != std::string::npos);
@@ -326,6 +616,168 @@ TEST_CASE("present: refused before any work without a terminal, for other option
   CHECK(r.status == 0);
   CHECK(r.out.find("PageDown") != std::string::npos);
   CHECK(r.out.find("--reveal") != std::string::npos);
+}
+
+namespace {
+
+// What `attn present ARGS` hands the screen, as run_cli computes it on a terminal: the document and the
+// options (cli.hpp's PresentScreen, in place of ncurses).
+struct Presented {
+  int status = -1;
+  std::string err;
+  Document doc;
+  PresentOptions options;
+};
+Presented presented(std::vector<std::string> args) {
+  args.insert(args.begin(), "present");
+  Terminal term;
+  term.stdin_tty = term.stdout_tty = true;
+  std::ostringstream out, err;
+  std::istringstream in;
+  Presented p;
+  p.status = run_cli(args, out, err, in, term, [&](const Document& doc, const PresentOptions& o) {
+    p.doc = doc;
+    p.options = o;
+  });
+  p.err = err.str();
+  return p;
+}
+
+// A lesson of the deck as `attn LESSON --json` writes it: config, inputs, modules and the steps shown.
+std::string json_of(const Presented& p, const std::string& lesson) {
+  for (const Trace& t : p.doc.traces)
+    if (t.info.name == lesson) return dump_json(trace_to_json(t, p.doc));
+  FAIL("no lesson " << lesson << " in the deck");
+  return {};
+}
+
+std::vector<std::string> names_in(const Document& doc) {
+  std::vector<std::string> out;
+  for (const Trace& t : doc.traces) out.push_back(t.info.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("present takes the lesson options as the lesson does: each deck lesson is the lesson's run, to the bit",
+          "[present][cli]") {
+  const std::string tiny = ATTN_TESTS_DIR "/golden/models/tiny-f32";
+  struct Case {
+    std::string option, value, lesson;
+    std::vector<std::string> with;  // what the option needs beside it
+  };
+  const std::vector<Case> cases{
+      {"--seed", "7", "causal", {}},          {"--d-out", "3", "causal", {}},
+      {"--heads", "3", "mha-wrapper", {}},    {"--kv-groups", "1", "gqa", {}},
+      {"--dropout", "0.2", "causal", {}},     {"--dropout-rng", "mkl", "dropout", {}},
+      {"--qkv-bias", "", "trainable", {}},    {"--batch", "1", "mha", {}},
+      {"--prompt", "3", "kv-cache", {}},      {"--query", "2", "simple", {}},
+      {"--head", "1", "causal", {"--model", tiny}},
+  };
+  // Every lesson option attn present takes is here.
+  for (const OptionSpec* spec : options_in(Scope::Lesson)) {
+    if (!present_takes(*spec)) continue;
+    INFO(spec->name);
+    CHECK(std::any_of(cases.begin(), cases.end(), [&](const Case& c) { return c.option == spec->spellings().front(); }));
+  }
+  for (const Case& c : cases) {
+    INFO("attn present " << c.lesson << " " << c.option << " " << c.value);
+    std::vector<std::string> given{c.option};
+    if (!c.value.empty()) given.push_back(c.value);
+    given.insert(given.end(), c.with.begin(), c.with.end());
+    std::vector<std::string> present_args{c.lesson}, lesson_args{c.lesson, "--json"}, book_args{c.lesson, "--json"};
+    present_args.insert(present_args.end(), given.begin(), given.end());
+    lesson_args.insert(lesson_args.end(), given.begin(), given.end());
+    book_args.insert(book_args.end(), c.with.begin(), c.with.end());
+    const Presented p = presented(present_args);
+    REQUIRE(p.status == 0);
+    const auto lesson = attn_test::run(lesson_args);
+    REQUIRE(lesson.status == 0);
+    CHECK(json_of(p, c.lesson) == lesson.out);                     // the same numbers and config as the lesson's
+    CHECK(json_of(p, c.lesson) != attn_test::run(book_args).out);  // and the option changed them
+  }
+  // The issue's example: the causal attn_weights of --seed 7.
+  const Presented seeded = presented({"causal", "--seed", "7", "--step", "attn_weights"});
+  REQUIRE(seeded.status == 0);
+  const Step& w = seeded.doc.traces.at(0).step("attn_weights");
+  CHECK(w.computed);
+  CHECK(torch_str(w.tensor, false).find("tensor([[0.1657, 0.1655, 0.1654, 0.1687, 0.1653, 0.1694],") == 0);
+  CHECK(json_of(seeded, "causal") == attn_test::run({"causal", "--seed", "7", "--step", "attn_weights", "--json"}).out);
+}
+
+TEST_CASE("present with several lessons: each option applies to the lessons that take it, --step to those that have it",
+          "[present][cli]") {
+  // --heads: mha's only; --seed: causal's and mha's; simple takes neither and runs as the book does.
+  Presented p = presented({"simple", "causal", "mha", "--heads", "1", "--seed", "5", "--no-explain"});
+  REQUIRE(p.status == 0);
+  CHECK(names_in(p.doc) == std::vector<std::string>{"simple", "causal", "mha"});
+  CHECK(json_of(p, "simple") == attn_test::run({"simple", "--json"}).out);
+  CHECK(json_of(p, "causal") == attn_test::run({"causal", "--seed", "5", "--json"}).out);
+  CHECK(json_of(p, "mha") == attn_test::run({"mha", "--heads", "1", "--seed", "5", "--json"}).out);
+  CHECK_FALSE(p.options.explain);
+  {  // --no-explain: each slide its title and result, no explanation or code
+    Deck deck(p.doc, false, p.options.explain);
+    deck.press(Deck::Key::Next);
+    const std::string slide = text_of(deck.lines(100, false));
+    CHECK(slide.find("[1/12] inputs") != std::string::npos);
+    CHECK(slide.find("shape: torch.Size([6, 3])") != std::string::npos);
+    CHECK(slide.find(">>>") == std::string::npos);
+    CHECK(text_of(Deck(p.doc, false, true).lines(100, false)).find("Lesson 1 of 3") != std::string::npos);
+  }
+  // --step: only those slides, in the lessons that have the step; the others are left out.
+  p = presented({"simple", "causal", "mha", "--step", "attn_weights,context_vecs"});
+  REQUIRE(p.status == 0);
+  CHECK(names_in(p.doc) == std::vector<std::string>{"causal", "mha"});
+  for (const Trace& t : p.doc.traces)
+    for (const Step& s : t.steps) CHECK(s.computed == (s.id == "attn_weights" || s.id == "context_vecs"));
+  Deck deck(p.doc, false);
+  CHECK(deck.slides().size() == 6);  // each lesson's intro and its two steps
+  CHECK(text_of(deck.lines(100, false)).find("This is step 0 of 18; shown: steps 4 attn_weights, 18 context_vecs.") !=
+        std::string::npos);
+  deck.press(Deck::Key::Next);
+  CHECK(text_of(deck.lines(100, false)).find("[4/18] attn_weights") != std::string::npos);  // numbered as in the lesson
+  CHECK(deck.status(200).find("step 4/18") != std::string::npos);
+  const auto go = [&](const std::string& n) {
+    deck.press(Deck::Key::GoTo);
+    for (const char d : n) deck.press(Deck::Key::Digit, d);
+    deck.press(Deck::Key::Enter);
+    const Deck::Slide& s = deck.slides()[deck.at()];
+    return s.step ? p.doc.traces[s.lesson].steps[*s.step].id : std::string("intro");
+  };
+  CHECK(go("18") == "context_vecs");  // step 18 of causal, as [18/18]
+  CHECK(go("10") == "attn_weights");  // not shown: the nearest shown before it
+  CHECK(go("0") == "intro");
+  // Refused, naming what is wrong.
+  p = presented({"simple", "causal", "--step", "attn_weight"});
+  CHECK(p.status == 2);
+  CHECK(p.err == "attn: --step attn_weight: none of the lessons presented (simple, causal) has such a step; attn LESSON "
+                 "--json | jq '.steps[].id' lists a lesson's steps (see 'attn present --help')\n");
+  p = presented({"causal", "--step", "attn_weight"});  // one lesson: its own message, with its steps
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: --step attn_weight: attn causal has no such step; its steps are queries, keys,") == 0);
+  p = presented({"simple", "all-tokens", "--seed", "1"});
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: attn present: none of the lessons presented (simple, all-tokens) takes --seed; the lessons "
+                   "that take it: trainable, causal,") == 0);
+  p = presented({"--heads", "4"});  // a lesson's own refusal names the lesson
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: attn mha: --d-out 2 is not divisible by --heads 4") == 0);
+  p = presented({"--heads", "4", "--d-out", "4"});
+  CHECK(p.status == 0);
+  p = presented({"--estimate"});
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: attn present does not take --estimate, which belongs to the report attn kv-cache --estimate "
+                   "prints instead of the lesson's steps; run attn kv-cache --estimate") == 0);
+  p = presented({"--emb-dim", "64"});
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: attn present does not take --emb-dim, which belongs to the report attn gqa --kv-cache") == 0);
+  p = presented({"--format", "html"});
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn present draws on the terminal and does not take --format (for a pipe or a file use attn tour "
+                   "or attn LESSON; for slides in a browser, attn LESSON --format html)") != std::string::npos);
+  p = presented({"causal", "--heads", "2", "--model", ATTN_TESTS_DIR "/golden/models/tiny-f32"});  // the table's rules
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: --heads does not apply with --model") == 0);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -445,6 +897,77 @@ TEST_CASE("present in tmux: takes --color and --max-memory, which its --help lis
   }
 }
 
+TEST_CASE("present in tmux at 100x30: takes --text, --seed and --step as attn causal does", "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
+  // What the lesson itself prints for the same options: the step's number and its first row.
+  const auto lesson = attn_test::run({"causal", "--text", "The cat sat", "--seed", "3", "--step", "attn_weights"});
+  REQUIRE(lesson.status == 0);
+  const std::string first_row = "tensor([[0.2903, 0.3250, 0.3847],";  // not the book's seed-123 weights
+  REQUIRE(lesson.out.find("[8/22] attn_weights") != std::string::npos);
+  REQUIRE(lesson.out.find(first_row) != std::string::npos);
+  const attn_test::Tmux t(100, 30, quote(ATTN_EXE) + " present causal --text 'The cat sat' --seed 3 --step attn_weights");
+  REQUIRE(t.ok());
+  REQUIRE(t.wait_for("Lesson 1 of 1: attn causal"));
+  CHECK(t.screen().find("'The' ' cat' ' sat'") != std::string::npos);
+  t.keys("Right");
+  REQUIRE(t.wait_for("[8/22] attn_weights"));
+  CHECK(t.wait_for(first_row));
+  CHECK(t.screen().find("step 8/22") != std::string::npos);
+  t.keys("Right");  // the only step shown: nothing after it
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(t.screen().find("[8/22] attn_weights") != std::string::npos);
+  t.keys("q");
+  REQUIRE(t.wait_for("attn-exited-0"));
+}
+
+TEST_CASE("present in tmux at 100x30: mha's and causal's attn_weights heatmaps on screen without scrolling, t for the tensor",
+          "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
+  // The last row ('step') of each head's map, every number in its cell.
+  const auto last_rows = [](const std::string& screen) {
+    std::istringstream lines(screen);
+    std::string line;
+    std::size_t n = 0, count = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      for (std::size_t at = line.find("    step  0.1"); at != std::string::npos; at = line.find("    step  0.1", at + 1)) ++count;
+    }
+    CHECK(n <= 30);  // what capture-pane gives is the 30 lines on screen
+    return count;
+  };
+  struct Case {
+    std::string lesson, jump, title;
+    std::size_t heads;
+  };
+  for (const Case& c : {Case{"mha", "g 2 9 Enter", "[29/33] attn_weights", 2}, Case{"causal", "g 4 Enter", "[4/18] attn_weights", 1}}) {
+    INFO("attn present " << c.lesson);
+    const attn_test::Tmux t(100, 30, quote(ATTN_EXE) + " present " + c.lesson);
+    REQUIRE(t.ok());
+    REQUIRE(t.wait_for("Lesson 1 of 1"));
+    t.keys(c.jump);
+    REQUIRE(t.wait_for(c.title));
+    const std::string screen = t.screen();
+    CHECK(screen.rfind(c.title, 0) == 0);                          // the title on the first line, not scrolled
+    CHECK(screen.find("heatmap: rows are queries") < screen.find(">>>"));  // the heatmap before the code
+    CHECK(last_rows(screen) == c.heads);                           // every head's map whole on screen
+    if (c.heads == 2) {  // + enlarges head 0 alone; past the last, both again
+      t.keys("+");
+      REQUIRE(t.wait_for("head 0 of 2"));
+      CHECK(t.screen().find("batch 0 of 2, head 1") == std::string::npos);
+      CHECK(last_rows(t.screen()) == 1);
+      t.keys("+ +");
+      REQUIRE(t.wait_for("head 1 of 2", false));
+      CHECK(last_rows(t.screen()) == 2);
+    }
+    t.keys("t");  // the tensor first, as the text view orders a step
+    REQUIRE(t.wait_for("  shape: torch.Size(["));
+    const std::string tensor_first = t.screen();
+    CHECK(tensor_first.find("shape: torch.Size([") < tensor_first.find("heatmap: rows are queries"));
+    t.keys("q");
+    REQUIRE(t.wait_for("attn-exited-0"));
+  }
+}
+
 TEST_CASE("present in tmux: a step taller than the screen scrolls inside itself with Up and Down", "[present][tmux]") {
   attn_test::need_program("/usr/bin/tmux", "tmux");
   const attn_test::Tmux t(80, 16, quote(ATTN_EXE) + " present causal");
@@ -513,6 +1036,19 @@ TEST_CASE("the text view on a terminal of known width: wrapped between numbers, 
     CHECK(g == w);
   }
   CHECK(wide >= 1);  // causal's dropout line of code
+  // mha's two heads side by side at 100 columns, one under the other at 80; in a pipe, as always.
+  const std::vector<std::string> heads{"mha", "--step", "attn_weights", "--color", "never"};
+  const auto same_line = [](const std::string& out) {
+    std::istringstream lines(out);
+    std::string line;
+    while (std::getline(lines, line))
+      if (line.find("head 0") != std::string::npos) return line.find("head 1") != std::string::npos;
+    return false;
+  };
+  CHECK(same_line(run_on(100, heads)));
+  CHECK_FALSE(same_line(run_on(80, heads)));
+  CHECK(fits(run_on(100, heads), 100));
+  CHECK_FALSE(same_line(attn_test::run({"mha", "--step", "attn_weights", "--heatmap", "always"}).out));
 }
 
 TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, masked cells on a background of their own",

@@ -44,17 +44,23 @@ std::string usage_hint(const CLI::App& app) {
 }
 
 // A given option the chosen lesson and mode do not use: a UsageError that says so. `shown`: the subcommand
-// lists it in its --help (attn present's --color, --max-memory and --scale), so it is taken.
+// lists it in its --help (attn present's: present_takes), so it is taken.
 void check_used(const Sub& sub, const LessonMode* mode, const OptionSpec& spec, bool shown) {
   const std::string name = spec.spellings().front();
-  if (sub.present) {
-    if (shown && spec.scope != Scope::Lesson) return;
-    if (spec.scope == Scope::Lesson)
-      throw UsageError("attn present runs each lesson with the book's values and does not take " + name +
-                       "; for one lesson's options use attn LESSON " + name + " --pause");
-    if (spec.scope == Scope::Output || spec.scope == Scope::Step)
+  if (sub.present) {  // a lesson option it takes is checked against the lessons presented (present_runs)
+    if (shown) return;
+    if (spec.scope == Scope::Lesson)  // an option of a lesson's other mode: a report, not slides
+      for (const Lesson& lesson : lessons())
+        for (const LessonMode& mode : lesson.modes)
+          if (mode.selector && (mode.takes(*spec.opt) || *mode.selector == *spec.opt)) {
+            const std::string command = "attn " + lesson.info.name + " " + lesson_option(*mode.selector).spellings().front();
+            throw UsageError("attn present does not take " + name + ", which belongs to the report " + command +
+                             " prints instead of the lesson's steps; run " + command);
+          }
+    if (spec.scope == Scope::Output)
       throw UsageError("attn present draws on the terminal and does not take " + name +
-                       " (for a pipe or a file use attn tour or attn LESSON)");
+                       " (for a pipe or a file use attn tour or attn LESSON; for slides in a browser, attn LESSON "
+                       "--format html)");
     return;
   }
   if (sub.lesson == nullptr) {  // the tour (which has the lesson options only hidden), or bench
@@ -149,15 +155,53 @@ std::vector<LessonRun> book_runs(const std::vector<const Lesson*>& deck, const C
   return runs;
 }
 
+// attn present's lessons, each as the book runs it (its first mode) with the lesson options given that it
+// takes; a lesson option that none of them takes is a usage error naming it and the lessons that do.
+std::vector<LessonRun> present_runs(const Sub& sub, const std::vector<const Lesson*>& deck, const CommandLine& parsed,
+                                    const CommandLine& options) {
+  std::vector<LessonRun> runs;
+  for (const Lesson* lesson : deck) {
+    const LessonMode& mode = lesson->modes.front();
+    CommandLine values = options;
+    values.lesson = mode.defaults;
+    for (const OptionSpec* spec : options_in(Scope::Lesson))
+      if (sub.given(*spec) && mode.takes(*spec->opt)) spec->take(values, parsed);
+    runs.push_back(lesson_run(*lesson, mode, values));
+  }
+  for (const OptionSpec* spec : options_in(Scope::Lesson)) {
+    if (!sub.given(*spec) ||
+        std::any_of(deck.begin(), deck.end(), [&](const Lesson* l) { return l->modes.front().takes(*spec->opt); }))
+      continue;
+    std::vector<std::string> shown, takers;
+    for (const Lesson* l : deck) shown.push_back(l->info.name);
+    for (const Lesson& l : lessons())
+      if (l.modes.front().takes(*spec->opt)) takers.push_back(l.info.name);
+    const auto joined = [](const std::vector<std::string>& names) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      return list;
+    };
+    throw UsageError("attn present: none of the lessons presented (" + joined(shown) + ") takes " +
+                     spec->spellings().front() + "; the lessons that take it: " + joined(takers));
+  }
+  return runs;
+}
+
 struct Streams {
   std::ostream& out;
   std::ostream& err;
   std::istream& in;
   const Terminal& term;
+  const PresentScreen& screen;
 };
 
 Request request_for(std::string command, std::vector<LessonRun> lessons, const CommandLine& options) {
-  return Request{std::move(command), std::move(lessons), false, options.input, options.output, ""};
+  Request r;
+  r.command = std::move(command);
+  r.lessons = std::move(lessons);
+  r.input = options.input;
+  r.output = options.output;
+  return r;
 }
 
 // A lesson or the tour: run, then emit in the chosen format.
@@ -192,8 +236,10 @@ int run_tour(const Sub& sub, const CommandLine& parsed, const Streams& s) {
 // attn present: the lessons named (or every lesson), computed whole, then drawn on the terminal.
 int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
   const CommandLine options = effective(sub, nullptr, parsed);
-  Request request = request_for("present", book_runs(deck_lessons(sub, parsed, !options.input.model.empty()), options), options);
+  Request request = request_for(
+      "present", present_runs(sub, deck_lessons(sub, parsed, !options.input.model.empty()), parsed, options), options);
   request.plan_whole_run = true;
+  request.steps_where_found = true;
   if (options.input.input == "-")
     throw UsageError("attn present reads its keys from standard input, which --input - reads the embeddings from; "
                      "give the embeddings as a file");
@@ -207,7 +253,8 @@ int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
   p.theme = options.present.theme;
   p.scale = o.scale;
   p.color = style.color;
-  present(doc, p);
+  p.explain = o.explain;
+  s.screen(doc, p);
   return kExitOk;
 }
 
@@ -236,6 +283,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, std::istream& in,
             const Terminal& term) {
+  return run_cli(args, out, err, in, term, present);
+}
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, std::istream& in,
+            const Terminal& term, const PresentScreen& screen) {
   std::string command;
   try {
     CommandLine parsed;  // what CLI11 stores; only the options given are read from it
@@ -276,7 +328,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return kExitOk;
     }
     command = chosen->app->get_name();
-    const Streams streams{out, err, in, term};
+    const Streams streams{out, err, in, term, screen};
     if (chosen == &cli.tour) return run_tour(*chosen, parsed, streams);
     if (chosen == &cli.present) return run_present(*chosen, parsed, streams);
     return run_lesson(*chosen, parsed, streams);

@@ -41,6 +41,23 @@ Sub setup_lesson(CLI::App& app, const Lesson& lesson, CommandLine& parsed) {
   return sub;
 }
 
+// A lesson option's default as attn present's --help shows it: the lessons' one value, or "each lesson's"
+// where they differ (--d-out: 2 in causal, 4 in gqa); "" for other options (their own default is shown).
+std::string present_default(const OptionSpec& spec) {
+  if (spec.scope != Scope::Lesson || spec.is_flag()) return "";
+  if (!spec.default_note.empty()) return spec.default_note;
+  std::string shown;
+  for (const Lesson& lesson : lessons()) {
+    if (!lesson.modes.front().takes(*spec.opt)) continue;
+    CommandLine c;
+    c.lesson = lesson.modes.front().defaults;
+    const std::string d = spec.shown_default(c);
+    if (!shown.empty() && d != shown) return "each lesson's";
+    shown = d;
+  }
+  return shown;
+}
+
 }  // namespace
 
 void setup(Cli& cli, CommandLine& parsed) {
@@ -65,15 +82,15 @@ void setup(Cli& cli, CommandLine& parsed) {
   cli.present.app = app.add_subcommand(
       "present", "Full screen for class: every lesson (or the LESSONs named), one step per slide, clicker keys");
   cli.present.present = true;
-  std::vector<const OptionSpec*> not_for_present = not_for_tour;
-  for (const OptionSpec* spec : options_in(Scope::Output))
-    if (spec->name != "--color" && spec->name != "--max-memory" && spec->name != "--scale") not_for_present.push_back(spec);
+  // What it takes is present_takes' (cli/options.cpp); the rest is hidden, accepted only to be refused clearly.
+  std::vector<const OptionSpec*> not_for_present;
+  for (const OptionSpec& spec : option_table())
+    if ((spec.scope == Scope::Lesson || spec.scope == Scope::Output) && !present_takes(spec))
+      not_for_present.push_back(&spec);
   add_hidden(cli.present, not_for_present, parsed, defaults);
-  add_each(cli.present, Scope::Input, parsed, defaults);
-  for (const OptionSpec* spec : options_in(Scope::Output))
-    if (spec->name == "--color" || spec->name == "--max-memory" || spec->name == "--scale")
-      cli.present.add(*spec, parsed, defaults, "");
-  add_each(cli.present, Scope::Present, parsed, defaults);
+  for (Scope scope : {Scope::Input, Scope::Output, Scope::Step, Scope::Lesson, Scope::Present})
+    for (const OptionSpec* spec : options_in(scope))
+      if (present_takes(*spec)) cli.present.add(*spec, parsed, defaults, "", true, present_default(*spec));
   cli.present.app
       ->add_option("LESSON", parsed.present.lessons,
                    "Lessons to present, in the order given (attn list names them); none: every lesson")

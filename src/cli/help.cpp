@@ -61,13 +61,19 @@ const char* const kPresentFooter =
     "Keys (presenter clickers send these too):\n"
     "  -> Space PageDown Enter   next step      <- PageUp Backspace  previous\n"
     "  Home End                  first, last    [ ]                  lessons\n"
-    "  g 12 Enter                step 12        Up Down              scroll a step\n"
+    "  g 12 Enter                step [12/n]    Up Down              scroll a step\n"
+    "  g 0 Enter                 the intro      (each lesson's step 0)\n"
     "  n                         every number   s                 colour scale\n"
+    "  t                         the printed tensor above the heatmap (again: below)\n"
+    "  + -                       one head alone, enlarged, every number (past the\n"
+    "                            last or first: every head side by side again)\n"
     "  b .                       blank screen   ?                    help\n"
     "  q Esc Ctrl-C              quit (the terminal is restored)\n"
     "Colour follows --color, NO_COLOR and TERM; without it the presenter is\n"
-    "monochrome, highlights in reverse video. Examples: attn present; attn present\n"
-    "causal mha --reveal; attn present --theme light --text \"The cat sat\".\n"
+    "monochrome, highlights in reverse video. The lesson options apply to the\n"
+    "lessons that take them, --step to those that have the step. Examples: attn\n"
+    "present; attn present causal mha --reveal; attn present --theme light --text\n"
+    "\"The cat sat\"; attn present causal --seed 7 --step attn_weights.\n"
     "Guide: docs/classroom.md.";
 
 // CLI11's help, wrapped to 80 columns, and a negatable flag named as "--explain, --no-explain" rather than

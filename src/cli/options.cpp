@@ -19,6 +19,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "inputs/sources.hpp"
+#include "lessons/registry.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -422,6 +423,7 @@ std::vector<OptionSpec> make_table() {
   t.push_back(choice(O, std::nullopt, "--color", "WHEN", &OutputOptions::color, when_words(), "",
                      "Colour: auto = when stdout is a terminal, NO_COLOR is unset and TERM is not dumb; --json never "
                      "has colour"));
+  t.back().in_present = true;
   t.push_back(choice(O, std::nullopt, "--heatmap", "WHEN", &OutputOptions::heatmap, when_words(), "",
                      "Also draw weight matrices as heatmaps (token labels, every number, masked cells as a dot): auto "
                      "= when stdout is a terminal"));
@@ -432,6 +434,7 @@ std::vector<OptionSpec> make_table() {
                      "Heatmap colours, in every format and attn present: fixed (weights on 0 to 1, as the "
                      "probabilities they are; signed values centred on 0), matrix (its own min to max) or row (each "
                      "row's own min to max: small weights told apart next to a large one). The legend says which"));
+  t.back().in_present = true;
   t.push_back(flag(O, std::nullopt, "--pause", &OutputOptions::pause, "",
                    "Wait for Enter after each step, q to quit (only when stdin and stdout are terminals; ignored "
                    "otherwise, so scripts never hang)"));
@@ -439,6 +442,7 @@ std::vector<OptionSpec> make_table() {
                    "Only each step's id and tensor, for diffing against the book"));
   t.push_back(flag(O, std::nullopt, "--explain,!--no-explain", &OutputOptions::explain, "",
                    "Show each step's explanation and the book's PyTorch code (default; --no-explain hides them)"));
+  t.back().in_present = true;
   t.push_back(step_option());
   t.push_back(name_of(O, "--save-npy", "DIR", &OutputOptions::save_npy, "needs a directory name",
                      "Also write each step shown as a NumPy file DIR/<step id>.npy (np.load reads the tensor "
@@ -454,6 +458,7 @@ std::vector<OptionSpec> make_table() {
     static_assert(kDefaultMemoryBudget == std::size_t{4} << 30, "the default as help shows it");
     b->show = [](const std::size_t& v) { return v == kDefaultMemoryBudget ? std::string("4G") : std::to_string(v); };
     t.push_back(mem);
+    t.back().in_present = true;
   }
 
   // Lesson options, in the order the JSON config lists them.
@@ -581,6 +586,20 @@ const OptionSpec& lesson_option(Opt o) {
   for (const auto& s : option_table())
     if (s.scope == Scope::Lesson && s.opt == o) return s;
   throw std::logic_error("no option table entry for a lesson option");
+}
+
+bool present_takes(const OptionSpec& spec) {
+  switch (spec.scope) {
+    case Scope::Input:
+    case Scope::Step:
+    case Scope::Present: return true;
+    case Scope::Output: return spec.in_present;
+    case Scope::Lesson:
+      for (const Lesson& lesson : lessons())
+        if (lesson.modes.front().takes(*spec.opt)) return true;
+      return false;
+    default: return false;
+  }
 }
 
 std::vector<const OptionSpec*> options_in(Scope scope) {

@@ -70,6 +70,7 @@ struct OptionSpec {
   std::vector<std::string> values;  // the accepted words of an enum-like option (help, man page, completion)
   std::string range;       // "1 to 64", for the man page; empty when the type says it all
   std::string default_note;  // the default in words where it is not one value ("the book's")
+  bool in_present = false;   // an output option attn present takes too (--color, --scale, --explain, --max-memory)
 
   // What a combination with other options means: given with `other` (excludes) or without it (needs), the
   // option is refused with `message`, a whole sentence. Checked scope by scope in table order
@@ -104,6 +105,11 @@ const std::vector<OptionSpec>& option_table();
 const OptionSpec& lesson_option(Opt o);
 // Every option of `scope`, in table order.
 std::vector<const OptionSpec*> options_in(Scope scope);
+// Whether attn present takes `spec`: the input options, --step, its own, the output options marked
+// in_present, and every lesson option a lesson takes as the book runs it (its first mode: the other modes,
+// kv-cache --estimate and gqa --kv-cache, are reports, not slides). attn present applies each to the
+// lessons that take it (cli.cpp).
+bool present_takes(const OptionSpec& spec);
 
 // Option checks with messages a student can act on (CLI11's own would print the range as doubles and
 // would read "-1" as a huge unsigned number).

@@ -1,10 +1,12 @@
 #include "present/deck.hpp"
 
+#include "render/heatmap.hpp"
+
 #include <algorithm>
 
 namespace attn {
 
-Deck::Deck(const Document& doc, bool reveal) : doc_(doc), reveal_(reveal) {
+Deck::Deck(const Document& doc, bool reveal, bool explain) : doc_(doc), reveal_(reveal), explain_(explain) {
   for (std::size_t l = 0; l < doc.traces.size(); ++l) {
     slides_.push_back({l, std::nullopt});
     for (std::size_t s = 0; s < doc.traces[l].steps.size(); ++s)
@@ -19,6 +21,7 @@ bool Deck::has_body(std::size_t slide) const { return slides_[slide].step.has_va
 void Deck::arrive(std::size_t slide, bool from_before) {
   at_ = std::min(slide, slides_.size() - 1);
   scroll_ = 0;
+  head_.reset();  // a new step shows all its heads
   revealed_ = !(reveal_ && from_before && has_body(at_));
 }
 
@@ -44,7 +47,8 @@ void Deck::press(Key key, char digit) {
       go_to_->pop_back();
     } else if (key == Key::Enter || key == Key::Next) {
       if (!go_to_->empty()) {
-        // Step k of the current lesson, as the status line counts them (0: the lesson's first slide).
+        // Step k of the current lesson, as [k/n] and the status line number it (0: the lesson's intro); a
+        // step --step does not show: the nearest shown before it.
         const std::size_t lesson = slides_[at_].lesson, k = std::stoul(*go_to_);
         std::size_t target = lesson_start(lesson);
         for (std::size_t i = target; i < slides_.size() && slides_[i].lesson == lesson; ++i)
@@ -100,6 +104,22 @@ void Deck::press(Key key, char digit) {
     case Key::Scale:  // fixed, then the matrix's min..max, then each row's own, then fixed again
       scale_ = scale_ == HeatScale::Fixed ? HeatScale::Matrix : scale_ == HeatScale::Matrix ? HeatScale::Row : HeatScale::Fixed;
       break;
+    case Key::Tensor:
+      tensor_first_ = !tensor_first_;
+      scroll_ = 0;
+      break;
+    case Key::NextHead:
+    case Key::PrevHead: {
+      const std::size_t n = heads();
+      if (n < 2 || !revealed_) break;
+      if (key == Key::NextHead) {
+        head_ = !head_ ? std::optional<std::size_t>(0) : *head_ + 1 < n ? std::optional<std::size_t>(*head_ + 1) : std::nullopt;
+      } else {
+        head_ = !head_ ? std::optional<std::size_t>(n - 1) : *head_ > 0 ? std::optional<std::size_t>(*head_ - 1) : std::nullopt;
+      }
+      scroll_ = 0;
+      break;
+    }
     case Key::Blank: blank_ = true; break;
   }
 }
@@ -112,19 +132,37 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.color = color;
   o.numbers = numbers_;
   o.scale = scale_;
+  o.explain = explain_;
+  o.head = head_;
   o.numbers_hint = "(n: every number)";
   SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
-  std::vector<Line> out = std::move(text.head);
-  if (!text.body.empty()) {
+  std::vector<Line> out = std::move(text.title);
+  const auto part = [&](std::vector<Line>&& lines) {
+    if (lines.empty()) return;
     out.push_back({});
-    if (revealed_) {
-      for (auto& l : text.body) out.push_back(std::move(l));
-    } else {
-      for (auto& l : wrap_text("What will it be? The result appears on the next key.", width, "  ", Role::Legend))
-        out.push_back(std::move(l));
-    }
+    for (auto& l : lines) out.push_back(std::move(l));
+  };
+  if (!revealed_) {  // --reveal: the explanation and code first
+    part(std::move(text.text));
+    part(wrap_text("What will it be? The result appears on the next key.", width, "  ", Role::Legend));
+  } else if (tensor_first_ || text.figure.empty()) {  // t: the text view's order
+    part(std::move(text.text));
+    part(std::move(text.tensor));
+    part(std::move(text.figure));
+  } else {  // the figure first, right under the title: on screen without scrolling
+    part(std::move(text.figure));
+    part(std::move(text.text));
+    part(std::move(text.tensor));
   }
   return out;
+}
+
+std::size_t Deck::heads() const {
+  const Slide& s = slides_[at_];
+  if (!s.step) return 0;
+  const Trace& t = doc_.traces[s.lesson];
+  const Step& step = t.steps[*s.step];
+  return step.heatmap ? heat_maps(step, t.inputs.tokens).size() : 0;
 }
 
 std::string Deck::status(std::size_t width) const {
@@ -132,12 +170,19 @@ std::string Deck::status(std::size_t width) const {
   const Trace& t = doc_.traces[s.lesson];
   std::string where = "attn " + t.info.name + "  lesson " + std::to_string(s.lesson + 1) + "/" +
                       std::to_string(doc_.traces.size()) + "  ";
-  where += s.step ? "step " + std::to_string(*s.step + 1) + "/" + std::to_string(t.steps.size()) : "intro";
+  // Step k/n as the slide's [k/n] says; the lesson's intro is step 0.
+  where += "step " + std::to_string(s.step ? *s.step + 1 : 0) + "/" + std::to_string(t.steps.size()) +
+           (s.step ? "" : " intro");
   if (!revealed_) where += "  (next key: result)";
+  if (head_) where += "  head " + std::to_string(*head_) + " of " + std::to_string(heads()) + " (+ - : next, all)";
   if (go_to_) return where + "  go to step: " + *go_to_ + "_  (Enter: go, Esc: cancel)";
   // The keys, as many as fit.
-  for (const char* keys : {"  |  <- -> steps  [ ] lessons  g go to  n numbers  s scale  ? help  q quit",
+  const bool several = heads() >= 2;
+  for (const char* keys : {"  |  <- -> steps  [ ] lessons  g go to  + - heads  t tensor  n numbers  s scale  ? help  q quit",
+                           "  |  <- -> steps  [ ] lessons  g go to  t tensor  n numbers  s scale  ? help  q quit",
+                           "  |  <- -> steps  [ ] lessons  g go to  n numbers  s scale  ? help  q quit",
                            "  |  <- -> steps  [ ] lessons  ? help  q quit", "  |  ? help  q quit"}) {
+    if (!several && std::string(keys).find("+ - heads") != std::string::npos) continue;
     if (where.size() + std::char_traits<char>::length(keys) <= width) return where + keys;
   }
   return where;
@@ -150,8 +195,13 @@ std::vector<std::string> Deck::help_lines() {
           "previous step   <- PageUp Backspace",
           "first, last     Home (F5)  End",
           "lessons         [ previous   ] next",
-          "go to step      g, a number, Enter",
+          "go to step N    g N Enter: step N of this lesson",
+          "                as [N/n] numbers it; g 0 Enter: its intro",
           "scroll a step   Up Down (j k)",
+          "one head        + -  a head alone, enlarged, every number;",
+          "                past the last (or first): every head",
+          "tensor first    t  the printed tensor above the heatmap",
+          "                (again: the heatmap first, under the title)",
           "numbers         n  every number of a heatmap",
           "scale           s  colours: fixed 0-1, matrix, each row",
           "blank screen    b .  (any key brings it back)",

@@ -23,13 +23,17 @@ class Deck {
     NextLesson,  // ]
     Up,          // ↑ k: scroll the slide
     Down,        // ↓ j
-    GoTo,        // g: then a number and Enter
+    GoTo,        // g: then a number N and Enter: step N of the lesson, as [N/n] numbers it (0: its intro)
     Digit,       // 0-9 after g
     Enter,       // Enter: ends g's number, else Next
     Cancel,      // Esc: ends g's number, else quits
     Help,        // ?
     Numbers,     // n: every number of a heatmap
     Scale,       // s: the heatmap's colour scale, fixed -> matrix -> row -> fixed
+    Tensor,      // t: the printed tensor before the heatmap (again: the heatmap first)
+    NextHead,    // + (=): a step of several heads: the next head alone, enlarged, with every number; past the
+                 // last, every head again
+    PrevHead,    // -: the head before; before the first, every head again
     Blank,       // b or .: a blank screen, as a clicker's "black screen" key
     Quit,        // q, Ctrl-C
   };
@@ -39,13 +43,16 @@ class Deck {
     std::optional<std::size_t> step;   // index into its steps; none: the lesson's first slide
   };
 
-  Deck(const Document& doc, bool reveal);
+  // `explain`: each step's explanation and code (--no-explain: the title and the result only).
+  Deck(const Document& doc, bool reveal, bool explain = true);
 
   void press(Key key, char digit = 0);
 
-  // The slide's lines at `width` columns: the head, and the body once revealed.
+  // The slide's lines at `width` columns: the title, then, once revealed, a step's heatmap first, its
+  // explanation and code, and its tensor (t: the tensor before the heatmap, as the text view orders them).
   std::vector<Line> lines(std::size_t width, bool color) const;
-  // The status line's text: lesson, step k/n, and as many of the keys as fit in `width` columns.
+  // The status line's text: lesson, step k/n (k as the slide's [k/n]; 0: the lesson's intro), and as many of
+  // the keys as fit in `width` columns.
   std::string status(std::size_t width) const;
 
   const std::vector<Slide>& slides() const { return slides_; }
@@ -57,6 +64,11 @@ class Deck {
   bool numbers() const { return numbers_; }
   HeatScale scale() const { return scale_; }
   void set_scale(HeatScale s) { scale_ = s; }
+  bool tensor_first() const { return tensor_first_; }
+  // The head drawn alone, enlarged (+ and -), counted from 0; none: every head.
+  const std::optional<std::size_t>& head() const { return head_; }
+  // The number of heads the slide's step draws (render/heatmap.hpp's heat_maps): 0 without a heatmap.
+  std::size_t heads() const;
   const std::optional<std::string>& go_to() const { return go_to_; }
   // Lines scrolled off the top; the presenter clamps it to what the screen can show (set_scroll).
   std::size_t scroll() const { return scroll_; }
@@ -72,12 +84,14 @@ class Deck {
 
   const Document& doc_;
   bool reveal_;
+  bool explain_;
   std::vector<Slide> slides_;
   std::size_t at_ = 0;
   std::size_t scroll_ = 0;
   bool revealed_ = true;
-  bool quit_ = false, help_ = false, blank_ = false, numbers_ = false;
+  bool quit_ = false, help_ = false, blank_ = false, numbers_ = false, tensor_first_ = false;
   HeatScale scale_ = HeatScale::Fixed;
+  std::optional<std::size_t> head_;
   std::optional<std::string> go_to_;
 };
 

@@ -237,6 +237,9 @@ std::optional<Deck::Key> key_of(int ch) {
     case '?': case 'h': return Deck::Key::Help;
     case 'n': return Deck::Key::Numbers;
     case 's': return Deck::Key::Scale;
+    case 't': return Deck::Key::Tensor;
+    case '+': case '=': return Deck::Key::NextHead;
+    case '-': case '_': return Deck::Key::PrevHead;
     case 'b': case 'B': case '.': return Deck::Key::Blank;
     case 'q': case 'Q': case 3: return Deck::Key::Quit;  // 3: Ctrl-C in raw mode
     default:
@@ -248,7 +251,7 @@ std::optional<Deck::Key> key_of(int ch) {
 }  // namespace
 
 void present(const Document& doc, const PresentOptions& options) {
-  Deck deck(doc, options.reveal);
+  Deck deck(doc, options.reveal, options.explain);
   deck.set_scale(options.scale);
   const Screen screen;
   const Painter paint(options);

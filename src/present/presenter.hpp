@@ -14,6 +14,7 @@ struct PresentOptions {
   Theme theme = Theme::Dark;  // --theme
   HeatScale scale = HeatScale::Fixed;  // --scale: the heatmaps' colour scale (the s key cycles)
   bool color = true;         // --color, NO_COLOR, TERM=dumb: off means monochrome with reverse video
+  bool explain = true;       // --no-explain: each step's title and result, without its explanation and code
 };
 
 // The usage error when standard input or output is not a terminal (checked by the command line before

@@ -200,6 +200,23 @@ void summary_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
 
 std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
 
+// How a map is drawn at `width` columns: every number in its cell, colour-only cells of `cell` columns, or a
+// summary of each query's strongest keys; `grid` is the width of its rows of cells (the whole width for a
+// summary).
+struct Form {
+  enum Kind { Numbers, Colour, Summary } kind;
+  std::size_t cell = 0, grid = 0;
+};
+constexpr std::size_t kNumberLabel = 8, kNumberCell = 6;
+Form form_of(const HeatMap& a, std::size_t width) {
+  if (a.keys <= kHeatmapMaxTokens && 2 + kNumberLabel + kNumberCell * a.keys <= width)
+    return {Form::Numbers, kNumberCell - 1, 2 + kNumberLabel + kNumberCell * a.keys};
+  const std::size_t label = 2 + digits(a.keys - 1) + 1 + 6 + 1;
+  const std::size_t cell = a.keys <= kCompactMaxTokens && width > label ? std::min<std::size_t>(3, (width - label) / a.keys) : 0;
+  if (cell == 0) return {Form::Summary, 0, width};
+  return {Form::Colour, cell, label + cell * a.keys};
+}
+
 void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   const std::vector<std::string>& labels = a.labels;
   const bool quoted = a.of_tokens;
@@ -212,8 +229,9 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
     number_rows(a, o.width, out);
     return;
   }
-  constexpr std::size_t kLabel = 8, kCell = 6;
-  if (a.keys <= kHeatmapMaxTokens && 2 + kLabel + kCell * a.keys <= o.width) {  // every number in its cell
+  const Form form = form_of(a, o.width);
+  constexpr std::size_t kLabel = kNumberLabel, kCell = kNumberCell;
+  if (form.kind == Form::Numbers) {  // every number in its cell
     add_legend(a, o, false, false, out);
     Line head{{std::string(kLabel + 2, ' '), Role::Text}};
     for (std::size_t j = 0; j < a.keys; ++j) head.push_back({pad_left(clip_to_width(labels[j], kCell - 1), kCell), Role::Label});
@@ -235,8 +253,8 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   // Colour-only cells: rows labelled by position and clipped token, columns by position.
   const std::size_t index_width = digits(a.keys - 1);
   const std::size_t label = 2 + index_width + 1 + 6 + 1;
-  const std::size_t cell_width = a.keys <= kCompactMaxTokens && o.width > label ? std::min<std::size_t>(3, (o.width - label) / a.keys) : 0;
-  if (cell_width == 0) {
+  const std::size_t cell_width = form.cell;
+  if (form.kind == Form::Summary) {
     for (const auto& line : fill(words_of(std::to_string(a.keys) + " keys do not fit in " + std::to_string(o.width) +
                                           " columns; each query's strongest keys:"),
                                  o.width, "  ", "  "))
@@ -321,13 +339,185 @@ std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, 
   return out;
 }
 
-std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
+namespace {
+
+// One map as a block of lines at `width` columns: one_map's, and the head's note under it.
+std::vector<Line> map_block(const HeatMap& m, const LayoutOptions& o) {
+  std::vector<Line> block;
+  one_map(m, o, block);
+  if (!m.note.empty())
+    for (auto& l : wrap_text(m.note, o.width, "  ", Role::Legend)) block.push_back(std::move(l));
+  return block;
+}
+
+// Blocks of `column` columns side by side, `per_row` to a row and kHeadGap columns apart; a shorter block is
+// followed by empty lines, and a blank line parts two rows of blocks.
+constexpr std::size_t kHeadGap = 2;
+std::vector<Line> side_by_side(const std::vector<std::vector<Line>>& blocks, std::size_t column, std::size_t per_row) {
   std::vector<Line> out;
-  for (const HeatMap& m : heat_maps(step, tokens)) {
+  for (std::size_t first = 0; first < blocks.size(); first += per_row) {
+    if (first > 0) out.push_back({});
+    const std::size_t last = std::min(blocks.size(), first + per_row);
+    std::size_t height = 0;
+    for (std::size_t b = first; b < last; ++b) height = std::max(height, blocks[b].size());
+    for (std::size_t y = 0; y < height; ++y) {
+      Line line;
+      for (std::size_t b = first; b < last; ++b) {
+        const std::size_t at = (b - first) * (column + kHeadGap);  // where this block's column starts
+        if (y >= blocks[b].size()) continue;
+        const std::size_t filled = line_width(line);
+        if (filled < at) line.push_back({std::string(at - filled, ' '), Role::Text});
+        for (const Span& s : blocks[b][y]) line.push_back(s);
+      }
+      out.push_back(std::move(line));
+    }
+  }
+  return out;
+}
+
+// Every head of an overview step as one matrix for its legend: the heads' rows one under another, the
+// masked cells made NaN (off every scale, as masked cells are), so the legend's range and, in monochrome, its
+// shades are those of every head's cells.
+HeatMap all_heads(const std::vector<HeatMap>& maps) {
+  HeatMap all = maps.front();
+  all.rows = 0;
+  all.values.clear();
+  all.row_lo.clear();
+  all.row_span.clear();
+  for (const HeatMap& m : maps) {
+    for (std::size_t i = 0; i < m.rows; ++i) {
+      for (std::size_t j = 0; j < m.keys; ++j)
+        all.values.push_back(m.masked(i, j) ? std::numeric_limits<float>::quiet_NaN() : m.at(i, j));
+      all.row_lo.push_back(m.row_lo[i]);
+      all.row_span.push_back(m.row_span[i]);
+    }
+    all.rows += m.rows;
+  }
+  all.min = all.step_min;
+  all.max = all.step_max;
+  return all;
+}
+
+// An overview step (Step::overview: every head of a layer at a glance, bertviz's model view): small
+// colour-only maps side by side in rows of heads, "head h" over each and its note (Step::head_notes) under
+// it, one legend for them all and the tokens listed once. Empty where a map of one column per key does not
+// fit (heatmap_lines then draws the heads one under another, as any step's).
+struct OverviewGrid {
+  std::size_t cell = 0, column = 0, per_row = 0;  // per_row 0: it does not fit
+};
+constexpr std::size_t kOverviewIndent = 2;
+OverviewGrid overview_grid(const std::vector<HeatMap>& maps, std::size_t width) {
+  if (maps.empty() || width < kOverviewIndent + maps.front().keys) return {};
+  const std::size_t keys = maps.front().keys;
+  const auto column_of = [&](std::size_t cell) { return std::max<std::size_t>(cell * keys, 8); };
+  const auto across = [&](std::size_t cell) {
+    return std::max<std::size_t>(1, (width - kOverviewIndent + kHeadGap) / (column_of(cell) + kHeadGap));
+  };
+  // Cells two columns wide (square on most fonts) unless one-column cells need fewer rows of heads.
+  const auto rows_of = [&](std::size_t cell) { return (maps.size() + across(cell) - 1) / across(cell); };
+  const std::size_t cell = kOverviewIndent + 2 * keys <= width && rows_of(2) <= rows_of(1) ? 2 : 1;
+  return {cell, column_of(cell), std::min(maps.size(), across(cell))};
+}
+
+std::vector<Line> overview_lines(const std::vector<HeatMap>& maps, const LayoutOptions& o) {
+  const OverviewGrid grid = overview_grid(maps, o.width);
+  if (grid.per_row == 0) return {};
+  const std::size_t indent = kOverviewIndent, cell_width = grid.cell, column = grid.column, per_row = grid.per_row;
+  std::vector<Line> out;
+  for (auto& l : wrap_text("heatmap: every head at a glance; in each map the rows are queries, top to bottom, and the "
+                           "columns keys, left to right",
+                           o.width, "  ", Role::Legend))
+    out.push_back(std::move(l));
+  bool off = false;
+  for (const HeatMap& m : maps)
+    for (std::size_t i = 0; i < m.rows; ++i)
+      for (std::size_t j = 0; j < m.keys; ++j) off = off || (!m.masked(i, j) && !std::isfinite(m.at(i, j)));
+  if (o.scale == HeatScale::Matrix) {  // each head on its own range: no one pair of numbers ends the ramp
+    Line l{{"  colours: ", Role::Legend}};
+    if (o.color)
+      for (int k = 0; k < 8; ++k) l.push_back(Span{"  ", Role::Cell, k / 7.0, maps.front().diverging(o.scale)});
+    l.push_back({std::string(o.color ? " " : "") + "each head from its own min to its max", Role::Legend});
+    out.push_back(std::move(l));
+  } else {
+    add_legend(all_heads(maps), o, true, off, out);
+  }
+  std::vector<std::vector<Line>> blocks;
+  for (const HeatMap& m : maps) {
+    std::vector<Line> block{{{clip_to_width(m.caption, column), Role::Label}}};
+    for (std::size_t i = 0; i < m.rows; ++i) {
+      Line row;
+      for (std::size_t j = 0; j < m.keys; ++j) row.push_back(cell(m, o.scale, i, j, cell_width, o.color));
+      block.push_back(std::move(row));
+    }
+    for (const auto& line : fill(words_of(m.note), column, "", "")) block.push_back({{line, Role::Legend}});
+    blocks.push_back(std::move(block));
+  }
+  for (Line& l : side_by_side(blocks, column, per_row)) {
+    if (!l.empty()) l.insert(l.begin(), Span{std::string(indent, ' '), Role::Text});
+    out.push_back(std::move(l));
+  }
+  const HeatMap& m = maps.front();
+  std::vector<std::string> labels;
+  for (std::size_t j = 0; j < m.keys; ++j) labels.push_back(std::to_string(j) + "=" + label_of(m.labels, j, m.of_tokens));
+  for (const auto& line : fill(labels, o.width, m.of_tokens ? "  tokens:" : "  positions:", "        "))
+    out.push_back({{line, Role::Label}});
+  if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
+  return out;
+}
+
+// How many of `maps` go across `options.width`: as many as fit at the width their cells need, kHeadGap apart
+// (1: one under another; every number listed row by row is one under another too).
+std::size_t maps_across(const std::vector<HeatMap>& maps, const LayoutOptions& options) {
+  if (options.numbers || options.head || maps.size() < 2) return 1;
+  std::size_t grid = 0;
+  for (const HeatMap& m : maps) grid = std::max(grid, form_of(m, options.width).grid);
+  return std::max<std::size_t>(1, std::min(maps.size(), (options.width + kHeadGap) / (grid + kHeadGap)));
+}
+
+}  // namespace
+
+std::size_t heads_across(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
+  const std::vector<HeatMap> maps = heat_maps(step, tokens);
+  if (step.overview && !options.numbers && !options.head) {
+    const OverviewGrid grid = overview_grid(maps, options.width);
+    if (grid.per_row > 0) return std::max<std::size_t>(grid.per_row, 2);  // drawn as an overview, never as a stack
+  }
+  return maps_across(maps, options);
+}
+
+std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
+  std::vector<HeatMap> maps = heat_maps(step, tokens);
+  std::vector<Line> out;
+  if (options.head && *options.head < maps.size()) {  // one head enlarged: the whole width, every number
+    const HeatMap& m = maps[*options.head];
+    out = map_block(m, options);
+    if (!options.numbers && form_of(m, options.width).kind != Form::Numbers) {
+      out.push_back({{"  every number (row: query, then key:value):", Role::Legend}});
+      number_rows(m, options.width, out);
+    }
+    return out;
+  }
+  if (step.overview && !options.numbers && !maps.empty()) {
+    std::vector<Line> overview = overview_lines(maps, options);
+    if (!overview.empty()) return overview;
+  }
+  // Several heads side by side where two or more fit across, each at the width its cells need (or wider, as
+  // the row shares the screen), wrapping into rows of heads; else one under another, each at the whole width.
+  const std::size_t per_row = maps_across(maps, options);
+  if (per_row >= 2) {
+    LayoutOptions column = options;
+    column.width = (options.width - kHeadGap * (per_row - 1)) / per_row;
+    column.numbers_hint.clear();  // said once, under the grid
+    std::vector<std::vector<Line>> blocks;
+    for (const HeatMap& m : maps) blocks.push_back(map_block(m, column));
+    out = side_by_side(blocks, column.width, per_row);
+    if (!options.numbers_hint.empty() && form_of(maps.front(), column.width).kind != Form::Numbers)
+      out.push_back({{"  " + options.numbers_hint, Role::Legend}});
+    return out;
+  }
+  for (const HeatMap& m : maps) {
     if (!out.empty()) out.push_back({});
-    one_map(m, options, out);
-    if (!m.note.empty())
-      for (auto& l : wrap_text(m.note, options.width, "  ", Role::Legend)) out.push_back(std::move(l));
+    for (auto& l : map_block(m, options)) out.push_back(std::move(l));
   }
   return out;
 }
@@ -340,27 +530,24 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
   Line first{{number, Role::Text}, {s.id, Role::StepId}};
   if (display_width(number + s.id + title) <= o.width) {
     first.push_back({title, Role::Heading});
-    slide.head.push_back(first);
+    slide.title.push_back(first);
   } else {
-    slide.head.push_back(first);
-    for (auto& l : wrap_text(s.title, o.width, "  ", Role::Heading)) slide.head.push_back(l);
+    slide.title.push_back(first);
+    for (auto& l : wrap_text(s.title, o.width, "  ", Role::Heading)) slide.title.push_back(l);
   }
-  slide.head.push_back({});
-  for (auto& l : wrap_text(s.explanation, o.width, "  ", Role::Text)) slide.head.push_back(l);
-  slide.head.push_back({});
-  for (const auto& code : prompt_lines(s.code))
-    for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.head.push_back(l);
+  if (o.explain) {
+    for (auto& l : wrap_text(s.explanation, o.width, "  ", Role::Text)) slide.text.push_back(l);
+    slide.text.push_back({});
+    for (const auto& code : prompt_lines(s.code))
+      for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.text.push_back(l);
+  }
 
-  slide.body.push_back({{shape_text(s), Role::Tensor}});
+  slide.tensor.push_back({{shape_text(s), Role::Tensor}});
   std::istringstream lines(value_text(s));
   std::string line;
   while (std::getline(lines, line))
-    for (auto& l : wrap_preformatted(line, o.width, Role::Tensor, 4)) slide.body.push_back(l);
-  if (s.heatmap) {
-    std::vector<Line> map = heatmap_lines(s, trace.inputs.tokens, o);
-    if (!map.empty()) slide.body.push_back({});
-    for (auto& l : map) slide.body.push_back(std::move(l));
-  }
+    for (auto& l : wrap_preformatted(line, o.width, Role::Tensor, 4)) slide.tensor.push_back(l);
+  if (s.heatmap) slide.figure = heatmap_lines(s, trace.inputs.tokens, o);
   return slide;
 }
 
@@ -370,29 +557,41 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
   for (auto& l : wrap_text("Lesson " + std::to_string(k) + " of " + std::to_string(n) + ": attn " + info.name + " -- " +
                                info.section + " " + info.title,
                            o.width, "", Role::Heading))
-    slide.head.push_back(l);
-  slide.head.push_back({});
-  for (auto& l : wrap_text(info.summary, o.width, "  ", Role::Text)) slide.head.push_back(l);
-  slide.head.push_back({});
+    slide.title.push_back(l);
+  for (auto& l : wrap_text(info.summary, o.width, "  ", Role::Text)) slide.text.push_back(l);
+  slide.text.push_back({});
   if (trace.show_inputs) {
     for (auto& l : wrap_text("inputs: " + count_of(trace.inputs.num_tokens(), "token") + " x " +
                                  count_of(trace.inputs.d_in(), "dim") + " from " + trace.inputs.source,
                              o.width, "  ", Role::Text))
-      slide.head.push_back(l);
+      slide.text.push_back(l);
     std::vector<std::string> tokens{"tokens:"};
     for (const auto& t : trace.inputs.tokens) tokens.push_back("'" + visible(t) + "'");
-    for (const auto& line : fill(tokens, o.width, "  ", "    ")) slide.head.push_back({{line, Role::Label}});
+    for (const auto& line : fill(tokens, o.width, "  ", "    ")) slide.text.push_back({{line, Role::Label}});
   }
   for (const auto& note : note_lines(trace))
-    for (auto& l : wrap_text(note, o.width, "  ", Role::Text)) slide.head.push_back(l);
+    for (auto& l : wrap_text(note, o.width, "  ", Role::Text)) slide.text.push_back(l);
   for (const auto& m : trace.modules)
     for (auto& l : wrap_preformatted("  module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) +
                                          " parameters",
                                      o.width, Role::Code, 4))
-      slide.head.push_back(l);
-  slide.head.push_back({});
-  for (auto& l : wrap_text(count_of(trace.steps.size(), "step") + " follow.", o.width, "  ", Role::Text))
-    slide.head.push_back(l);
+      slide.text.push_back(l);
+  slide.text.push_back({});
+  // One numbering everywhere (issue 28): this slide is step 0, the steps are numbered as [k/n] numbers them,
+  // also when --step shows only some.
+  const std::size_t steps = trace.steps.size();
+  std::string follow = "This is step 0 of " + std::to_string(steps) + "; ";
+  if (trace.selection.only.empty()) {
+    follow += steps == 0 ? "no steps follow." : steps == 1 ? "step 1 follows." : "steps 1 to " + std::to_string(steps) + " follow.";
+  } else {
+    std::vector<std::string> shown;
+    for (std::size_t i = 0; i < steps; ++i)
+      if (trace.selection.shows(trace.steps[i].id)) shown.push_back(std::to_string(i + 1) + " " + trace.steps[i].id);
+    follow += "shown: step" + std::string(shown.size() == 1 ? " " : "s ");
+    for (std::size_t i = 0; i < shown.size(); ++i) follow += (i ? ", " : "") + shown[i];
+    follow += ".";
+  }
+  for (auto& l : wrap_text(follow, o.width, "  ", Role::Text)) slide.text.push_back(l);
   return slide;
 }
 

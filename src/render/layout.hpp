@@ -46,7 +46,11 @@ struct LayoutOptions {
   bool numbers = false;    // list every number of a weight matrix, whatever its size
   HeatScale scale = HeatScale::Fixed;  // where a weight matrix's cells sit on the palette (--scale)
   bool color = true;       // cells are coloured (else shaded with block characters)
+  bool explain = true;     // a slide shows its step's explanation and code (--no-explain: not)
   std::string numbers_hint;  // under a heatmap drawn without its numbers, how to see them ("" for none)
+  // A step of several heads: draw only this one (counted from 0), at the whole width with every number (the
+  // presenter's + and - keys); none: every head, side by side where two or more fit across.
+  std::optional<std::size_t> head;
 };
 
 // The largest number of keys drawn cell by cell (colour-only past kHeatmapMaxTokens).
@@ -59,17 +63,25 @@ std::vector<Line> wrap_text(const std::string& text, std::size_t width, const st
 std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, Role role, std::size_t hang = 4);
 
 // The heatmaps of a weight-matrix step (render/heatmap.hpp's heat_maps says which shapes), fitted to
-// options.width.
+// options.width: a step's heads side by side where two or more fit across (wrapping into rows of heads, each
+// head's map at its column's width), else one under another; options.head: that head alone.
 std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options);
+// How many of the step's heads heatmap_lines draws side by side at options.width (1: one under another); an
+// overview step that fits: at least 2, as it is never drawn as a stack of maps.
+std::size_t heads_across(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options);
 
-// A step as a slide: the head (title, explanation, code) is what --reveal shows first, the body (shape,
-// tensor, heatmaps) what it shows on the next key. `index` counts from 0 among trace.steps.
+// A step as a slide, in parts the presenter orders (present/deck.cpp): the title and the text (explanation,
+// code) are what --reveal shows first; the figure (the heatmaps) and the tensor (shape, PyTorch's print) are
+// the result, the figure drawn first under the title. `index` counts from 0 among trace.steps.
 struct SlideText {
-  std::vector<Line> head;
-  std::vector<Line> body;
+  std::vector<Line> title;   // "[k/n] id -- title"; a lesson's heading
+  std::vector<Line> text;    // the explanation and the code; a lesson's summary, inputs, notes and modules
+  std::vector<Line> figure;  // the heatmaps, where the step has them
+  std::vector<Line> tensor;  // the shape line and the tensor as PyTorch prints it
 };
 SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions& options);
-// A lesson's first slide: its title, inputs, tokens, notes and modules (lesson k of n).
+// A lesson's first slide: its title, inputs, tokens, notes and modules (lesson k of n). It is the lesson's
+// step 0, before the steps [1/n] to [n/n], and says which of them follow.
 SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const LayoutOptions& options);
 
 // The book's code as a Python prompt echoes it: "  >>> " before the first line, "  ... " before the others.

@@ -137,13 +137,15 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
     if (style.heatmaps && s.heatmap && !style.quiet) {
       // Every number in its cell where that fits: the same heatmap as in a pipe.
       const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
-      if (style.width == 0 || (keys <= kHeatmapMaxTokens && 10 + 6 * keys <= style.width)) {
+      LayoutOptions layout;
+      layout.width = style.width;
+      layout.color = style.color;
+      layout.scale = style.scale;
+      if (style.width == 0 || (keys <= kHeatmapMaxTokens && 10 + 6 * keys <= style.width &&
+                               heads_across(s, trace.inputs.tokens, layout) < 2)) {
         out += heatmaps(s, trace.inputs.tokens, style);
-      } else {  // fitted to the terminal: every number up to 16 keys that fit, colour-only cells to 64, a summary beyond
-        LayoutOptions layout;
-        layout.width = style.width;
-        layout.color = style.color;
-        layout.scale = style.scale;
+      } else {  // fitted to the terminal: heads side by side where they fit, every number up to 16 keys that fit,
+                // colour-only cells to 64, a summary beyond
         for (const Line& l : heatmap_lines(s, trace.inputs.tokens, layout))
           out += ansi(l, style) + "\n";
       }

@@ -99,11 +99,60 @@ void check_budget(const std::string& command, std::size_t need, std::size_t budg
 
 }  // namespace
 
+// A lesson's own usage error (--d-out 2 is not divisible by --heads 4), in a run of several lessons, names the
+// lesson: the options given apply to each lesson that takes them, and only one of them may refuse.
+template <class F>
+auto naming(const Request& request, const LessonRun& lesson, F f) {
+  try {
+    return f();
+  } catch (const UsageError& e) {
+    if (request.lessons.size() < 2 || std::string(e.what()).rfind("attn ", 0) == 0) throw;  // named already
+    throw UsageError("attn " + lesson.lesson->info.name + ": " + e.what());
+  }
+}
+
+// With Request::steps_where_found, the lessons that have any of --step's ids, each with those it has: the
+// lessons are planned (nothing computed) to learn their step ids. An id no lesson has is a usage error.
+struct Shown {
+  const LessonRun* lesson;
+  std::vector<std::string> only;
+};
+std::vector<Shown> shown_lessons(const Request& request, const Inputs& inputs) {
+  const std::vector<std::string>& steps = request.output.steps;
+  std::vector<Shown> out;
+  if (!request.steps_where_found || steps.empty() || request.lessons.size() == 1) {
+    for (const LessonRun& lesson : request.lessons) out.push_back({&lesson, steps});
+    return out;
+  }
+  std::vector<bool> found(steps.size(), false);
+  for (const LessonRun& lesson : request.lessons) {
+    const Trace plan = naming(request, lesson, [&] {
+      return lesson.mode->run(inputs, lesson.config, Selection{{}, nullptr, true, request.language});
+    });
+    Shown s{&lesson, {}};
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      if (plan.has_step(steps[i])) {
+        s.only.push_back(steps[i]);
+        found[i] = true;
+      }
+    if (!s.only.empty()) out.push_back(std::move(s));
+  }
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (!found[i]) {
+      std::string names;
+      for (const LessonRun& lesson : request.lessons) names += (names.empty() ? "" : ", ") + lesson.lesson->info.name;
+      throw UsageError("--step " + steps[i] + ": none of the lessons presented (" + names + ") has such a step; attn " +
+                       "LESSON --json | jq '.steps[].id' lists a lesson's steps");
+    }
+  return out;
+}
+
 Document run(const Request& request, const Renderer& renderer, const RunStreams& streams) {
   const OutputOptions& o = request.output;
   const Inputs inputs = load_inputs(request.input, streams.in,
                                     [&](std::size_t need) { check_budget(request.command, need, o.max_memory); });
   if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // checked before the work; nothing is created yet
+  const std::vector<Shown> shown = shown_lessons(request, inputs);
 
   Document doc;
   doc.command = request.command;
@@ -133,16 +182,17 @@ Document run(const Request& request, const Renderer& renderer, const RunStreams&
     Document plans;
     plans.command = doc.command;
     plans.only = doc.only;
-    for (const LessonRun& lesson : request.lessons) {
-      const Selection plan_only{o.steps, checks(plans, true), true, request.language};
-      plans.traces.push_back(run_lesson(lesson, inputs, request.input, plan_only));
+    for (const Shown& s : shown) {
+      const Selection plan_only{s.only, checks(plans, true), true, request.language};
+      plans.traces.push_back(naming(request, *s.lesson, [&] { return run_lesson(*s.lesson, inputs, request.input, plan_only); }));
     }
     check_budget(doc.command, peak, o.max_memory);  // the largest need of any point of the run
   }
-  const Selection selection{o.steps, checks(doc, false), false, request.language};
   const Progress progress(streams.progress, doc.command, streams.err);
-  for (const LessonRun& lesson : request.lessons)
-    doc.traces.push_back(run_lesson(lesson, inputs, request.input, selection));
+  for (const Shown& s : shown) {
+    const Selection selection{s.only, checks(doc, false), false, request.language};
+    doc.traces.push_back(run_lesson(*s.lesson, inputs, request.input, selection));
+  }
   return doc;
 }
 

@@ -53,6 +53,9 @@ struct Request {
   // The language of the lessons' words: "" for English, else the translations in data/lessons/<language>/
   // (an entry a translation lacks stays English). attn itself has no option for it yet.
   std::string language;
+  // attn present: --step's ids apply to the lessons that have them, and a lesson with none of them is left
+  // out; an id that no lesson has is a usage error. (Else every lesson must have every id.)
+  bool steps_where_found = false;
 };
 
 // Where a run reads and reports: --input -'s stream, and the progress line ("computing mha... 2.4 s", on

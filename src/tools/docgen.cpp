@@ -156,6 +156,15 @@ std::vector<std::string> step_ids(const Lesson& lesson, const Inputs& in) {
   return ids;
 }
 
+// What attn present takes besides its own options, in words: the output options it takes by name.
+std::string present_also() {
+  std::string outputs;
+  for (const OptionSpec* s : options_in(Scope::Output))
+    if (present_takes(*s)) outputs += s->spellings().back() + ", ";
+  return "the input options, " + outputs + "--step, and the lesson options of the lessons it presents as the book "
+         "runs them, each applied to the lessons that take it";
+}
+
 }  // namespace
 
 std::string man_page() {
@@ -208,10 +217,12 @@ std::string man_page() {
        "\n.SS \"attn present [LESSON ...]\"\n" +
        roff("Full screen for class (ncurses): every lesson, or the lessons named, one step per slide. Keys: the "
             "right arrow, Space, PageDown or Enter for the next step; the left arrow, PageUp or Backspace for the "
-            "previous; Home and End; [ and ] for lessons; g, a number and Enter to go to a step; Up and Down to "
-            "scroll a tall step; n for every number of a heatmap; s to scale heatmap rows on their own; b or . "
-            "for a blank screen; ? for help; q, Esc or Ctrl-C to quit. It takes the input options, --color and "
-            "--max-memory, and these:") +
+            "previous; Home and End; [ and ] for lessons; g, a number N and Enter to go to step N of the lesson, "
+            "the one titled [N/n] (g 0: the lesson's intro, its step 0); Up and Down to scroll a tall step; t for "
+            "the printed tensor first (a heatmap comes first, under the title); + and - for one head of a step alone, "
+            "enlarged with every number (past the last or first: every head side by side again); n for every "
+            "number of a heatmap; s "
+            "to cycle the colour scale (fixed, matrix, row); b or . for a blank screen; ? for help; q, Esc or Ctrl-C to quit. It takes " + present_also() + "; and these:") +
        "\n";
   for (const OptionSpec* spec : options_in(Scope::Present)) {
     const std::string d = spec->shown_default(defaults);
@@ -313,6 +324,12 @@ std::string bash_completion() {
   b += "    --step)\n      local ids\n      case $cmd in\n";
   for (const Lesson& lesson : lessons())
     b += "        " + lesson.info.name + ") ids=\"" + words(step_ids(lesson, book)) + "\" ;;\n";
+  {  // attn present: the steps of every lesson
+    std::set<std::string> all;
+    for (const Lesson& lesson : lessons())
+      for (const auto& id : step_ids(lesson, book)) all.insert(id);
+    b += "        present) ids=\"" + words(std::vector<std::string>(all.begin(), all.end())) + "\" ;;\n";
+  }
   b += "      esac\n";
   b += "      COMPREPLY=($(compgen -P \"${cur%\"${cur##*,}\"}\" -W \"$ids\" -- \"${cur##*,}\")); return ;;\n";
   std::set<std::string> valued;
@@ -335,10 +352,9 @@ std::string bash_completion() {
   }
   b += "    tour) opts=\"" + words(names_of(common)) + "\" ;;\n";
   {
-    std::vector<const OptionSpec*> present = options_in(Scope::Input);
-    for (const OptionSpec* s : options_in(Scope::Output))
-      if (s->name == "--color" || s->name == "--max-memory") present.push_back(s);
-    for (const OptionSpec* s : options_in(Scope::Present)) present.push_back(s);
+    std::vector<const OptionSpec*> present;
+    for (const OptionSpec& s : option_table())
+      if (present_takes(s)) present.push_back(&s);
     std::vector<std::string> opts = names_of(present);
     for (const Lesson& lesson : lessons()) opts.push_back(lesson.info.name);
     b += "    present) opts=\"" + words(opts) + "\" ;;\n";
@@ -369,7 +385,7 @@ std::string readme_option_tables() {
     t += "| `" + with_type(*spec) + "` | " + md_lessons(uses) + " | " + md_cell(md_defaults(*spec, uses)) + " | " +
          md_cell(spec->help) + " |\n";
   }
-  t += "\n`attn present [LESSON ...]` (also the input options, `--color` and `--max-memory`):\n\n";
+  t += "\n`attn present [LESSON ...]` (also " + present_also() + "):\n\n";
   t += "| option | default | meaning |\n| --- | --- | --- |\n";
   for (const OptionSpec* spec : options_in(Scope::Present))
     t += "| `" + with_type(*spec) + "` | " + md_cell(spec->shown_default(defaults)) + " | " + md_cell(spec->help) + " |\n";
