@@ -1,5 +1,5 @@
 // --format svg --step ID: one figure as a standalone SVG file for slides (docs/html.md): a weight matrix as
-// heatmaps (every head of the first batch element, one under the other), or a small tensor as a table of
+// heatmaps (every head of the first batch element, side by side in a grid that wraps), or a small tensor as a table of
 // numbers, with a title, labelled axes, a legend and an explicit size. One figure per run: the step is
 // chosen on the plan, before any work, and a run that does not name exactly one drawable step is a usage
 // error that lists the ones that can be drawn.
@@ -76,7 +76,7 @@ class SvgRenderer : public Renderer {
     const Step& s = chosen(doc);
     if (!s.heatmap) return std::size_t{1} << 20;  // a table of at most 16 x 16 numbers
     const std::size_t rank = s.shape.size(), keys = s.shape[rank - 1], rows = s.shape[rank - 2];
-    const std::size_t maps = rank == 4 ? s.shape[1] : 1;  // every head of the first batch element
+    const std::size_t maps = rank == 4 ? s.shape[1] : s.overview && rank == 3 ? s.shape[0] : 1;  // every head
     const std::size_t per_map = saturating_sum(saturating_sum(8 << 10, saturating_product({rows + keys, 250})),
                                                saturating_product({rows, keys, 320}));
     return saturating_sum(std::size_t{1} << 20, saturating_product({maps, per_map, 4}));
@@ -91,19 +91,41 @@ class SvgRenderer : public Renderer {
     o.standalone = true;
     o.title = title;
     if (!s.heatmap) return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o), false}};
-    // Heatmaps: every map under the title, one under the other, in one file with a white background.
-    std::string maps;
-    double width = 12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))), y = 32.0;  // 14px bold
-    std::size_t k = 0;
-    for (const HeatMap& m : heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query)) {
-      FigureOptions inner;
-      inner.uid = "m" + std::to_string(++k);
-      const Figure f = svg_heatmap(m, inner);
-      maps += "<g transform=\"translate(0," + std::to_string(static_cast<int>(y)) + ")\">\n" + f.svg + "</g>\n";
-      y += f.height + 8.0;
-      width = std::max(width, f.width);
+    // Heatmaps: a grid of the maps under the title, side by side and wrapping (grid_columns), in one file
+    // with a white background; an overview step's heads as small colour-only maps with the lesson's words
+    // on each, all on one row or wrapping the same way.
+    std::vector<HeatMap> maps;
+    if (s.overview && s.tensor.dimension() == 3) {
+      AnyTensor heads = s.tensor;  // (heads, rows, keys): as one batch element's heads
+      heads.reshape({1, s.shape[0], s.shape[1], s.shape[2]});
+      maps = heat_maps(heads, t.inputs.tokens, s.causal, s.of_tokens, s.first_query);
+      for (std::size_t h = 0; h < maps.size(); ++h) maps[h].caption = s.id + ", head " + std::to_string(h);
+    } else {
+      maps = heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query);
     }
-    return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_open(std::ceil(width), std::ceil(y), o, title) + maps +
+    std::vector<Figure> figures;
+    for (std::size_t k = 0; k < maps.size(); ++k) {
+      FigureOptions inner;
+      inner.uid = "m" + std::to_string(k + 1);
+      const std::string note = k < s.head_notes.size() ? s.head_notes[k] : "";
+      figures.push_back(s.overview ? svg_small_map(maps[k], note, inner) : svg_heatmap(maps[k], inner));
+    }
+    double cell_w = 0.0, cell_h = 0.0;
+    for (const Figure& f : figures) cell_w = std::max(cell_w, f.width), cell_h = std::max(cell_h, f.height);
+    const double gap = 16.0;
+    const std::size_t columns = grid_columns(figures.size(), cell_w);
+    std::string maps_svg;
+    const double top = 32.0;
+    for (std::size_t k = 0; k < figures.size(); ++k) {
+      const double x = static_cast<double>(k % columns) * (cell_w + gap), y = top + static_cast<double>(k / columns) * (cell_h + gap);
+      maps_svg += "<g transform=\"translate(" + std::to_string(static_cast<int>(x)) + "," + std::to_string(static_cast<int>(y)) +
+                  ")\">\n" + figures[k].svg + "</g>\n";
+    }
+    const std::size_t grid_rows = (figures.size() + columns - 1) / columns;
+    const double width = std::max(12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))),  // 14px bold
+                                  static_cast<double>(columns) * (cell_w + gap) - gap);
+    const double y = top + static_cast<double>(grid_rows) * (cell_h + gap);
+    return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_open(std::ceil(width), std::ceil(y), o, title) + maps_svg +
                  "</svg>\n",
              false}};
   }

@@ -18,6 +18,12 @@ Actions ({"do": ...}):
   pdf                      -> the text of the page printed to PDF (pdftotext, poppler-utils)
   alert                    -> whether a JavaScript dialog is open
   dark BOOL                -> null; emulates prefers-color-scheme (true: dark, false: light)
+  viewport [W, H]          -> [innerWidth, innerHeight]; the window's content area set to W x H CSS pixels
+                              (a projector's 1920 x 1080, a laptop's 1280 x 720), until the next viewport
+  pdfpages                 -> the number of pages of the page printed to PDF (pdfinfo, poppler-utils)
+  pdfboxes CSS             -> the page printed to PDF; for each element matching CSS, in order, the numbers
+                              of the PDF pages its text starts and ends on ([first, last]), found by printing
+                              the page with a marker before and after each element's text
   save PATH                -> null; a PNG screenshot of the window (scripts/capture-pages.sh)
   savepdf PATH             -> null; the page printed to PDF (scripts/capture-pages.sh)
 """
@@ -127,6 +133,39 @@ def act(driver, a):
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
             {"name": "prefers-color-scheme", "value": "dark" if a["value"] else "light"}]})
         return None
+    if do == "viewport":
+        w, h = a["size"]
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
+        return driver.execute_script("return [window.innerWidth, window.innerHeight];")
+    if do == "pdfpages":
+        with tempfile.NamedTemporaryFile(suffix=".pdf") as f:
+            f.write(print_to_pdf(driver))
+            f.flush()
+            info = subprocess.run(["pdfinfo", f.name], check=True, capture_output=True, text=True).stdout
+            return int(next(line.split()[1] for line in info.splitlines() if line.startswith("Pages:")))
+    if do == "pdfboxes":
+        # Each element's first and last line of text marked (invisible to the eye, not to pdftotext), then
+        # each page's text searched for the marks.
+        count = driver.execute_script("""
+            var list = document.querySelectorAll(arguments[0]);
+            list.forEach(function (e, i) {
+              var a = document.createElement('span'), b = document.createElement('span');
+              a.className = b.className = 'pdfmark';
+              a.textContent = 'QQSTART' + i + 'QQ'; b.textContent = 'QQEND' + i + 'QQ';
+              a.style.fontSize = b.style.fontSize = '4px';
+              e.insertBefore(a, e.firstChild); e.appendChild(b);
+            });
+            return list.length;""", a["css"])
+        with tempfile.NamedTemporaryFile(suffix=".pdf") as f:
+            f.write(print_to_pdf(driver))
+            f.flush()
+            text = subprocess.run(["pdftotext", f.name, "-"], check=True, capture_output=True, text=True).stdout
+        driver.execute_script("document.querySelectorAll('.pdfmark').forEach(function (m) { m.remove(); });")
+        pages = text.split("\f")
+        def page_of(mark):
+            return next((n + 1 for n, p in enumerate(pages) if mark in p.replace(" ", "").replace("\n", "")), None)
+        return [[page_of("QQSTART%dQQ" % i), page_of("QQEND%dQQ" % i)] for i in range(count)]
     if do == "save":
         driver.save_screenshot(a["path"])
         return None
