@@ -72,6 +72,7 @@ figure .head[tabindex]{cursor:zoom-in;border-radius:4px}
 figure .head[tabindex]:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 figure.enlarged .head:not(.big),figure.enlarged .layer:not(.has-big){display:none}
 figure.enlarged .head.big{cursor:zoom-out}
+figure.enlarged .layer-name{display:none}
 figure.enlarged .heads{display:block}
 figure.enlarged .heads svg{width:100%;max-height:85vh}
 figure .model .heads{display:flex;flex-wrap:wrap;gap:.3em;align-items:start}
@@ -106,7 +107,7 @@ body.slides section.step.has-figure.show-printed>.printed{display:block}
 body.slides section.step.has-figure button.tensor{display:inline-block}
 body.slides section.step.has-figure .words pre.code{font-size:.8em}
 body.slides figure.heatmaps svg{margin:.2em 0}
-body.slides figure .heads:not(.one){display:grid;gap:.4em .8em}
+body.slides figure>.heads:not(.one){display:grid;gap:.4em .8em}
 section.step button.tensor{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);border-radius:4px;
 background:var(--bg);color:var(--fg);cursor:pointer;margin:.3em 0}
 @media print{
@@ -117,21 +118,28 @@ background:var(--bg);color:var(--fg);cursor:pointer;margin:.3em 0}
 --com:#333333;--fn:#000000}}
 header.bar,nav.toc,figure .readout,div.tools,figure .lines,section.step button.tensor,p.hint{display:none!important}
 figure .heads,figure .model,section.step .printed{display:block!important}
-figure .heads:not(.one){display:grid!important;grid-template-columns:1fr 1fr}
+figure .heads:not(.one){display:grid!important;grid-template-columns:1fr}
 figure .model .heads{display:flex!important}
 section.slide{break-inside:avoid;page-break-inside:avoid}
-body{font-size:11pt}
+body{font-size:10pt}
+figure.heatmaps{margin:.2em 0}
+figure.heatmaps svg{margin:.1em 0!important}
+p.explanation,p.where,p.shape{margin:.2em 0}
+h3{margin:0 0 .2em}
 main{max-width:none;padding:0}
-body.slides section.slide,section.slide{display:block!important;min-height:0;border-top:1px solid #999999;font-size:11pt;padding:.6em 0}
+body.slides section.slide,section.slide{display:block!important;min-height:0;border-top:1px solid #999999;font-size:10pt;padding:.4em 0}
 h2,h3{break-after:avoid;page-break-after:avoid}
 figure.heatmaps svg,p.explanation{break-inside:avoid;page-break-inside:avoid}
 section.lesson{break-before:page;page-break-before:always}
 section.lesson:first-of-type{break-before:auto;page-break-before:auto}
-pre{font-size:8.5pt;white-space:pre-wrap;break-inside:avoid}
+pre{font-size:7pt;white-space:pre-wrap;break-inside:avoid;margin:.3em 0;padding:.3em .6em}
 svg{print-color-adjust:exact;-webkit-print-color-adjust:exact}
 figure.heatmaps svg{max-width:100%!important;height:auto!important}
 figure .heads:not(.one) svg{width:100%!important}
-figure .heads.one svg,figure .model svg{width:auto!important}
+figure .heads.one svg{width:auto!important}
+main{column-count:2;column-gap:1.6em}
+section.lesson{column-span:all}
+figure .model svg{width:auto!important}
 figure.enlarged .head,figure.enlarged .layer{display:revert!important}
 figure .head .full{display:none!important}
 figure .head svg.small{display:block!important}
@@ -603,9 +611,9 @@ class HtmlRenderer : public Renderer {
     // Said once, here, rather than under every figure.
     if (figures)
       out += "<p class=\"hint\">On a heatmap, point at a cell or focus it (Tab, then the arrow keys) to read its value under "
-             "the figure; click a head, or press Enter on it, to enlarge it (Escape restores it). <b>Lines</b> (key l) "
+             "the figure; click a head, or press Enter on it, to enlarge it (Escape restores it). <strong>Lines</strong> (key l) "
              "draws a weight matrix as lines from each query to each key. On a slide the figure comes first: "
-             "<b>Tensor</b> (key t) shows the printed tensor.</p>\n";
+             "<strong>Tensor</strong> (key t) shows the printed tensor.</p>\n";
     out += "</section>\n";
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
