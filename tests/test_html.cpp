@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -327,12 +328,13 @@ TEST_CASE("html: overview steps of shape heads x T x T are rows of small colour-
   CHECK(one.find("class=\"v\"") == std::string::npos);
   CHECK(one.find("journey") == std::string::npos);
   CHECK(count(model, "class=\"v\"") == 4 * 21);
-  // The colours: the same places on the palette as the full map's.
-  const std::vector<attn::HeatMap> maps = attn::heat_maps(xt::view(doc.traces[0].steps[2].tensor, xt::range(0, 1)),
-                                                          doc.traces[0].inputs.tokens, true, true, 0);
-  REQUIRE(maps.size() == 2);  // batch 0's heads; head 0 is layer 0's first map
+  // The colours: weights on the fixed 0..1 scale, each cell the palette's colour at its weight.
+  const attn::AnyTensor& w = doc.traces[0].steps[0].tensor;  // layer 0: (heads, 6, 6)
   for (std::size_t q = 0; q < 6; ++q)
-    for (std::size_t k = 0; k <= q; ++k) CHECK(one.find("fill=\"" + attn::palette_hex(maps[0].shade(q, k)) + "\"") != std::string::npos);
+    for (std::size_t k = 0; k <= q; ++k) {
+      INFO(q << "," << k);
+      CHECK(one.find("fill=\"" + attn::palette_hex(w(0, q, k)) + "\"") != std::string::npos);
+    }
   // The second layer's step draws its own row; the third step is an ordinary grid of heads.
   const std::string rest = html.substr(second);
   CHECK(count(rest.substr(0, rest.find("</section>")), "<div class=\"layer\"") == 1);
@@ -521,7 +523,7 @@ const char* const kWeightFiguresJs =
     ".map(function (s) { return s.dataset.lesson + '/' + s.dataset.step; })";
 
 TEST_CASE("html in Chromium: on a slide at 1920x1080 and 1280x720, every lesson's weight figures come first, fully on "
-          "screen, at least 35% of the width, their numbers at least 16 px on a projector",
+          "screen, at least 35% of the width, their numbers at least 16 px on a projector, coloured on the fixed scale",
           "[html][browser]") {
   NEED_CHROMIUM();
   Scratch s;
@@ -550,6 +552,8 @@ TEST_CASE("html in Chromium: on a slide at 1920x1080 and 1280x720, every lesson'
       const std::string lesson = step.substr(0, step.find('/')), id = step.substr(step.find('/') + 1);
       actions.push_back(load(urls[lesson] + "#slide=" + id));
       actions.push_back(eval(kFigureOnScreenJs));
+      // The first map's last cell (the last query's last key: never masked), on the screen.
+      actions.push_back({{"do", "pixels"}, {"css", {"section.slide.current figure .head rect.cell:last-of-type"}}});
       // A multi-head step's first head, enlarged (a click on it).
       actions.push_back({{"do", "click"}, {"css", "section.slide.current figure .head[tabindex]"}});
       actions.push_back(eval(kFigureOnScreenJs));
@@ -572,9 +576,27 @@ TEST_CASE("html in Chromium: on a slide at 1920x1080 and 1280x720, every lesson'
     for (const std::string& step : steps) {
       INFO(step << " at " << width << "x" << height);
       const json& shown = r[at + 1];
-      const bool heads = r[at + 2].get<bool>();
-      const json& enlarged = r[at + 3];
-      at += 4;
+      const json& pixel = r[at + 2]["samples"][0];
+      const bool heads = r[at + 3].get<bool>();
+      const json& enlarged = r[at + 4];
+      at += 5;
+      // Its colour on the fixed scale: 0..1 for weights, 0..max for dropout's scaled ones (up to 2).
+      const json data = lesson_json({step.substr(0, step.find('/')), "--step", step.substr(step.find('/') + 1)})["steps"][0]["data"];
+      json last = data;
+      while (last[0].is_array() && last[0][0].is_array()) last = last[0];  // the first map: (rows, keys)
+      const double value = last.back().back().get<double>();
+      double hi = 1.0;
+      const std::function<void(const json&)> largest = [&](const json& j) {
+        if (j.is_array()) {
+          for (const json& e : j) largest(e);
+        } else if (j.is_number()) {
+          hi = std::max(hi, j.get<double>());
+        }
+      };
+      largest(data);
+      const std::string want = attn::palette_hex(value / hi);
+      INFO("cell " << value << " of 0.." << hi << ": " << want << ", drawn " << pixel.dump());
+      for (int c = 0; c < 3; ++c) CHECK(std::abs(pixel[c].get<int>() - std::stoi(want.substr(1 + 2 * c, 2), nullptr, 16)) <= 2);
       INFO(shown.dump());
       CHECK(shown["id"] == "step-" + step.substr(0, step.find('/')) + "-" + step.substr(step.find('/') + 1));
       CHECK(shown["scrolled"] == json::array({0, 0}));
@@ -620,15 +642,13 @@ TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's col
                                        {{"do", "hover"}, {"css", map + "rect.cell[data-q=\"2\"][data-k=\"1\"]"}}, eval(readout),
                                        {{"do", "focus"}, {"css", map + "rect.cell[data-q=\"0\"][data-k=\"0\"]"}},
                                        keys({"ArrowDown", "ArrowRight"}), eval(readout), eval("document.activeElement.dataset.k"),
-                                       // "Scale each row": the same cells on their rows' own scales.
-                                       {{"do", "click"}, {"css", map + "button.scale"}}, {{"do", "pixels"}, {"css", css}},
+                                       // "Each row": the same cells on their rows' own scales.
+                                       {{"do", "click"}, {"css", map + "button.scale[data-scale=\"row\"]"}},
+                                       {{"do", "pixels"}, {"css", css}},
                                        eval("Array.from(document.querySelectorAll('" + map +
                                             ".legend text')).map(function (t) { return t.textContent; })")}));
   const json& px = r[1]["samples"];
   CHECK(r[1]["colors"].get<int>() > 50);  // not blank
-  float lo = 1.0f, hi = 0.0f;
-  for (int q = 0; q < 6; ++q)
-    for (int k = 0; k <= q; ++k) lo = std::min(lo, data[q][k].get<float>()), hi = std::max(hi, data[q][k].get<float>());
   const auto near = [](const json& got, const std::string& hex) {
     const int want[3] = {std::stoi(hex.substr(1, 2), nullptr, 16), std::stoi(hex.substr(3, 2), nullptr, 16),
                          std::stoi(hex.substr(5, 2), nullptr, 16)};
@@ -640,11 +660,10 @@ TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's col
   for (int q = 0; q < 6; ++q)
     for (int k = 0; k <= q; ++k, ++i) {
       INFO("cell " << q << "," << k << " " << px[i].dump());
-      CHECK(near(px[i], attn::palette_hex((data[q][k].get<double>() - lo) / (hi - lo))));
+      CHECK(near(px[i], attn::palette_hex(data[q][k].get<double>())));  // the fixed scale: a weight's colour is its value's
     }
-  CHECK(near(px[i], attn::palette_hex(0.0)));      // the legend starts at the palette's first colour...
-  CHECK(near(px[i + 1], attn::palette_hex(1.0)));  // ... and ends at its last
-  CHECK(near(px[i + 1], attn::palette_hex((data[0][0].get<double>() - lo) / (hi - lo))));  // the max: 1.0, top left
+  CHECK(near(px[i], attn::palette_hex(0.0)));      // the legend starts at the palette's first colour (0)...
+  CHECK(near(px[i + 1], attn::palette_hex(1.0)));  // ... and ends at its last (1)
   const json& masked = px[i + 2];
   CHECK((masked[0] == masked[1] && masked[1] == masked[2]));  // grey: no colour of the palette
   CHECK(r[3] == "query 2 'starts', key 1 'journey': " + attn::exact_number(data[2][1].get<float>()));
@@ -664,7 +683,7 @@ TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's col
     }
   }
   CHECK(near(by_row[i + 1], attn::palette_hex(1.0)));  // the legend itself is the same palette
-  CHECK(r[10] == json::array({"row min", "row max", "masked (a future key)"}));
+  CHECK(r[10] == json::array({"row min", "row max", "masked (a future key)", "colours: each row from its own min to its max"}));
 }
 
 TEST_CASE("html in Chromium: printed to PDF, the handout has every step's title and no navigation", "[html][browser]") {

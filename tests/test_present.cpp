@@ -136,7 +136,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
   const Trace& causal = book.traces.front();
   const Step& s = causal.step("causal_attn_weights");
   REQUIRE(s.causal);
-  std::vector<Line> map = heatmap_lines(s.tensor, causal.inputs.tokens, s.causal, s.of_tokens, s.first_query, o);
+  std::vector<Line> map = heatmap_lines(s, causal.inputs.tokens, o);
   std::string text = text_of(map);
   CHECK(text.find("journey") != std::string::npos);
   CHECK(text.find("1.00") != std::string::npos);  // "Your" attends only to itself
@@ -162,7 +162,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
     for (const std::size_t width : {80, 120, 200}) {
       o.width = width;
       INFO(n << " tokens at " << width << " columns");
-      map = heatmap_lines(w.tensor, t.inputs.tokens, w.causal, w.of_tokens, w.first_query, o);
+      map = heatmap_lines(w, t.inputs.tokens, o);
       text = text_of(map);
       for (const Line& l : map) CHECK(line_width(l) <= width);
       CHECK(text.find("keys: 0='x1'") != std::string::npos);
@@ -174,7 +174,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
     // The numbers stay available: every one of them, row by row.
     o.width = 80;
     o.numbers = true;
-    text = text_of(heatmap_lines(w.tensor, t.inputs.tokens, w.causal, w.of_tokens, w.first_query, o));
+    text = text_of(heatmap_lines(w, t.inputs.tokens, o));
     char first[32];
     std::snprintf(first, sizeof first, "0:%.4f", static_cast<double>(w.tensor(0, 0, 0, 0)));
     CHECK(text.find(first) != std::string::npos);
@@ -189,20 +189,21 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
   const Document big = one("mha", random_inputs(80, 4), cfg);
   const Step& w = big.traces.front().step("attn_weights");
   o.width = 120;
-  text = text_of(heatmap_lines(w.tensor, big.traces.front().inputs.tokens, w.causal, w.of_tokens, w.first_query, o));
+  text = text_of(heatmap_lines(w, big.traces.front().inputs.tokens, o));
   CHECK(text.find("80 keys do not fit in 120 columns; each query's strongest keys:") != std::string::npos);
   CHECK(text.find("  0 'x1' -> 0 'x1' 1.00") != std::string::npos);  // the first query sees only itself
 }
 
-TEST_CASE("present: --scale row puts each row's largest weight at the top of the palette", "[present]") {
+TEST_CASE("present: --scale row puts each row's largest weight at the top of the palette, fixed and matrix only the 1.0", "[present]") {
   const Document book = one("causal", book_inputs(), defaults_of("causal"));
   const Trace& t = book.traces.front();
   const Step& s = t.step("causal_attn_weights");
   LayoutOptions o;
   o.width = 80;
-  for (const bool per_row : {false, true}) {
-    o.per_row = per_row;
-    const std::vector<Line> map = heatmap_lines(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query, o);
+  for (const HeatScale scale : {HeatScale::Fixed, HeatScale::Matrix, HeatScale::Row}) {
+    o.scale = scale;
+    const bool per_row = scale == HeatScale::Row;
+    const std::vector<Line> map = heatmap_lines(s, t.inputs.tokens, o);
     // Rows of the grid: the lines that start with a label and hold cells.
     std::size_t rows = 0, rows_with_top = 0;
     for (const Line& l : map) {
@@ -214,7 +215,7 @@ TEST_CASE("present: --scale row puts each row's largest weight at the top of the
       ++rows;
       rows_with_top += top == 1.0 ? 1 : 0;
     }
-    INFO("per_row " << per_row);
+    INFO("scale " << static_cast<int>(scale));
     CHECK(rows == 6);
     CHECK(rows_with_top == (per_row ? 6u : 1u));  // scaled on the matrix, only "Your"'s 1.00 is at the top
   }

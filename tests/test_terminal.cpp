@@ -104,7 +104,8 @@ TEST_CASE("heatmaps: labels, every number, masked cells marked without colour", 
   CHECK(plain.out.find("      Your  1.00     \xc2\xb7     \xc2\xb7     \xc2\xb7     \xc2\xb7     \xc2\xb7\n") !=
         std::string::npos);
   CHECK(plain.out.find("   journey  0.55  0.45     \xc2\xb7") != std::string::npos);
-  CHECK(plain.out.find("min 0.15 -> max 1.00   \xc2\xb7 masked (a later token)") != std::string::npos);
+  CHECK(plain.out.find("  colours: 0 to 1   \xc2\xb7 masked (a later token)\n  a fixed scale, as probabilities are (here 0.15 to 1.00)\n") !=
+        std::string::npos);
   CHECK(plain.out.find("            Your journ start  with   one  step\n") != std::string::npos);
   // auto: only on a terminal; never: not even there.
   CHECK(attn_test::run({"causal"}).out.find("heatmap:") == std::string::npos);

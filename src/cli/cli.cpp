@@ -44,7 +44,7 @@ std::string usage_hint(const CLI::App& app) {
 }
 
 // A given option the chosen lesson and mode do not use: a UsageError that says so. `shown`: the subcommand
-// lists it in its --help (attn present's --color and --max-memory), so it is taken.
+// lists it in its --help (attn present's --color, --max-memory and --scale), so it is taken.
 void check_used(const Sub& sub, const LessonMode* mode, const OptionSpec& spec, bool shown) {
   const std::string name = spec.spellings().front();
   if (sub.present) {
@@ -163,7 +163,8 @@ Request request_for(std::string command, std::vector<LessonRun> lessons, const C
 // A lesson or the tour: run, then emit in the chosen format.
 int show(const Request& request, const Streams& s) {
   const OutputOptions& o = request.output;
-  const TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, s.term);
+  TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, s.term);
+  style.scale = o.scale;
   const Format& format = *find_format(o.format);
   const bool pause = o.pause && format.pausable && s.term.stdin_tty && s.term.stdout_tty;  // else ignored
   if (pause && request.input.input == "-")
@@ -204,7 +205,7 @@ int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
   PresentOptions p;
   p.reveal = options.present.reveal;
   p.theme = options.present.theme;
-  p.per_row = options.present.scale == HeatScale::Row;
+  p.scale = o.scale;
   p.color = style.color;
   present(doc, p);
   return kExitOk;

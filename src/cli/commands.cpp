@@ -67,11 +67,12 @@ void setup(Cli& cli, CommandLine& parsed) {
   cli.present.present = true;
   std::vector<const OptionSpec*> not_for_present = not_for_tour;
   for (const OptionSpec* spec : options_in(Scope::Output))
-    if (spec->name != "--color" && spec->name != "--max-memory") not_for_present.push_back(spec);
+    if (spec->name != "--color" && spec->name != "--max-memory" && spec->name != "--scale") not_for_present.push_back(spec);
   add_hidden(cli.present, not_for_present, parsed, defaults);
   add_each(cli.present, Scope::Input, parsed, defaults);
   for (const OptionSpec* spec : options_in(Scope::Output))
-    if (spec->name == "--color" || spec->name == "--max-memory") cli.present.add(*spec, parsed, defaults, "");
+    if (spec->name == "--color" || spec->name == "--max-memory" || spec->name == "--scale")
+      cli.present.add(*spec, parsed, defaults, "");
   add_each(cli.present, Scope::Present, parsed, defaults);
   cli.present.app
       ->add_option("LESSON", parsed.present.lessons,

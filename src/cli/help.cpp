@@ -62,7 +62,7 @@ const char* const kPresentFooter =
     "  -> Space PageDown Enter   next step      <- PageUp Backspace  previous\n"
     "  Home End                  first, last    [ ]                  lessons\n"
     "  g 12 Enter                step 12        Up Down              scroll a step\n"
-    "  n                         every number   s                    row scale\n"
+    "  n                         every number   s                 colour scale\n"
     "  b .                       blank screen   ?                    help\n"
     "  q Esc Ctrl-C              quit (the terminal is restored)\n"
     "Colour follows --color, NO_COLOR and TERM; without it the presenter is\n"

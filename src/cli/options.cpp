@@ -425,6 +425,13 @@ std::vector<OptionSpec> make_table() {
   t.push_back(choice(O, std::nullopt, "--heatmap", "WHEN", &OutputOptions::heatmap, when_words(), "",
                      "Also draw weight matrices as heatmaps (token labels, every number, masked cells as a dot): auto "
                      "= when stdout is a terminal"));
+  t.push_back(choice(O, std::nullopt, "--scale", "HOW", &OutputOptions::scale,
+                     std::vector<std::pair<std::string, HeatScale>>{
+                         {"fixed", HeatScale::Fixed}, {"matrix", HeatScale::Matrix}, {"row", HeatScale::Row}},
+                     "",
+                     "Heatmap colours, in every format and attn present: fixed (weights on 0 to 1, as the "
+                     "probabilities they are; signed values centred on 0), matrix (its own min to max) or row (each "
+                     "row's own min to max: small weights told apart next to a large one). The legend says which"));
   t.push_back(flag(O, std::nullopt, "--pause", &OutputOptions::pause, "",
                    "Wait for Enter after each step, q to quit (only when stdin and stdout are terminals; ignored "
                    "otherwise, so scripts never hang)"));
@@ -529,11 +536,6 @@ std::vector<OptionSpec> make_table() {
                      "",
                      "Colours for the room: dark (light text on black), light (black on white, for bright rooms and "
                      "projectors that wash out dark slides) or contrast (bold white and yellow on black)"));
-  t.push_back(choice(P, std::nullopt, "--scale", "HOW", &PresentCli::scale,
-                     std::vector<std::pair<std::string, HeatScale>>{{"matrix", HeatScale::Matrix}, {"row", HeatScale::Row}},
-                     "",
-                     "Heatmap colours from the whole matrix's min to max, or each row's own (row: small weights "
-                     "told apart next to a large one; the s key switches)"));
   return t;
 }
 

@@ -32,14 +32,11 @@ struct ListOptions {
   bool json = false;  // attn list --json
 };
 
-enum class HeatScale { Matrix, Row };
-
 // attn present [LESSON ...]
 struct PresentCli {
   std::vector<std::string> lessons;  // the positional lesson names; none: every lesson (the tour)
   bool reveal = false;               // --reveal
   Theme theme = Theme::Dark;         // --theme
-  HeatScale scale = HeatScale::Matrix;  // --scale
 };
 
 // Everything a command line can say, each part with its defaults.

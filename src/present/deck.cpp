@@ -97,7 +97,9 @@ void Deck::press(Key key, char digit) {
     case Key::Quit: quit_ = true; break;
     case Key::Help: help_ = true; break;
     case Key::Numbers: numbers_ = !numbers_; break;
-    case Key::Scale: per_row_ = !per_row_; break;
+    case Key::Scale:  // fixed, then the matrix's min..max, then each row's own, then fixed again
+      scale_ = scale_ == HeatScale::Fixed ? HeatScale::Matrix : scale_ == HeatScale::Matrix ? HeatScale::Row : HeatScale::Fixed;
+      break;
     case Key::Blank: blank_ = true; break;
   }
 }
@@ -109,7 +111,7 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.width = width;
   o.color = color;
   o.numbers = numbers_;
-  o.per_row = per_row_;
+  o.scale = scale_;
   o.numbers_hint = "(n: every number)";
   SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
   std::vector<Line> out = std::move(text.head);
@@ -151,7 +153,7 @@ std::vector<std::string> Deck::help_lines() {
           "go to step      g, a number, Enter",
           "scroll a step   Up Down (j k)",
           "numbers         n  every number of a heatmap",
-          "scale           s  each heatmap row to its own range",
+          "scale           s  colours: fixed 0-1, matrix, each row",
           "blank screen    b .  (any key brings it back)",
           "quit            q Esc Ctrl-C",
           "",

@@ -29,7 +29,7 @@ class Deck {
     Cancel,      // Esc: ends g's number, else quits
     Help,        // ?
     Numbers,     // n: every number of a heatmap
-    Scale,       // s: heatmap rows scaled on their own
+    Scale,       // s: the heatmap's colour scale, fixed -> matrix -> row -> fixed
     Blank,       // b or .: a blank screen, as a clicker's "black screen" key
     Quit,        // q, Ctrl-C
   };
@@ -55,7 +55,8 @@ class Deck {
   bool help() const { return help_; }
   bool blank() const { return blank_; }
   bool numbers() const { return numbers_; }
-  bool per_row() const { return per_row_; }
+  HeatScale scale() const { return scale_; }
+  void set_scale(HeatScale s) { scale_ = s; }
   const std::optional<std::string>& go_to() const { return go_to_; }
   // Lines scrolled off the top; the presenter clamps it to what the screen can show (set_scroll).
   std::size_t scroll() const { return scroll_; }
@@ -75,7 +76,8 @@ class Deck {
   std::size_t at_ = 0;
   std::size_t scroll_ = 0;
   bool revealed_ = true;
-  bool quit_ = false, help_ = false, blank_ = false, numbers_ = false, per_row_ = false;
+  bool quit_ = false, help_ = false, blank_ = false, numbers_ = false;
+  HeatScale scale_ = HeatScale::Fixed;
   std::optional<std::string> go_to_;
 };
 

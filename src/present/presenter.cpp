@@ -24,7 +24,7 @@ namespace attn {
 
 namespace {
 
-// Colour pairs: the theme's roles, then kLevels steps of the heatmap palette.
+// Colour pairs: the theme's roles, then kLevels steps of the heatmap palette, then kLevels of the diverging one.
 enum Pair : short { kBase = 1, kHeading, kId, kCode, kLabel, kLegend, kMasked, kOff, kStatus, kFirstLevel = 16 };
 constexpr int kLevels = 32;
 
@@ -108,7 +108,7 @@ class Screen {
 class Painter {
  public:
   explicit Painter(const PresentOptions& o) : contrast_(o.theme == Theme::Contrast) {
-    color_ = o.color && has_colors() && start_color() == OK && COLORS >= 256 && COLOR_PAIRS >= kFirstLevel + kLevels;
+    color_ = o.color && has_colors() && start_color() == OK && COLORS >= 256 && COLOR_PAIRS >= kFirstLevel + 2 * kLevels;
     if (!color_) return;
     const ThemeColors c = colors_of(o.theme);
     init_pair(kBase, c.fg, c.bg);
@@ -123,6 +123,10 @@ class Painter {
     for (int level = 0; level < kLevels; ++level) {
       const Rgb rgb = palette_color(c.palette, level / static_cast<double>(kLevels - 1));
       init_pair(static_cast<short>(kFirstLevel + level), is_light(rgb) ? 16 : 231, static_cast<short>(xterm256(rgb)));
+      // then the diverging palette's, for signed matrices centred on 0
+      const Rgb signed_rgb = palette_color(Palette::Diverging, level / static_cast<double>(kLevels - 1));
+      init_pair(static_cast<short>(kFirstLevel + kLevels + level), is_light(signed_rgb) ? 16 : 231,
+                static_cast<short>(xterm256(signed_rgb)));
     }
     bkgd(COLOR_PAIR(kBase));
   }
@@ -144,7 +148,7 @@ class Painter {
       case Role::Off: return COLOR_PAIR(kOff) | A_BOLD;
       case Role::Cell: {
         const int level = std::clamp(static_cast<int>(std::lround(s.shade * (kLevels - 1))), 0, kLevels - 1);
-        return COLOR_PAIR(kFirstLevel + level);
+        return COLOR_PAIR(kFirstLevel + (s.diverging ? kLevels : 0) + level);
       }
       case Role::Text:
       case Role::Tensor:
@@ -245,7 +249,7 @@ std::optional<Deck::Key> key_of(int ch) {
 
 void present(const Document& doc, const PresentOptions& options) {
   Deck deck(doc, options.reveal);
-  if (options.per_row) deck.press(Deck::Key::Scale);
+  deck.set_scale(options.scale);
   const Screen screen;
   const Painter paint(options);
   draw(deck, paint);

@@ -2,6 +2,7 @@
 // `attn present`: the document full screen, one slide per step, on ncurses (the library made for
 // full-screen terminal programs: key codes of every terminal, resizes, the alternate screen, restoring
 // the terminal). What the keys do is present/deck.hpp; what a slide holds is render/layout.hpp.
+#include "render/style.hpp"
 #include "trace/trace.hpp"
 
 namespace attn {
@@ -11,7 +12,7 @@ enum class Theme { Dark, Light, Contrast };
 struct PresentOptions {
   bool reveal = false;       // --reveal: each step's code first, its result on the next key
   Theme theme = Theme::Dark;  // --theme
-  bool per_row = false;      // --scale row: heatmap rows scaled on their own
+  HeatScale scale = HeatScale::Fixed;  // --scale: the heatmaps' colour scale (the s key cycles)
   bool color = true;         // --color, NO_COLOR, TERM=dumb: off means monochrome with reverse video
 };
 

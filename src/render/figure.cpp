@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
@@ -55,6 +56,23 @@ std::string quoted(const HeatMap& m, std::size_t position) {
 std::string pair_text(const HeatMap& m, std::size_t i, std::size_t j) {
   return m.of_tokens ? "query " + quoted(m, m.first + i) + ", key " + quoted(m, j)
                      : "row " + std::to_string(m.first + i) + ", column " + std::to_string(j);
+}
+
+const HeatScale kScales[] = {HeatScale::Fixed, HeatScale::Matrix, HeatScale::Row};
+const char* scale_name(HeatScale s) { return s == HeatScale::Row ? "row" : s == HeatScale::Matrix ? "matrix" : "fixed"; }
+
+// Black or white, whichever reads better on the cell's colour.
+std::string ink(double x, bool diverging) {
+  return is_light(palette_color(diverging ? Palette::Diverging : Palette::Viridis, x)) ? "#000000" : "#ffffff";
+}
+
+// ` data-NAME-fixed="..." data-NAME-matrix="..." data-NAME-row="..."`: a value on every scale, for the page's
+// scale buttons.
+template <class F>
+std::string on_every_scale(const char* name, F value) {
+  std::string out;
+  for (const HeatScale s : kScales) out += std::string(" data-") + name + "-" + scale_name(s) + "=\"" + value(s) + "\"";
+  return out;
 }
 
 }  // namespace
@@ -110,8 +128,8 @@ std::string markup_lines(const std::string& text) {
   }
 }
 
-std::string palette_hex(double x) {
-  const Rgb c = viridis(x);
+std::string palette_hex(double x, bool diverging) {
+  const Rgb c = palette_color(diverging ? Palette::Diverging : Palette::Viridis, x);
   char buf[8];
   std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<unsigned>(std::lround(c.r)),
                 static_cast<unsigned>(std::lround(c.g)), static_cast<unsigned>(std::lround(c.b)));
@@ -133,9 +151,12 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   const double grid_top = title_height + 22.0 + std::max(label_width * 0.72, 30.0) + 12.0;  // the caption, the key labels
   const double grid_width = static_cast<double>(m.keys) * cell, grid_height = static_cast<double>(m.rows) * cell;
   const double legend_top = grid_top + grid_height + 16.0;
-  const double legend_width = 2 * 15 * kCharWidth + 24 * 10.0 + (m.causal ? 200.0 : 0.0);
+  std::size_t words = 0;  // the scale's words, on the legend's second line
+  for (const HeatScale sc : kScales) words = std::max(words, display_width("colours: " + m.scale_words(sc)));
+  const double legend_width = std::max(2 * 15 * kCharWidth + 24 * 10.0 + (m.causal ? 200.0 : 0.0),
+                                       static_cast<double>(words) * kCharWidth);
   const double width = std::max(left + grid_width + label_width * 0.72 + 12.0, 12.0 + legend_width);
-  const double height = legend_top + 30.0;
+  const double height = legend_top + 48.0;
 
   std::string out = svg_open(width, height, o, "heatmap: " + m.caption);
   const std::string hatch = o.uid + "-masked";
@@ -166,56 +187,67 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
       const float v = m.at(i, j);
       const double x = left + static_cast<double>(j) * cell, y = grid_top + static_cast<double>(i) * cell;
       const bool masked = m.masked(i, j);
-      const double shade = m.shade(i, j), row_shade = m.shade(i, j, true);
-      std::string fill, value, alternative;
+      const double shade = m.shade(i, j, o.scale);
+      const bool diverging = m.diverging(o.scale);
+      std::string fill, value, choices, ink_choices;
       if (masked) {
         fill = "url(#" + hatch + ")";
         value = "masked";
       } else {
-        fill = std::isnan(shade) ? "none" : palette_hex(shade);
+        fill = std::isnan(shade) ? "none" : palette_hex(shade, diverging);
         value = exact_number(v);
-        if (o.row_scale_alternative && !std::isnan(shade)) alternative = " data-alt-fill=\"" + palette_hex(row_shade) + "\"";
+        if (o.scale_choices && !std::isnan(shade)) {
+          choices = on_every_scale("fill", [&](HeatScale s) { return palette_hex(m.shade(i, j, s), m.diverging(s)); });
+          ink_choices = on_every_scale("fill", [&](HeatScale s) { return ink(m.shade(i, j, s), m.diverging(s)); });
+        }
       }
       const std::string label = pair_text(m, i, j) + ": " + (masked ? "masked (a future key)" : value);
       out += "<rect class=\"cell\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(cell) + "\" height=\"" +
-             num(cell) + "\" fill=\"" + fill + "\"" + alternative + (std::isnan(shade) && !masked ? " stroke=\"#888888\"" : "") +
+             num(cell) + "\" fill=\"" + fill + "\"" + choices + (std::isnan(shade) && !masked ? " stroke=\"#888888\"" : "") +
              " data-q=\"" + std::to_string(m.first + i) + "\" data-k=\"" + std::to_string(j) + "\" data-value=\"" + value +
              "\"" + (o.standalone ? "" : (i == 0 && j == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"")) +
              " aria-label=\"" + html_escape(label) + "\"><title>" + html_escape(label) + "</title></rect>\n";
       if (numbers && !masked) {
-        const auto ink = [](double x) { return is_light(viridis(x)) ? std::string("#000000") : std::string("#ffffff"); };
         out += "<text class=\"v\" x=\"" + num(x + cell / 2) + "\" y=\"" + num(y + cell / 2) +
                "\" text-anchor=\"middle\" dominant-baseline=\"central\" pointer-events=\"none\" aria-hidden=\"true\"" +
-               (std::isnan(shade) ? "" : " fill=\"" + ink(shade) + "\"") +
-               (alternative.empty() ? "" : " data-alt-fill=\"" + ink(row_shade) + "\"") + ">" + cell_text(v) + "</text>\n";
+               (std::isnan(shade) ? "" : " fill=\"" + ink(shade, diverging) + "\"") + ink_choices + ">" + cell_text(v) +
+               "</text>\n";
       }
     }
   }
   out += "</g>\n";
-  // The legend: the palette from min to max, and the masked cells' pattern.
-  const std::string lo = "min " + cell_text(static_cast<float>(m.min)), hi = "max " + cell_text(static_cast<float>(m.max));
+  // The legend: the palette between the scale's two ends, what the scale is, and the masked cells' pattern.
+  const bool diverging = m.diverging(o.scale);
+  const auto texts = [&](const std::string& name, const std::function<std::string(HeatScale)>& text) {
+    return o.scale_choices ? on_every_scale(name.c_str(), [&](HeatScale s) { return html_escape(text(s)); }) : std::string();
+  };
+  const std::string lo = m.low_end(o.scale), hi = m.high_end(o.scale);
   out += "<g class=\"legend\" data-min=\"" + exact_number(static_cast<float>(m.min)) + "\" data-max=\"" +
-         exact_number(static_cast<float>(m.max)) + "\">\n";
+         exact_number(static_cast<float>(m.max)) + "\" data-scale=\"" + scale_name(o.scale) + "\">\n";
   double x = 12.0;
-  // In a page, on each row's own scale the ends are each row's min and max.
-  const std::string lo_alt = o.row_scale_alternative ? " data-alt-text=\"row min\"" : "";
-  const std::string hi_alt = o.row_scale_alternative ? " data-alt-text=\"row max\"" : "";
-  out += "<text x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\"" + lo_alt + ">" + lo + "</text>\n";
-  x += static_cast<double>(lo.size()) * kCharWidth + 8.0;
+  out += "<text class=\"lo\" x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\" data-at=\"0\"" +
+         texts("text", [&](HeatScale s) { return m.low_end(s); }) + ">" + html_escape(lo) + "</text>\n";
+  x += 7.0 * kCharWidth + 8.0;  // room for the longest end, "row min"
   for (int k = 0; k < 24; ++k) {
     const double at = k / 23.0;
     out += "<rect class=\"swatch\" x=\"" + num(x) + "\" y=\"" + num(legend_top) + "\" width=\"10\" height=\"14\" fill=\"" +
-           palette_hex(at) + "\" data-at=\"" + num(at * 100) + "%\"/>\n";
+           palette_hex(at, diverging) + "\" data-at=\"" + num(at * 100) + "%\"" +
+           (o.scale_choices ? on_every_scale("fill", [&](HeatScale s) { return palette_hex(at, m.diverging(s)); }) : "") +
+           "/>\n";
     x += 10.0;
   }
   x += 8.0;
-  out += "<text x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\"" + hi_alt + ">" + hi + "</text>\n";
-  x += static_cast<double>(hi.size()) * kCharWidth + 20.0;
+  out += "<text class=\"hi\" x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\"" +
+         texts("text", [&](HeatScale s) { return m.high_end(s); }) + ">" + html_escape(hi) + "</text>\n";
+  x += 7.0 * kCharWidth + 20.0;
   if (m.causal) {
     out += "<rect class=\"swatch-masked\" x=\"" + num(x) + "\" y=\"" + num(legend_top) +
            "\" width=\"14\" height=\"14\" fill=\"url(#" + hatch + ")\"/>\n";
     out += "<text x=\"" + num(x + 20.0) + "\" y=\"" + num(legend_top + 11.0) + "\">masked (a future key)</text>\n";
   }
+  out += "<text class=\"scale-words\" x=\"12\" y=\"" + num(legend_top + 31.0) + "\"" +
+         texts("text", [&](HeatScale s) { return "colours: " + m.scale_words(s); }) + ">" +
+         html_escape("colours: " + m.scale_words(o.scale)) + "</text>\n";
   out += "</g>\n</svg>\n";
   return {out, width, height};
 }
@@ -273,7 +305,8 @@ std::string svg_table(const Step& step, const std::vector<std::string>& tokens, 
 
 namespace attn {
 
-Figure svg_small_map(const HeatMap& m, const std::string& note, const FigureOptions& o) {
+Figure svg_small_map(const HeatMap& m, const FigureOptions& o) {
+  const std::string& note = m.note;  // visible() text already
   const double cell = std::clamp(96.0 / static_cast<double>(std::max(m.keys, m.rows)), 2.0, 16.0);
   const double grid_width = static_cast<double>(m.keys) * cell, grid_height = static_cast<double>(m.rows) * cell;
   const double width = std::max(grid_width, 96.0) + 8.0;
@@ -282,14 +315,14 @@ Figure svg_small_map(const HeatMap& m, const std::string& note, const FigureOpti
   out += "<g class=\"cells small\">\n";
   for (std::size_t i = 0; i < m.rows; ++i)
     for (std::size_t j = 0; j < m.keys; ++j) {
-      const double shade = m.shade(i, j);
-      const std::string fill = m.masked(i, j) ? "#d9d9d9" : std::isnan(shade) ? "none" : palette_hex(shade);
+      const double shade = m.shade(i, j, o.scale);
+      const std::string fill = m.masked(i, j) ? "#d9d9d9" : std::isnan(shade) ? "none" : palette_hex(shade, m.diverging(o.scale));
       out += "<rect x=\"" + num(4.0 + static_cast<double>(j) * cell) + "\" y=\"" + num(4.0 + static_cast<double>(i) * cell) +
              "\" width=\"" + num(cell) + "\" height=\"" + num(cell) + "\" fill=\"" + fill + "\"/>\n";
     }
   out += "</g>\n";
   if (!note.empty())
-    out += "<text class=\"note\" x=\"4\" y=\"" + num(grid_height + 8.0 + 13.0) + "\" font-size=\"11\">" + markup(note) + "</text>\n";
+    out += "<text class=\"note\" x=\"4\" y=\"" + num(grid_height + 8.0 + 13.0) + "\" font-size=\"11\">" + html_escape(note) + "</text>\n";
   return {out + "</svg>\n", width, height};
 }
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/strings.hpp"  // exact_number, shape_tuple
-#include "render/layout.hpp"
+#include "render/heatmap.hpp"
 #include "trace/trace.hpp"
 
 namespace attn {
@@ -19,23 +19,24 @@ std::string markup(const std::string& text);
 // Text of several lines (code, a printed tensor) as HTML: each line as markup(), the line feeds kept.
 std::string markup_lines(const std::string& text);
 
-// "#1f9e89": the palette's colour (viridis) at x in [0, 1].
-std::string palette_hex(double x);
+// "#1f9e89": the palette's colour at x in [0, 1]: viridis, or the diverging palette (render/palette.hpp).
+std::string palette_hex(double x, bool diverging = false);
 
 struct FigureOptions {
   std::string uid;          // unique in the page: the prefix of the figure's element ids
   bool standalone = false;  // an SVG file of its own: xmlns, a white background, explicit colours, a title
   std::string title;        // standalone: the title line (step id and title)
-  // In a page: each coloured cell, number and legend label also carries its look on each row's own scale
-  // (data-alt-fill, data-alt-text), which the page's "Scale each row" button swaps in.
-  bool row_scale_alternative = false;
+  HeatScale scale = HeatScale::Fixed;  // --scale: where the cells sit on the palette
+  // In a page: each coloured cell, number, swatch and legend text also carries its look on every scale
+  // (data-fill-fixed, data-fill-matrix, data-fill-row; data-text-*), which the page's scale buttons swap in.
+  bool scale_choices = false;
 };
 
 // The largest number of keys drawn cell by cell (more: a note instead).
 inline constexpr std::size_t kFigureMaxKeys = 64;
 
 // One matrix as an SVG heatmap: token labels on both axes, every number in its cell up to 16 keys,
-// colour-only cells beyond, masked cells hatched, and a legend from min to max. Each cell carries its
+// colour-only cells beyond, masked cells hatched, and a legend that states its scale. Each cell carries its
 // exact value and its query/key pair (aria-label, title, data-value) for hovering, focus and screen readers.
 struct Figure {
   std::string svg;
@@ -53,10 +54,10 @@ std::string svg_open(double width, double height, const FigureOptions& options, 
 // A computed step's tensor as an SVG table of numbers (rows labelled by token when there is one per token).
 std::string svg_table(const Step& step, const std::vector<std::string>& tokens, const FigureOptions& options);
 
-// One head of an overview step (attn heads, bertviz's model view) as a small colour-only map: no labels,
-// no numbers, masked cells light grey, and `note` (the lesson's few words on what the head does) under it.
-// Each cell is about 96 / keys units (2 to 16).
-Figure svg_small_map(const HeatMap& map, const std::string& note, const FigureOptions& options);
+// One head of an overview step (attn heads, bertviz's model view) as a small colour-only map on
+// options.scale: no labels, no numbers, masked cells light grey, and map.note (the lesson's few words on what
+// the head does) under it. Each cell is about 96 / keys units (2 to 16).
+Figure svg_small_map(const HeatMap& map, const FigureOptions& options);
 
 // The maps of one step as bertviz's head view (render/lines.cpp): queries on the left, keys on the right,
 // a line from each query to each key whose opacity is the weight (clamped to 0..1), one colour per map

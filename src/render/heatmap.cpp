@@ -28,17 +28,82 @@ std::string heat_number(float v) {
 }
 
 // Background colour for a value in [0, 1], with black or white text, whichever reads better.
-std::string ansi_cell(const std::string& cell, double x, const TextStyle& style) {
+std::string ansi_cell(const std::string& cell, double x, const TextStyle& style, bool diverging) {
   if (!style.color) return cell;
-  const Rgb c = viridis(x);
+  const Rgb c = palette_color(diverging ? Palette::Diverging : Palette::Viridis, x);
   const bool light = is_light(c);
   const std::string fg = light ? "30" : "97";
   if (style.truecolor) {
     char bg[32];
-    std::snprintf(bg, sizeof bg, "48;2;%d;%d;%d", static_cast<int>(c.r), static_cast<int>(c.g), static_cast<int>(c.b));
+    std::snprintf(bg, sizeof bg, "48;2;%d;%d;%d", static_cast<int>(std::lround(c.r)), static_cast<int>(std::lround(c.g)),
+                  static_cast<int>(std::lround(c.b)));
     return "\x1b[" + fg + ";" + bg + "m" + cell + "\x1b[0m";
   }
   return "\x1b[" + fg + ";48;5;" + std::to_string(xterm256(c)) + "m" + cell + "\x1b[0m";
+}
+
+bool HeatMap::masked(std::size_t i, std::size_t j) const {
+  return (causal && j > first + i) || at(i, j) == -std::numeric_limits<float>::infinity();
+}
+
+double HeatMap::fixed_lo() const { return step_min < 0.0 ? -std::max(-step_min, step_max) : 0.0; }
+double HeatMap::fixed_hi() const {
+  return step_min < 0.0 ? std::max(-step_min, step_max) : step_max <= 1.0 ? 1.0 : step_max;
+}
+
+bool HeatMap::diverging(HeatScale scale) const { return scale == HeatScale::Fixed && step_min < 0.0; }
+
+double HeatMap::shade(std::size_t i, std::size_t j, HeatScale scale) const {
+  const float v = at(i, j);
+  if (masked(i, j) || !std::isfinite(v)) return std::numeric_limits<double>::quiet_NaN();
+  double lo = min, span = max - min;
+  if (scale == HeatScale::Row) {
+    lo = row_lo[i];
+    span = row_span[i];
+  } else if (scale == HeatScale::Fixed) {
+    lo = fixed_lo();
+    span = fixed_hi() - lo;
+  }
+  // A single value (a row that puts all its weight on one key, a matrix of zeros on its own scale) sits at
+  // the top of the palette.
+  return span > 0.0 ? std::clamp((static_cast<double>(v) - lo) / span, 0.0, 1.0) : 1.0;
+}
+
+namespace {
+
+// A scale's end as short as it reads: "0", "1", "0.25", "-2.3".
+std::string end_number(double v) {
+  std::string s = heat_number(static_cast<float>(v));
+  if (s.find('.') != std::string::npos && s.find('e') == std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s == "-0" ? "0" : s;
+}
+
+}  // namespace
+
+std::string HeatMap::low_end(HeatScale scale) const {
+  if (scale == HeatScale::Row) return "row min";
+  return end_number(scale == HeatScale::Fixed ? fixed_lo() : min);
+}
+
+std::string HeatMap::high_end(HeatScale scale) const {
+  if (scale == HeatScale::Row) return "row max";
+  return end_number(scale == HeatScale::Fixed ? fixed_hi() : max);
+}
+
+std::string HeatMap::scale_words(HeatScale scale) const {
+  const std::string range = "here " + heat_number(static_cast<float>(min)) + " to " + heat_number(static_cast<float>(max));
+  switch (scale) {
+    case HeatScale::Row: return "each row from its own min to its max";
+    case HeatScale::Matrix: return "this matrix's min to its max";
+    case HeatScale::Fixed:
+    default:
+      if (step_min < 0.0) return "centred on 0, blue below, red above (" + range + ")";
+      if (step_max <= 1.0) return "a fixed scale, as probabilities are (" + range + ")";
+      return "from 0 to the step's largest value (" + range + ")";
+  }
 }
 
 namespace {
@@ -51,82 +116,130 @@ std::string pad_left(const std::string& s, std::size_t width, std::size_t visibl
   return visible >= width ? s : std::string(width - visible, ' ') + s;
 }
 
-// One (rows, keys) matrix m: row i is the query at position first + i, column j the key at position j.
-std::string one_map(const float* m, std::size_t rows, std::size_t keys, std::size_t first,
-                    const std::vector<std::string>& labels, bool causal, const std::string& caption,
-                    const TextStyle& style) {
-  const auto is_masked = [&](std::size_t i, std::size_t j) {
-    return (causal && j > first + i) || m[i * keys + j] == -std::numeric_limits<float>::infinity();
-  };
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < keys; ++j)
-      if (!is_masked(i, j) && std::isfinite(m[i * keys + j])) {
-        lo = std::min(lo, static_cast<double>(m[i * keys + j]));
-        hi = std::max(hi, static_cast<double>(m[i * keys + j]));
+// Each row's min and max over its cells on the scale, and the whole matrix's.
+void place_on_scale(HeatMap& m) {
+  double glo = std::numeric_limits<double>::infinity(), ghi = -glo;
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::size_t j = 0; j < m.keys; ++j)
+      if (!m.masked(i, j) && std::isfinite(m.at(i, j))) {
+        lo = std::min(lo, static_cast<double>(m.at(i, j)));
+        hi = std::max(hi, static_cast<double>(m.at(i, j)));
       }
-  if (!std::isfinite(lo)) lo = hi = 0.0;
-  const double span = hi > lo ? hi - lo : 1.0;
+    glo = std::min(glo, lo);
+    ghi = std::max(ghi, hi);
+    m.row_lo.push_back(std::isfinite(lo) ? lo : 0.0);
+    m.row_span.push_back(std::isfinite(lo) ? hi - lo : 0.0);
+  }
+  if (!std::isfinite(glo)) glo = ghi = 0.0;
+  m.min = glo;
+  m.max = ghi;
+}
 
-  std::string out = "  " + caption + "\n";
-  // Legend: the range, a ramp of the palette, what the symbol means.
+// One map in a pipe: every number in its cell.
+std::string one_map(const HeatMap& m, const TextStyle& style) {
+  const bool diverging = m.diverging(style.scale);
+  std::string out = "  heatmap: " + m.caption + "\n";
+  // Legend: the scale's ends, a ramp of the palette (in colour only: without it the cells are not shaded,
+  // so no ramp would describe them), what the scale is and what the symbol means.
   std::string ramp;
-  for (int k = 0; k < 8; ++k) ramp += ansi_cell(style.color ? "  " : "", k / 7.0, style);
-  out += "  min " + heat_number(static_cast<float>(lo)) + " " + (style.color ? ramp + " " : "-> ") + "max " +
-         heat_number(static_cast<float>(hi)) + (causal ? "   " + std::string(kMasked) + " masked (a later token)" : "") +
-         "\n";
+  for (int k = 0; k < 8; ++k) ramp += ansi_cell("  ", k / 7.0, style, diverging);
+  out += "  colours: " + m.low_end(style.scale) + " " + (style.color ? ramp : std::string("to")) + " " +
+         m.high_end(style.scale) + (m.causal ? "   " + std::string(kMasked) + " masked (a later token)" : "") + "\n";
+  out += "  " + m.scale_words(style.scale) + "\n";
   // Column labels: keys.
   out += std::string(kLabel + 2, ' ');
-  for (std::size_t j = 0; j < keys; ++j) {
-    const std::string label = clip_to_width(labels[j], kCell - 1);
+  for (std::size_t j = 0; j < m.keys; ++j) {
+    const std::string label = clip_to_width(m.labels[j], kCell - 1);
     out += pad_left(label, kCell, display_width(label));
   }
   out += "\n";
-  for (std::size_t i = 0; i < rows; ++i) {
-    const std::string label = clip_to_width(labels[first + i], kLabel);
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    const std::string label = clip_to_width(m.labels[m.first + i], kLabel);
     out += "  " + pad_left(label, kLabel, display_width(label));
-    for (std::size_t j = 0; j < keys; ++j) {
-      if (is_masked(i, j)) {
+    for (std::size_t j = 0; j < m.keys; ++j) {
+      if (m.masked(i, j)) {
         out += std::string(kCell - 1, ' ') + kMasked;
         continue;
       }
-      const float v = m[i * keys + j];
+      const float v = m.at(i, j);
       if (!std::isfinite(v)) {  // off the scale (overflowed scores): shown, not coloured
         const std::string text = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
         out += " " + pad_left(text, kCell - 1, text.size());
         continue;
       }
       const std::string text = heat_number(v);
-      out += " " + ansi_cell(pad_left(text, kCell - 1, text.size()), (static_cast<double>(v) - lo) / span, style);
+      out += " " + ansi_cell(pad_left(text, kCell - 1, text.size()), m.shade(i, j, style.scale), style, diverging);
     }
     out += "\n";
   }
+  if (!m.note.empty()) out += "  " + m.note + "\n";
   return out;
 }
 
 }  // namespace
 
-std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                     const TextStyle& style, std::size_t first_query) {
+std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
+                               std::size_t first_query) {
+  Step s;
+  s.tensor = t;
+  s.causal = causal;
+  s.of_tokens = of_tokens;
+  s.first_query = first_query;
+  return heat_maps(s, tokens);
+}
+
+std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& tokens) {
+  const AnyTensor& t = s.tensor;
   const std::size_t rank = t.dimension();
   if (rank < 2 || rank > 4) return {};
   const std::size_t keys = t.shape()[rank - 1], rows = t.shape()[rank - 2];
-  // Keys are the tokens from position 0; rows are queries among them (all of them for a square matrix).
-  if (keys > tokens.size() || rows == 0 || first_query + rows > keys) return {};
-  if (keys > kHeatmapMaxTokens)
-    return "  (heatmap left out: more than " + std::to_string(kHeatmapMaxTokens) + " tokens)\n";
-  const std::size_t heads = rank == 4 ? t.shape()[1] : 1;
-  // Token text comes from outside: control characters made visible before it is clipped to a column.
+  if (keys > tokens.size() || rows == 0 || keys == 0 || s.first_query + rows > keys) return {};
+  // (b, h, rows, keys): the first batch element's heads; an overview's (heads, rows, keys): every head.
+  const bool heads_first = s.overview && rank == 3;
+  const std::size_t heads = rank == 4 ? t.shape()[1] : heads_first ? t.shape()[0] : 1;
   std::vector<std::string> labels;
-  for (std::size_t i = 0; i < keys; ++i) labels.push_back(of_tokens ? visible(tokens[i]) : std::to_string(i));
-  std::string out;
+  for (std::size_t i = 0; i < keys; ++i) labels.push_back(s.of_tokens ? visible(tokens[i]) : std::to_string(i));
+  std::vector<HeatMap> out;
   for (std::size_t h = 0; h < heads; ++h) {
-    std::string caption = of_tokens ? "heatmap: rows are queries, columns are keys"
-                                    : "heatmap: rows and columns are positions (not queries and keys)";
-    if (rank >= 3) caption += "; batch 0 of " + std::to_string(t.shape()[0]);
-    if (rank == 4) caption += ", head " + std::to_string(h);
-    out += (h ? "\n" : "") + one_map(t.data() + h * rows * keys, rows, keys, first_query, labels, causal, caption, style);
+    HeatMap m;
+    m.caption = s.of_tokens ? "rows are queries, columns are keys" : "rows and columns are positions (not queries and keys)";
+    if (heads_first) {
+      m.caption = "head " + std::to_string(h);
+    } else {
+      if (rank >= 3) m.caption += "; batch 0 of " + std::to_string(t.shape()[0]);
+      if (rank == 4) m.caption += ", head " + std::to_string(h);
+    }
+    if (h < s.head_notes.size()) m.note = visible(s.head_notes[h]);
+    m.rows = rows;
+    m.keys = keys;
+    m.first = s.first_query;
+    m.causal = s.causal;
+    m.of_tokens = s.of_tokens;
+    m.labels = labels;
+    m.values.assign(t.data() + h * rows * keys, t.data() + (h + 1) * rows * keys);
+    place_on_scale(m);
+    out.push_back(std::move(m));
   }
+  double lo = 0.0, hi = 0.0;
+  for (std::size_t h = 0; h < out.size(); ++h) {
+    lo = h ? std::min(lo, out[h].min) : out[h].min;
+    hi = h ? std::max(hi, out[h].max) : out[h].max;
+  }
+  for (HeatMap& m : out) {
+    m.step_min = lo;
+    m.step_max = hi;
+  }
+  return out;
+}
+
+std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, const TextStyle& style) {
+  const AnyTensor& t = step.tensor;
+  const std::size_t keys = t.dimension() >= 2 && t.dimension() <= 4 ? t.shape().back() : 0;
+  if (keys > kHeatmapMaxTokens && keys <= tokens.size())
+    return "  (heatmap left out: more than " + std::to_string(kHeatmapMaxTokens) + " tokens)\n";
+  std::string out;
+  for (const HeatMap& m : heat_maps(step, tokens)) out += (out.empty() ? "" : "\n") + one_map(m, style);
   return out;
 }
 

@@ -1,12 +1,15 @@
 #pragma once
-// A weight matrix as a heatmap: token labels on rows (queries) and columns (keys), the number in every
-// cell, masked cells marked with a symbol, a min -> max legend, and a colour-blind-safe sequential
-// palette (viridis) when colour is on.
+// A weight matrix as a heatmap: the matrices of a step as data (HeatMap: labels, values, and where each cell
+// sits on the palette under --scale), and the text view's heatmap in a pipe: token labels on rows (queries)
+// and columns (keys), the number in every cell, masked cells marked with a symbol, and a legend that states
+// its scale. Every figure that draws a heatmap (render/layout.hpp on a terminal, render/figure.hpp in HTML
+// and SVG) colours its cells from HeatMap::shade, so every format says the same of the same matrix.
 #include <string>
 #include <vector>
 
 #include "core/tensor.hpp"
 #include "render/style.hpp"
+#include "trace/trace.hpp"
 
 namespace attn {
 
@@ -15,16 +18,56 @@ inline constexpr std::size_t kHeatmapMaxTokens = 16;
 // A cell's number in at most 5 characters: 0.55, -1.25, 12.3, 1e+04.
 std::string heat_number(float v);
 
-// `cell` on the viridis colour at x in [0, 1] (ANSI: 256-colour, or 24-bit with style.truecolor), with black
-// or white text, whichever reads better; `cell` itself when colour is off.
-std::string ansi_cell(const std::string& cell, double x, const TextStyle& style);
+// `cell` on the palette's colour at x in [0, 1] (viridis, or the diverging palette; ANSI: 256-colour, or
+// 24-bit with style.truecolor), with black or white text, whichever reads better; `cell` itself when colour
+// is off.
+std::string ansi_cell(const std::string& cell, double x, const TextStyle& style, bool diverging = false);
 
-// Heatmaps of a (rows, keys), (b, rows, keys) or (b, h, rows, keys) tensor: every head of the first batch
-// element. With `of_tokens`, rows are the queries at positions first_query.. and columns the keys from
-// position 0, labelled by `tokens`; otherwise rows and columns are labelled by position. A causal map
-// marks the keys after each query's position. Returns "" for shapes that are not such a matrix and a
-// one-line note past kHeatmapMaxTokens keys.
-std::string heatmaps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                     const TextStyle& style, std::size_t first_query = 0);
+// One matrix of a heatmap step as data.
+struct HeatMap {
+  std::string caption;  // "rows are queries, columns are keys; batch 0 of 2, head 1"
+  std::size_t rows = 0, keys = 0;
+  std::size_t first = 0;  // the position of row 0 (a KV-cache call's first query)
+  bool causal = false;
+  bool of_tokens = true;  // labels are tokens (quoted in captions), else positions
+  std::vector<std::string> labels;  // every position's label, visible() text: rows use labels[first + i]
+  std::vector<float> values;        // (rows, keys)
+  double min = 0.0, max = 0.0;      // over the cells drawn on the scale (finite, not masked)
+  // The same over every map of the step (all its heads), which the fixed scale is made from, so a step's
+  // heads are coloured alike.
+  double step_min = 0.0, step_max = 0.0;
+  std::vector<double> row_lo, row_span;  // each row's own scale (HeatScale::Row): its min, and max - min
+  std::string note;  // under the map: what the head mostly does (Step::head_notes), or ""
+
+  float at(std::size_t i, std::size_t j) const { return values[i * keys + j]; }
+  bool masked(std::size_t i, std::size_t j) const;
+  // The cell's place on the palette, 0 to 1, under `scale` (style.hpp); NaN for a masked or non-finite cell.
+  double shade(std::size_t i, std::size_t j, HeatScale scale) const;
+  // Whether `scale` colours this matrix with the diverging palette (a signed matrix on the fixed scale,
+  // centred on 0) rather than the sequential one.
+  bool diverging(HeatScale scale) const;
+  // The scale's two ends as the legend labels them ("0" and "1"; "-2.3" and "2.3"; "row min" and "row max").
+  std::string low_end(HeatScale scale) const;
+  std::string high_end(HeatScale scale) const;
+  // What the legend says of the scale, in a few words: "fixed scale: 0 to 1 (the weights lie between 0.16
+  // and 0.17)", "each row from its own min to max".
+  std::string scale_words(HeatScale scale) const;
+  // The fixed scale's ends: 0 and 1 for a step whose values lie within 0..1, -m and m for a signed step (m
+  // its largest magnitude), else 0 and the step's max.
+  double fixed_lo() const;
+  double fixed_hi() const;
+};
+// The matrices of a heatmap step: every head of the first batch element of a (rows, keys), (b, rows, keys)
+// or (b, h, rows, keys) tensor, or of an overview step's (heads, rows, keys) (Step::overview, with each
+// head's note); empty for other shapes. With `of_tokens`, rows are the queries at positions first_query..
+// and columns the keys from position 0, labelled by `tokens`; otherwise rows and columns are labelled by
+// position. A causal map marks the keys after each query's position.
+std::vector<HeatMap> heat_maps(const Step& step, const std::vector<std::string>& tokens);
+std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
+                               std::size_t first_query);
+
+// The text view's heatmaps of a step in a pipe (every number in its cell, up to kHeatmapMaxTokens keys):
+// "" for shapes that are not such a matrix and a one-line note past kHeatmapMaxTokens keys.
+std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, const TextStyle& style);
 
 }  // namespace attn

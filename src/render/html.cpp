@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <tuple>
 
 #include "core/limits.hpp"
 #include "core/strings.hpp"
@@ -74,7 +75,7 @@ figure.enlarged .head:not(.big),figure.enlarged .layer:not(.has-big){display:non
 figure.enlarged .head.big{cursor:zoom-out}
 figure.enlarged .layer-name{display:none}
 figure.enlarged .heads{display:block}
-figure.enlarged .heads svg{width:100%;max-height:85vh}
+body:not(.slides) figure.enlarged .heads svg{width:100%;max-height:85vh}
 figure .model .heads{display:flex;flex-wrap:wrap;gap:.3em;align-items:start}
 figure .model .heads svg{width:auto;margin:.1em 0}
 figure .layer{display:flex;gap:.6em;align-items:center}
@@ -95,8 +96,8 @@ p.note{color:var(--muted)}
 p.hint{color:var(--muted);font-size:.9em}
 section.step button.tensor{display:none}
 body.slides nav.toc,body.slides section.slide:not(.current){display:none}
-body.slides main{max-width:none;padding:.3em 1.2em 1em}
-body.slides section.slide{border:0;padding:.4em 0;min-height:0;font-size:clamp(17px,calc(.95vw + 5px),34px)}
+body.slides main{max-width:none;padding:.3em 1.2em .1em}
+body.slides section.slide{border:0;padding:.4em 0 0;min-height:0;font-size:clamp(17px,calc(.95vw + 5px),34px)}
 body.slides section.step.has-figure.current{display:grid;grid-template-columns:auto minmax(14em,1fr);grid-template-rows:auto auto auto 1fr;
 column-gap:1.4em;align-items:start}
 body.slides section.step.has-figure>figure{grid-column:1;grid-row:1/span 4;margin:0}
@@ -106,7 +107,7 @@ body.slides section.step.has-figure>.printed{grid-column:1/-1;display:none}
 body.slides section.step.has-figure.show-printed>.printed{display:block}
 body.slides section.step.has-figure button.tensor{display:inline-block}
 body.slides section.step.has-figure .words pre.code{font-size:.8em}
-body.slides figure.heatmaps svg{margin:.2em 0}
+body.slides figure.heatmaps svg{margin:.1em 0}
 body.slides figure>.heads:not(.one){display:grid;gap:.4em .8em}
 section.step button.tensor{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);border-radius:4px;
 background:var(--bg);color:var(--fg);cursor:pointer;margin:.3em 0}
@@ -201,7 +202,7 @@ const char* const kScript = R"JS(
     var grid = shown[0].closest(".heads"), model = figure.querySelector(".model");
     var top = (grid || shown[0]).getBoundingClientRect().top;
     var W = section.clientWidth - (section.classList.contains("has-figure") ? 15.4 * em : 0);
-    var H = window.innerHeight - top - 0.8 * em;
+    var H = window.innerHeight - top - 0.3 * em;
     var gap = 0.8 * em, best = 0, cols = 1;
     var fixed = model && !figure.classList.contains("enlarged") && !figure.classList.contains("show-lines");
     var layers = fixed ? model.querySelectorAll(".layer").length : 0;
@@ -355,21 +356,18 @@ const char* const kScript = R"JS(
     var head = e.target.closest(".head[tabindex]");
     if (head && !button) { enlarge(head); return; }
     if (!button || !button.classList.contains("scale")) return;
-    // "Scale each row": every colour of the figure swapped with its look on its row's own scale.
-    var on = button.getAttribute("aria-pressed") !== "true";
-    button.setAttribute("aria-pressed", on ? "true" : "false");
-    button.textContent = on ? "Scale the whole matrix" : "Scale each row";
-    var figure = figureOf(button);
-    figure.querySelectorAll("[data-alt-fill]").forEach(function (el) {
-      var fill = el.getAttribute("fill");
-      el.setAttribute("fill", el.getAttribute("data-alt-fill"));
-      el.setAttribute("data-alt-fill", fill);
+    // The scale buttons: every colour and legend text of the figure set to its look on the chosen scale.
+    var scale = button.getAttribute("data-scale"), figure = figureOf(button);
+    toolsOf(figure).querySelectorAll("button.scale").forEach(function (b) {
+      b.setAttribute("aria-pressed", b === button ? "true" : "false");
     });
-    figure.querySelectorAll("[data-alt-text]").forEach(function (el) {
-      var text = el.textContent;
-      el.textContent = el.getAttribute("data-alt-text");
-      el.setAttribute("data-alt-text", text);
+    figure.querySelectorAll("[data-fill-" + scale + "]").forEach(function (el) {
+      el.setAttribute("fill", el.getAttribute("data-fill-" + scale));
     });
+    figure.querySelectorAll("[data-text-" + scale + "]").forEach(function (el) {
+      el.textContent = el.getAttribute("data-text-" + scale);
+    });
+    figure.querySelectorAll("g.legend").forEach(function (g) { g.setAttribute("data-scale", scale); });
   });
   themeButton.addEventListener("click", function () {
     document.documentElement.setAttribute("data-theme", dark() ? "light" : "dark");
@@ -665,15 +663,23 @@ class HtmlRenderer : public Renderer {
              std::to_string(kFigureMaxKeys) + "): the tensor is above as PyTorch prints it, and --format json has every "
              "number.</p>\n";
     if (is_overview(s)) return overview(t, s, figure, model);
-    const std::vector<HeatMap> maps = heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query);
+    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens);
     if (maps.empty()) return "";
     const std::string uid = "f" + std::to_string(++figure);
-    // Softmax rows can differ in scale by much (a causal row 0 is all on one key): the button scales each
-    // row to its own min and max, so small weights in the other rows are told apart.
-    // The figure's buttons sit before it (beside it on a slide); each names its figure.
-    std::string out = "<div class=\"tools\" data-figure=\"" + uid +
-                      "\"><button type=\"button\" class=\"scale\" aria-pressed=\"false\">Scale each row</button>";
-    const Figure lines = svg_lines(maps, FigureOptions{uid + "l", false, "", false});
+    // The figure's buttons sit before it (beside it on a slide); each names its figure. The scale buttons:
+    // weights on the fixed 0..1 scale (the default: what a probability is), the matrix's own min..max, or each
+    // row's own (softmax rows can differ much: a causal row 0 is all on one key), so small differences are
+    // told apart -- each stated in the legend. Then the lines view and, for several heads, its head toggles.
+    std::string out = "<div class=\"tools\" data-figure=\"" + uid + "\"><span class=\"scales\" role=\"group\" aria-label=\"Colour scale\">";
+    for (const auto& [name, label, scale] : {std::tuple<const char*, const char*, HeatScale>{"fixed", "Fixed 0 to 1", HeatScale::Fixed},
+                                             {"matrix", "Matrix min to max", HeatScale::Matrix},
+                                             {"row", "Each row", HeatScale::Row}})
+      out += std::string("<button type=\"button\" class=\"scale\" data-scale=\"") + name + "\" aria-pressed=\"" +
+             (scale == style_.scale ? "true" : "false") + "\">" + label + "</button>";
+    out += "</span>";
+    FigureOptions line_options;
+    line_options.uid = uid + "l";
+    const Figure lines = svg_lines(maps, line_options);
     if (!lines.svg.empty()) {
       out += " <button type=\"button\" class=\"view\" aria-pressed=\"false\">Lines (l)</button>";
       if (maps.size() > 1)
@@ -685,7 +691,8 @@ class HtmlRenderer : public Renderer {
     out += "<div class=\"heads" + std::string(maps.size() == 1 ? " one" : "") + "\">\n";
     for (std::size_t h = 0; h < maps.size(); ++h) {
       FigureOptions o;
-      o.row_scale_alternative = true;
+      o.scale = style_.scale;
+      o.scale_choices = true;
       o.uid = uid + "h" + std::to_string(h);
       const std::string svg = fitted(svg_heatmap(maps[h], o).svg);
       out += maps.size() == 1 ? "<div class=\"head\">" + svg + "</div>\n"
@@ -706,24 +713,21 @@ class HtmlRenderer : public Renderer {
     std::size_t most = 0;
     std::string rows;
     for (const Step* layer : layers) {
-      AnyTensor heads = layer->tensor;  // (heads, rows, keys): as one batch element's heads
-      const auto& sh = layer->tensor.shape();
-      heads.reshape({1, sh[0], sh[1], sh[2]});
-      std::vector<HeatMap> maps = heat_maps(heads, t.inputs.tokens, layer->causal, layer->of_tokens, layer->first_query);
+      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens);  // every head, with its note
       most = std::max(most, maps.size());
       rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><span class=\"layer-name\">" +
               html_escape(layer->id) + "</span><div class=\"heads\">\n";
       for (std::size_t h = 0; h < maps.size(); ++h) {
-        HeatMap& m = maps[h];
-        m.caption = layer->id + ", head " + std::to_string(h);
-        const std::string note = h < layer->head_notes.size() ? layer->head_notes[h] : "";
+        const HeatMap& m = maps[h];
         FigureOptions o;
+        o.scale = style_.scale;
         o.uid = uid + layer->id + "h" + std::to_string(h);
         rows += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
-                html_escape(m.caption + (note.empty() ? "" : ": " + note)) + "; enlarge or restore\" data-head=\"" +
-                std::to_string(h) + "\">" + fitted(svg_small_map(m, note, o).svg, " small");
+                html_escape(layer->id + ", " + m.caption + (m.note.empty() ? "" : ": " + m.note)) + "; enlarge or restore\" data-head=\"" +
+                std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small");
         if (m.keys <= kHeatmapMaxTokens) {
           FigureOptions full;
+          full.scale = style_.scale;
           full.uid = o.uid + "f";
           const std::string svg = svg_heatmap(m, full).svg;
           const std::size_t at = svg.find("class=\"figure\"");

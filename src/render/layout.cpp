@@ -83,77 +83,71 @@ std::vector<std::string> words_of(const std::string& text) {
   return words;
 }
 
-// Where one weight matrix's cells sit on the palette: the whole matrix from its min to its max, or each
-// row from its own.
-struct Scale {
-  std::vector<double> lo, span;  // per row
-  double min = 0.0, max = 0.0;   // the whole matrix's, for the legend
-};
-
-struct Matrix2 {
-  const float* m;
-  std::size_t rows, keys, first;
-  bool causal;
-  bool masked(std::size_t i, std::size_t j) const {
-    return (causal && j > first + i) || m[i * keys + j] == -std::numeric_limits<float>::infinity();
-  }
-  float at(std::size_t i, std::size_t j) const { return m[i * keys + j]; }
-};
-
-Scale scale_of(const Matrix2& a, bool per_row) {
-  Scale s;
-  double glo = std::numeric_limits<double>::infinity(), ghi = -glo;
-  std::vector<double> lo(a.rows, glo), hi(a.rows, ghi);
-  for (std::size_t i = 0; i < a.rows; ++i)
-    for (std::size_t j = 0; j < a.keys; ++j)
-      if (!a.masked(i, j) && std::isfinite(a.at(i, j))) {
-        lo[i] = std::min(lo[i], static_cast<double>(a.at(i, j)));
-        hi[i] = std::max(hi[i], static_cast<double>(a.at(i, j)));
-      }
-  for (std::size_t i = 0; i < a.rows; ++i) {
-    glo = std::min(glo, lo[i]);
-    ghi = std::max(ghi, hi[i]);
-  }
-  if (!std::isfinite(glo)) glo = ghi = 0.0;
-  s.min = glo;
-  s.max = ghi;
-  for (std::size_t i = 0; i < a.rows; ++i) {
-    const double l = per_row && std::isfinite(lo[i]) ? lo[i] : glo, h = per_row && std::isfinite(hi[i]) ? hi[i] : ghi;
-    // A single value (a row that puts all its weight on one key) sits at the top of the palette.
-    s.lo.push_back(h > l ? l : h - 1.0);
-    s.span.push_back(h > l ? h - l : 1.0);
-  }
-  return s;
+std::string shade_block(double x) {
+  return kShades[std::min<std::size_t>(4, static_cast<std::size_t>(std::lround(x * 4)))];
 }
 
-Span cell(const Matrix2& a, const Scale& s, std::size_t i, std::size_t j, std::size_t width, bool color,
+Span cell(const HeatMap& m, HeatScale scale, std::size_t i, std::size_t j, std::size_t width, bool color,
           const std::string& text = "") {
-  if (a.masked(i, j)) return {pad_right(pad_left(kDot, (width + 1) / 2), width), Role::Masked};
-  const float v = a.at(i, j);
+  if (m.masked(i, j)) return {pad_right(pad_left(kDot, (width + 1) / 2), width), Role::Masked};
+  const float v = m.at(i, j);
   if (!std::isfinite(v)) return {pad_left(text.empty() ? std::string(std::isnan(v) ? "?" : "!") : text, width), Role::Off};
-  const double x = std::clamp((static_cast<double>(v) - s.lo[i]) / s.span[i], 0.0, 1.0);
-  if (!text.empty()) return {pad_left(text, width), Role::Cell, x};
-  if (color) return {std::string(width, ' '), Role::Cell, x};
-  return {repeat(kShades[std::min<std::size_t>(4, static_cast<std::size_t>(std::lround(x * 4)))], width), Role::Cell, x};
+  const double x = m.shade(i, j, scale);
+  const bool diverging = m.diverging(scale);
+  if (!text.empty()) return {pad_left(text, width), Role::Cell, x, diverging};
+  if (color) return {std::string(width, ' '), Role::Cell, x, diverging};
+  return {repeat(shade_block(x), width), Role::Cell, x, diverging};
 }
 
-Line legend(const Scale& s, bool causal, bool per_row, bool color, bool off_marks) {
-  Line l{{"  min " + heat_number(static_cast<float>(s.min)) + " ", Role::Legend}};
-  for (int k = 0; k < 8; ++k) {
-    const double x = k / 7.0;
-    l.push_back(color ? Span{"  ", Role::Cell, x}
-                      : Span{repeat(kShades[std::min<std::size_t>(4, static_cast<std::size_t>(std::lround(x * 4)))], 2),
-                             Role::Cell, x});
+// The legend states the scale, as pieces that are kept whole when the legend wraps. In colour, a ramp of
+// the palette between the scale's two ends; without colour, cells with numbers are not shaded, so there is
+// no ramp, and shaded cells get only the shades they use, each with the part of the scale it stands for.
+std::vector<Line> legend_pieces(const HeatMap& m, const LayoutOptions& o, bool shaded, bool off_marks) {
+  const bool diverging = m.diverging(o.scale);
+  std::vector<Line> pieces{{{"colours:", Role::Legend}}};
+  if (o.color) {
+    Line ramp{{m.low_end(o.scale) + " ", Role::Legend}};
+    for (int k = 0; k < 8; ++k) ramp.push_back(Span{"  ", Role::Cell, k / 7.0, diverging});
+    ramp.push_back({" " + m.high_end(o.scale) + ",", Role::Legend});
+    pieces.push_back(ramp);
+  } else {
+    if (shaded) {
+      bool used[5] = {};
+      for (std::size_t i = 0; i < m.rows; ++i)
+        for (std::size_t j = 0; j < m.keys; ++j) {
+          const double x = m.shade(i, j, o.scale);
+          if (!std::isnan(x)) used[std::min<std::size_t>(4, static_cast<std::size_t>(std::lround(x * 4)))] = true;
+        }
+      const char* const kWords[] = {"lowest", "low", "middle", "high", "highest"};
+      for (std::size_t k = 0; k < 5; ++k)
+        if (used[k])
+          pieces.push_back({{repeat(kShades[k], 2), Role::Cell, k / 4.0, diverging}, {std::string(" ") + kWords[k], Role::Legend}});
+    }
+    pieces.push_back({{(shaded ? "of " : "") + m.low_end(o.scale) + " to " + m.high_end(o.scale) + ",", Role::Legend}});
   }
-  l.push_back({" max " + heat_number(static_cast<float>(s.max)), Role::Legend});
-  if (per_row) l.push_back({"  (each row scaled to its own min and max)", Role::Legend});
-  if (causal) {
-    l.push_back({"  ", Role::Legend});
-    l.push_back({std::string(kDot), Role::Masked});
-    l.push_back({" masked", Role::Legend});
+  pieces.push_back({{m.scale_words(o.scale), Role::Legend}});
+  if (m.causal) pieces.push_back({{std::string(kDot), Role::Masked}, {" masked", Role::Legend}});
+  if (off_marks) pieces.push_back({{"? nan  ! inf", Role::Legend}});
+  return pieces;
+}
+
+// The legend's pieces on as few lines of `o.width` as they fit, each line starting with two spaces; the
+// scale's words wrap between words when they are wider than a line.
+void add_legend(const HeatMap& m, const LayoutOptions& o, bool shaded, bool off_marks, std::vector<Line>& out) {
+  Line line{{" ", Role::Text}};
+  for (Line& piece : legend_pieces(m, o, shaded, off_marks)) {
+    if (line.size() > 1 && line_width(line) + 1 + line_width(piece) > o.width) {
+      out.push_back(std::move(line));
+      line = {{" ", Role::Text}};
+    }
+    if (line.size() == 1 && 2 + line_width(piece) > o.width && piece.size() == 1) {  // words wider than a line
+      for (auto& l : wrap_text(piece.front().text, o.width, "  ", Role::Legend)) out.push_back(std::move(l));
+      continue;
+    }
+    line.push_back({" ", Role::Text});
+    for (Span& sp : piece) line.push_back(std::move(sp));
   }
-  if (off_marks) l.push_back({"  ? nan  ! inf", Role::Legend});
-  return l;
+  if (line.size() > 1) out.push_back(std::move(line));
 }
 
 std::string label_of(const std::vector<std::string>& labels, std::size_t i, bool quoted) {
@@ -161,8 +155,9 @@ std::string label_of(const std::vector<std::string>& labels, std::size_t i, bool
 }
 
 // Every number, row by row: "  3 'with':  0:0.1385  1:0.2379 ...", wrapped between numbers.
-void number_rows(const Matrix2& a, const std::vector<std::string>& labels, bool quoted, std::size_t width,
-                 std::vector<Line>& out) {
+void number_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
+  const std::vector<std::string>& labels = a.labels;
+  const bool quoted = a.of_tokens;
   for (std::size_t i = 0; i < a.rows; ++i) {
     std::vector<std::string> items;
     for (std::size_t j = 0; j < a.keys; ++j) {
@@ -180,8 +175,9 @@ void number_rows(const Matrix2& a, const std::vector<std::string>& labels, bool 
 }
 
 // Each query's strongest keys, for matrices too large to draw.
-void summary_rows(const Matrix2& a, const std::vector<std::string>& labels, bool quoted, std::size_t width,
-                  std::vector<Line>& out) {
+void summary_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
+  const std::vector<std::string>& labels = a.labels;
+  const bool quoted = a.of_tokens;
   for (std::size_t i = 0; i < a.rows; ++i) {
     std::vector<std::size_t> order;
     for (std::size_t j = 0; j < a.keys; ++j)
@@ -204,21 +200,21 @@ void summary_rows(const Matrix2& a, const std::vector<std::string>& labels, bool
 
 std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
 
-void one_map(const Matrix2& a, const std::vector<std::string>& labels, bool quoted, const std::string& caption,
-             const LayoutOptions& o, std::vector<Line>& out) {
-  for (const auto& line : fill(words_of(caption), o.width, "  ", "  ")) out.push_back({{line, Role::Legend}});
-  const Scale s = scale_of(a, o.per_row);
+void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
+  const std::vector<std::string>& labels = a.labels;
+  const bool quoted = a.of_tokens;
+  for (const auto& line : fill(words_of("heatmap: " + a.caption), o.width, "  ", "  ")) out.push_back({{line, Role::Legend}});
   bool off = false;
   for (std::size_t i = 0; i < a.rows; ++i)
     for (std::size_t j = 0; j < a.keys; ++j) off = off || (!a.masked(i, j) && !std::isfinite(a.at(i, j)));
   if (o.numbers) {
     out.push_back({{"  every number (row: query, then key:value):", Role::Legend}});
-    number_rows(a, labels, quoted, o.width, out);
+    number_rows(a, o.width, out);
     return;
   }
   constexpr std::size_t kLabel = 8, kCell = 6;
   if (a.keys <= kHeatmapMaxTokens && 2 + kLabel + kCell * a.keys <= o.width) {  // every number in its cell
-    out.push_back(legend(s, a.causal, o.per_row, o.color, false));
+    add_legend(a, o, false, false, out);
     Line head{{std::string(kLabel + 2, ' '), Role::Text}};
     for (std::size_t j = 0; j < a.keys; ++j) head.push_back({pad_left(clip_to_width(labels[j], kCell - 1), kCell), Role::Label});
     out.push_back(head);
@@ -230,7 +226,7 @@ void one_map(const Matrix2& a, const std::vector<std::string>& labels, bool quot
         const std::string text = a.masked(i, j) ? std::string()
                                  : std::isfinite(v) ? heat_number(v)
                                                     : std::string(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
-        row.push_back(cell(a, s, i, j, kCell - 1, o.color, text));
+        row.push_back(cell(a, o.scale, i, j, kCell - 1, o.color, text));
       }
       out.push_back(row);
     }
@@ -245,11 +241,11 @@ void one_map(const Matrix2& a, const std::vector<std::string>& labels, bool quot
                                           " columns; each query's strongest keys:"),
                                  o.width, "  ", "  "))
       out.push_back({{line, Role::Legend}});
-    summary_rows(a, labels, quoted, o.width, out);
+    summary_rows(a, o.width, out);
     if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
     return;
   }
-  out.push_back(legend(s, a.causal, o.per_row, o.color, off));
+  add_legend(a, o, true, off, out);
   // Column numbers, one digit per line, in each cell's last column.
   for (std::size_t d = index_width; d-- > 0;) {
     std::string digits_line(label, ' ');
@@ -265,7 +261,7 @@ void one_map(const Matrix2& a, const std::vector<std::string>& labels, bool quot
     const std::size_t q = a.first + i;
     Line row{{"  " + pad_left(std::to_string(q), index_width) + " " + pad_right(clip_to_width(labels[q], 6), 6) + " ",
               Role::Label}};
-    for (std::size_t j = 0; j < a.keys; ++j) row.push_back(cell(a, s, i, j, cell_width, o.color));
+    for (std::size_t j = 0; j < a.keys; ++j) row.push_back(cell(a, o.scale, i, j, cell_width, o.color));
     out.push_back(row);
   }
   // The labels the grid abbreviates.
@@ -325,56 +321,13 @@ std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, 
   return out;
 }
 
-std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                               std::size_t first_query) {
-  const std::size_t rank = t.dimension();
-  if (rank < 2 || rank > 4) return {};
-  const std::size_t keys = t.shape()[rank - 1], rows = t.shape()[rank - 2];
-  if (keys > tokens.size() || rows == 0 || keys == 0 || first_query + rows > keys) return {};
-  const std::size_t heads = rank == 4 ? t.shape()[1] : 1;
-  std::vector<std::string> labels;
-  for (std::size_t i = 0; i < keys; ++i) labels.push_back(of_tokens ? visible(tokens[i]) : std::to_string(i));
-  std::vector<HeatMap> out;
-  for (std::size_t h = 0; h < heads; ++h) {
-    HeatMap m;
-    m.caption = of_tokens ? "rows are queries, columns are keys" : "rows and columns are positions (not queries and keys)";
-    if (rank >= 3) m.caption += "; batch 0 of " + std::to_string(t.shape()[0]);
-    if (rank == 4) m.caption += ", head " + std::to_string(h);
-    m.rows = rows;
-    m.keys = keys;
-    m.first = first_query;
-    m.causal = causal;
-    m.of_tokens = of_tokens;
-    m.labels = labels;
-    m.values.assign(t.data() + h * rows * keys, t.data() + (h + 1) * rows * keys);
-    const Scale s = scale_of({m.values.data(), rows, keys, first_query, causal}, false);
-    m.min = s.min;
-    m.max = s.max;
-    const Scale by_row = scale_of({m.values.data(), rows, keys, first_query, causal}, true);
-    m.row_lo = by_row.lo;
-    m.row_span = by_row.span;
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-bool HeatMap::masked(std::size_t i, std::size_t j) const { return Matrix2{values.data(), rows, keys, first, causal}.masked(i, j); }
-
-double HeatMap::shade(std::size_t i, std::size_t j, bool per_row) const {
-  const float v = at(i, j);
-  if (masked(i, j) || !std::isfinite(v)) return std::numeric_limits<double>::quiet_NaN();
-  if (per_row) return std::clamp((static_cast<double>(v) - row_lo[i]) / row_span[i], 0.0, 1.0);
-  // As scale_of places a whole-matrix scale: a single value sits at the top of the palette.
-  return max > min ? std::clamp((static_cast<double>(v) - min) / (max - min), 0.0, 1.0) : 1.0;
-}
-
-std::vector<Line> heatmap_lines(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                                std::size_t first_query, const LayoutOptions& options) {
+std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
   std::vector<Line> out;
-  for (const HeatMap& m : heat_maps(t, tokens, causal, of_tokens, first_query)) {
+  for (const HeatMap& m : heat_maps(step, tokens)) {
     if (!out.empty()) out.push_back({});
-    one_map({m.values.data(), m.rows, m.keys, m.first, m.causal}, m.labels, m.of_tokens, "heatmap: " + m.caption, options,
-            out);
+    one_map(m, options, out);
+    if (!m.note.empty())
+      for (auto& l : wrap_text(m.note, options.width, "  ", Role::Legend)) out.push_back(std::move(l));
   }
   return out;
 }
@@ -404,7 +357,7 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
   while (std::getline(lines, line))
     for (auto& l : wrap_preformatted(line, o.width, Role::Tensor, 4)) slide.body.push_back(l);
   if (s.heatmap) {
-    std::vector<Line> map = heatmap_lines(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, s.first_query, o);
+    std::vector<Line> map = heatmap_lines(s, trace.inputs.tokens, o);
     if (!map.empty()) slide.body.push_back({});
     for (auto& l : map) slide.body.push_back(std::move(l));
   }

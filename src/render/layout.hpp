@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "render/heatmap.hpp"
+#include "render/style.hpp"
 #include "trace/trace.hpp"
 
 namespace attn {
@@ -35,13 +37,14 @@ struct Span {
   std::string text;
   Role role = Role::Text;
   double shade = 0.0;  // Role::Cell only
+  bool diverging = false;  // Role::Cell: on the diverging palette (a signed matrix centred on 0)
 };
 using Line = std::vector<Span>;
 
 struct LayoutOptions {
   std::size_t width = 80;  // columns
   bool numbers = false;    // list every number of a weight matrix, whatever its size
-  bool per_row = false;    // scale each row of a weight matrix from its own min to its max
+  HeatScale scale = HeatScale::Fixed;  // where a weight matrix's cells sit on the palette (--scale)
   bool color = true;       // cells are coloured (else shaded with block characters)
   std::string numbers_hint;  // under a heatmap drawn without its numbers, how to see them ("" for none)
 };
@@ -55,32 +58,9 @@ std::vector<Line> wrap_text(const std::string& text, std::size_t width, const st
 // lines are indented by `hang` more columns than the line's own indentation.
 std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, Role role, std::size_t hang = 4);
 
-// The heatmaps of a weight-matrix step (render/heatmap.hpp says which shapes), fitted to options.width.
-std::vector<Line> heatmap_lines(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                                std::size_t first_query, const LayoutOptions& options);
-
-// One matrix of a heatmap step as data, for the figures that draw it themselves (render/figure.hpp: the
-// HTML page and the SVG figure): the same matrices, labels and places on the palette as heatmap_lines.
-struct HeatMap {
-  std::string caption;  // "rows are queries, columns are keys; batch 0 of 2, head 1"
-  std::size_t rows = 0, keys = 0;
-  std::size_t first = 0;  // the position of row 0 (a KV-cache call's first query)
-  bool causal = false;
-  bool of_tokens = true;  // labels are tokens (quoted in captions), else positions
-  std::vector<std::string> labels;  // every position's label, visible() text: rows use labels[first + i]
-  std::vector<float> values;        // (rows, keys)
-  double min = 0.0, max = 0.0;      // over the cells drawn on the scale (finite, not masked)
-  std::vector<double> row_lo, row_span;  // each row's own scale (--scale row): its min, and max - min
-
-  float at(std::size_t i, std::size_t j) const { return values[i * keys + j]; }
-  bool masked(std::size_t i, std::size_t j) const;
-  // The cell's place on the palette from min to max (per_row: from its row's min to its row's max), 0 to 1;
-  // NaN for a masked or non-finite cell.
-  double shade(std::size_t i, std::size_t j, bool per_row = false) const;
-};
-// Every head of the first batch element, as heatmap_lines draws them; empty for other shapes.
-std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                               std::size_t first_query);
+// The heatmaps of a weight-matrix step (render/heatmap.hpp's heat_maps says which shapes), fitted to
+// options.width.
+std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options);
 
 // A step as a slide: the head (title, explanation, code) is what --reveal shows first, the body (shape,
 // tensor, heatmaps) what it shows on the next key. `index` counts from 0 among trace.steps.

@@ -32,16 +32,39 @@ const Stops kCividis{{{0, 34, 78},
                       {225, 204, 85},
                       {254, 232, 56}}};
 
-}  // namespace
+// ColorBrewer's RdBu (Cynthia Brewer, Apache-2.0), its 11 classes from blue to red: negative values blue,
+// 0 white, positive red.
+const std::array<Rgb, 11> kDiverging{{{5, 48, 97},
+                                      {33, 102, 172},
+                                      {67, 147, 195},
+                                      {146, 197, 222},
+                                      {209, 229, 240},
+                                      {247, 247, 247},
+                                      {253, 219, 199},
+                                      {244, 165, 130},
+                                      {214, 96, 77},
+                                      {178, 24, 43},
+                                      {103, 0, 31}}};
 
-Rgb palette_color(Palette p, double x) {
-  const Stops& stops = p == Palette::Viridis ? kViridis : kCividis;
-  x = (std::isnan(x) ? 0.0 : std::clamp(x, 0.0, 1.0)) * (stops.size() - 1);  // NaN has no place on the scale
-  const std::size_t i = std::min(static_cast<std::size_t>(x), stops.size() - 2);
+template <std::size_t N>
+Rgb interpolate(const std::array<Rgb, N>& stops, double x) {
+  x = (std::isnan(x) ? 0.0 : std::clamp(x, 0.0, 1.0)) * (N - 1);  // NaN has no place on the scale
+  const std::size_t i = std::min(static_cast<std::size_t>(x), N - 2);
   const double f = x - static_cast<double>(i);
   const Rgb& a = stops[i];
   const Rgb& b = stops[i + 1];
   return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f};
+}
+
+}  // namespace
+
+Rgb palette_color(Palette p, double x) {
+  switch (p) {
+    case Palette::Cividis: return interpolate(kCividis, x);
+    case Palette::Diverging: return interpolate(kDiverging, x);
+    case Palette::Viridis:
+    default: return interpolate(kViridis, x);
+  }
 }
 
 int xterm256(const Rgb& c) {

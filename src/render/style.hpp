@@ -19,12 +19,20 @@ struct Terminal {
 
 enum class When { Never, Auto, Always };
 
+// --scale: where a heatmap's cells sit on its palette (render/heatmap.hpp, HeatMap::shade).
+enum class HeatScale {
+  Fixed,   // the default: weights (values within 0..1) on 0..1, a signed matrix centred on 0, else 0..max
+  Matrix,  // the matrix's own min to its max
+  Row,     // each row from its own min to its max
+};
+
 struct TextStyle {
   bool color = false;      // ANSI escapes at all
   bool truecolor = false;  // 24-bit rather than the xterm 256-colour cube
   bool heatmaps = false;   // draw weight matrices as heatmaps too
   bool explain = true;     // titles' explanation and the book's code
   bool quiet = false;      // only step ids and tensors
+  HeatScale scale = HeatScale::Fixed;  // --scale: heatmap colours
   // The columns of the terminal stdout is, 0 when it is not one (a pipe, a file): then the output is the
   // same whatever the terminal, 80-column text. On a terminal of known width, lines are wrapped between
   // words and numbers and heatmaps fitted to it (render/layout.hpp), as the presenter does.

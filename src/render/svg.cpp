@@ -39,6 +39,8 @@ const Step& chosen(const Document& doc) {
 
 class SvgRenderer : public Renderer {
  public:
+  explicit SvgRenderer(const RenderOptions& options) : scale_(options.style.scale) {}
+
   void check(const Document& doc) const override {
     if (doc.is_tour() || doc.traces.size() != 1)
       throw UsageError("--format svg draws one figure: give one lesson and --step ID (the tour has many; "
@@ -93,22 +95,14 @@ class SvgRenderer : public Renderer {
     if (!s.heatmap) return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o), false}};
     // Heatmaps: a grid of the maps under the title, side by side and wrapping (grid_columns), in one file
     // with a white background; an overview step's heads as small colour-only maps with the lesson's words
-    // on each, all on one row or wrapping the same way.
-    std::vector<HeatMap> maps;
-    if (s.overview && s.tensor.dimension() == 3) {
-      AnyTensor heads = s.tensor;  // (heads, rows, keys): as one batch element's heads
-      heads.reshape({1, s.shape[0], s.shape[1], s.shape[2]});
-      maps = heat_maps(heads, t.inputs.tokens, s.causal, s.of_tokens, s.first_query);
-      for (std::size_t h = 0; h < maps.size(); ++h) maps[h].caption = s.id + ", head " + std::to_string(h);
-    } else {
-      maps = heat_maps(s.tensor, t.inputs.tokens, s.causal, s.of_tokens, s.first_query);
-    }
+    // under each, wrapping the same way.
+    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens);
     std::vector<Figure> figures;
     for (std::size_t k = 0; k < maps.size(); ++k) {
       FigureOptions inner;
       inner.uid = "m" + std::to_string(k + 1);
-      const std::string note = k < s.head_notes.size() ? s.head_notes[k] : "";
-      figures.push_back(s.overview ? svg_small_map(maps[k], note, inner) : svg_heatmap(maps[k], inner));
+      inner.scale = scale_;
+      figures.push_back(s.overview ? svg_small_map(maps[k], inner) : svg_heatmap(maps[k], inner));
     }
     double cell_w = 0.0, cell_h = 0.0;
     for (const Figure& f : figures) cell_w = std::max(cell_w, f.width), cell_h = std::max(cell_h, f.height);
@@ -137,13 +131,14 @@ class SvgRenderer : public Renderer {
     if (s.shape.empty()) return "a single number";
     return "shape " + shape_tuple(s.shape);
   }
+
+  HeatScale scale_;
 };
 
 }  // namespace
 
 std::unique_ptr<Renderer> make_svg_renderer(const RenderOptions& options) {
-  (void)options;
-  return std::make_unique<SvgRenderer>();
+  return std::make_unique<SvgRenderer>(options);
 }
 
 }  // namespace attn

@@ -54,7 +54,7 @@ std::string ansi(const Line& line, const TextStyle& style) {
   std::string out;
   for (const Span& s : line) {
     switch (s.role) {
-      case Role::Cell: out += ansi_cell(s.text, s.shade, style); break;
+      case Role::Cell: out += ansi_cell(s.text, s.shade, style, s.diverging); break;
       case Role::StepId:
       case Role::Heading: out += paint.bold(s.text); break;
       default: out += s.text;
@@ -138,12 +138,13 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
       // Every number in its cell where that fits: the same heatmap as in a pipe.
       const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
       if (style.width == 0 || (keys <= kHeatmapMaxTokens && 10 + 6 * keys <= style.width)) {
-        out += heatmaps(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, style, s.first_query);
+        out += heatmaps(s, trace.inputs.tokens, style);
       } else {  // fitted to the terminal: every number up to 16 keys that fit, colour-only cells to 64, a summary beyond
         LayoutOptions layout;
         layout.width = style.width;
         layout.color = style.color;
-        for (const Line& l : heatmap_lines(s.tensor, trace.inputs.tokens, s.causal, s.of_tokens, s.first_query, layout))
+        layout.scale = style.scale;
+        for (const Line& l : heatmap_lines(s, trace.inputs.tokens, layout))
           out += ansi(l, style) + "\n";
       }
     }

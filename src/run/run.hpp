@@ -25,6 +25,7 @@ struct OutputOptions {
   bool json = false;            // --json: the same as --format json
   When color = When::Auto;
   When heatmap = When::Auto;
+  HeatScale scale = HeatScale::Fixed;  // --scale: the heatmaps' colours
   bool pause = false;
   bool quiet = false;
   bool explain = true;
