@@ -1,8 +1,9 @@
 // --format html: one self-contained page for a lesson or the tour (docs/html.md). Every step as the text
 // view shows it (title, explanation, the book's code highlighted, the shape, the tensor in PyTorch's print
-// format, the same characters), weight matrices as SVG heatmaps (render/figure.hpp), a table of contents,
-// a scrolling document or slides (one step per screen, #slide-N in the address), light and dark themes and
-// a print stylesheet for handouts. Nothing is fetched: the style and the small script are inline, and the
+// format, the same characters), weight matrices as SVG heatmaps (render/figure.hpp: a grid of heads, a
+// lines view, an overview step's small maps), a table of contents, a scrolling document or slides (one step
+// per screen, the figure first and sized to the window, #slide=ID in the address), light and dark themes
+// and a print stylesheet for handouts. Nothing is fetched: the style and the small script are inline, and the
 // page's Content-Security-Policy forbids every request. Every text from outside goes through markup().
 #include <algorithm>
 #include <cctype>
@@ -106,7 +107,8 @@ body.slides section.step.has-figure>h3,body.slides section.step.has-figure>.word
 body.slides section.step.has-figure>.printed{grid-column:1/-1;display:none}
 body.slides section.step.has-figure.show-printed>.printed{display:block}
 body.slides section.step.has-figure button.tensor{display:inline-block}
-body.slides section.step.has-figure .words pre.code{font-size:.8em}
+body.slides section.step.has-figure .words pre.code{font-size:.8em;white-space:pre-wrap}
+div.tools .scales{display:inline-flex;flex-wrap:wrap;gap:.5em}
 body.slides figure.heatmaps svg{margin:.1em 0}
 body.slides figure>.heads:not(.one){display:grid;gap:.4em .8em}
 section.step button.tensor{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);border-radius:4px;
