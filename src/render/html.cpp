@@ -123,6 +123,8 @@ header.bar,nav.toc,figure .readout,div.tools,figure .lines,section.step button.t
 figure .heads,figure .model,section.step .printed{display:block!important}
 figure .heads:not(.one){display:grid!important;grid-template-columns:1fr}
 figure .model .heads{display:flex!important}
+figure.show-lines .heads.one,figure.show-lines .model{display:block!important}
+figure.show-lines .heads:not(.one){display:grid!important}
 section.slide{break-inside:avoid;page-break-inside:avoid}
 body{font-size:10pt}
 figure.heatmaps{margin:.2em 0}
@@ -315,7 +317,7 @@ const char* const kScript = R"JS(
     head.focus();
   }
   function restore() {
-    var big = document.querySelector("figure.enlarged .head.big");
+    var big = (body.classList.contains("slides") ? slides[current] : document).querySelector("figure.enlarged .head.big");
     if (big) enlarge(big);
     return !!big;
   }
