@@ -110,6 +110,7 @@ body.slides section.step.has-figure button.tensor{display:inline-block}
 body.slides section.step.has-figure .words pre.code{font-size:.8em;white-space:pre-wrap}
 div.tools .scales{display:inline-flex;flex-wrap:wrap;gap:.5em}
 body.slides figure.heatmaps svg{margin:.1em 0}
+@media (max-width:800px){body.slides section.step.has-figure.current{display:block}}
 body.slides figure>.heads:not(.one){display:grid;gap:.4em .8em}
 section.step button.tensor{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);border-radius:4px;
 background:var(--bg);color:var(--fg);cursor:pointer;margin:.3em 0}
@@ -205,8 +206,10 @@ const char* const kScript = R"JS(
     var box = shown[0].viewBox.baseVal, w = box.width, h = box.height, n = shown.length;
     var grid = shown[0].closest(".heads"), model = figure.querySelector(".model");
     var top = (grid || shown[0]).getBoundingClientRect().top;
-    var W = section.clientWidth - (section.classList.contains("has-figure") ? 15.4 * em : 0);
-    var H = window.innerHeight - top - 0.3 * em;
+    // Beside the words (the slide's grid), or alone on a narrow window where the words go under it.
+    var beside = getComputedStyle(section).display === "grid";
+    var W = section.clientWidth - (beside ? 15.4 * em : 0);
+    var H = Math.max(window.innerHeight - top - 0.3 * em, 8 * em);
     var gap = 0.8 * em, best = 0, cols = 1;
     var fixed = model && !figure.classList.contains("enlarged") && !figure.classList.contains("show-lines");
     var layers = fixed ? model.querySelectorAll(".layer").length : 0;
@@ -222,9 +225,12 @@ const char* const kScript = R"JS(
     };
     size(best);
     if (grid && !fixed && n > 1) grid.style.gridTemplateColumns = "repeat(" + cols + ", auto)";
-    // What the margins below still push past the window's bottom, taken off the maps.
-    var over = document.documentElement.scrollHeight - window.innerHeight, rows = fixed ? layers : Math.ceil(n / cols);
-    if (over > 0 && figure.getBoundingClientRect().bottom > window.innerHeight - 2 * em) size(best - over / (rows * h));
+    // What the maps' margins still push past the window's bottom, taken off the maps (the words beside them
+    // may be longer than the window: they scroll, the figure stays whole).
+    var bottom = 0, rows = fixed ? layers : Math.ceil(n / cols);
+    shown.forEach(function (e) { bottom = Math.max(bottom, e.getBoundingClientRect().bottom); });
+    var over = bottom + 0.3 * em - window.innerHeight;
+    if (over > 0) size(best - over / (rows * h));
   }
   function fitSlide() {
     if (!body.classList.contains("slides")) return;
