@@ -878,6 +878,7 @@ TEST_CASE("html in Chromium: the model view of overview steps, a row per layer a
   CHECK(model["heads"][1][1].get<int>() > model["heads"][0][1].get<int>());
   CHECK(model["heads"][2][2].get<int>() > model["heads"][0][2].get<int>());  // layer 1 under it
   CHECK(model["heads"][2][1] == model["heads"][0][1]);
+  CHECK(model["heads"][0][3].get<int>() >= 0.15 * 1920);  // the model view fills the slide's height
   const json& big = r[4];
   INFO(big.dump());
   CHECK(big["enlarged"] == true);
