@@ -342,7 +342,9 @@ TEST_CASE("html: overview steps of shape heads x T x T are rows of small colour-
   attn::Document one_step = doc;
   one_step.only = {"layer_0"};
   const std::string svg = svg_of(one_step);
-  CHECK(count(svg, "<g transform=\"translate(") == 2);
+  CHECK(count(svg, "<g transform=\"translate(") == 3);  // two heads, then the key to their colours
+  CHECK(svg.find(">colours: 0 to 1, the same scale for every map</text>") != std::string::npos);
+  CHECK(count(model, ">colours: 0 to 1, the same scale for every map</text>") == 1);  // one key for the model view
   CHECK(svg.find("<g transform=\"translate(0,32)\">") != std::string::npos);
   CHECK(svg.find(">mostly first token</text>") != std::string::npos);
 }

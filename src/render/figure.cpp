@@ -326,6 +326,26 @@ Figure svg_small_map(const HeatMap& m, const FigureOptions& o) {
   return {out + "</svg>\n", width, height};
 }
 
+Figure svg_scale_key(const HeatMap& m, const FigureOptions& o) {
+  const std::string lo = m.low_end(o.scale), hi = m.high_end(o.scale);
+  const std::string words = o.scale == HeatScale::Row      ? "colours: each row of each map from its own min to its max"
+                            : o.scale == HeatScale::Matrix ? "colours: each map from its own min to its max"
+                            : m.diverging(o.scale)         ? "colours: centred on 0, the same scale for every map"
+                                                           : "colours: " + lo + " to " + hi + ", the same scale for every map";
+  const double swatches = 24 * 8.0;
+  const double width = std::max(12.0 + static_cast<double>(lo.size() + hi.size()) * kCharWidth + 16.0 + swatches,
+                                12.0 + static_cast<double>(display_width(words)) * kCharWidth) + 12.0;
+  std::string out = svg_open(width, 44.0, o, "colour key");
+  out += "<g class=\"legend\">\n<text x=\"4\" y=\"13\">" + html_escape(lo) + "</text>\n";
+  double x = 4.0 + static_cast<double>(lo.size()) * kCharWidth + 8.0;
+  for (int k = 0; k < 24; ++k, x += 8.0)
+    out += "<rect class=\"swatch\" x=\"" + num(x) + "\" y=\"2\" width=\"8\" height=\"14\" fill=\"" +
+           palette_hex(k / 23.0, m.diverging(o.scale)) + "\"/>\n";
+  out += "<text x=\"" + num(x + 8.0) + "\" y=\"13\">" + html_escape(hi) + "</text>\n";
+  out += "<text x=\"4\" y=\"36\">" + html_escape(words) + "</text>\n</g>\n";
+  return {out + "</svg>\n", width, 44.0};
+}
+
 std::size_t grid_columns(std::size_t n, double width) {
   // About 1,800 units wide at most (a slide's width at 1:1), and never more columns than maps.
   const double gap = 16.0;

@@ -59,6 +59,10 @@ std::string svg_table(const Step& step, const std::vector<std::string>& tokens, 
 // the head does) under it. Each cell is about 96 / keys units (2 to 16).
 Figure svg_small_map(const HeatMap& map, const FigureOptions& options);
 
+// The key to a grid of small maps (an overview): the palette from options.scale's low end to its high end,
+// and what the scale is, in words that hold for every map of the grid.
+Figure svg_scale_key(const HeatMap& map, const FigureOptions& options);
+
 // The maps of one step as bertviz's head view (render/lines.cpp): queries on the left, keys on the right,
 // a line from each query to each key whose opacity is the weight (clamped to 0..1), one colour per map
 // (head). Every token is a text element with data-q or data-k that the page's script focuses; every line

@@ -80,6 +80,7 @@ body:not(.slides) figure.enlarged .heads svg{width:100%;max-height:85vh}
 figure .model .heads{display:flex;flex-wrap:wrap;gap:.3em;align-items:start}
 figure .model .heads svg{width:auto;margin:.1em 0}
 figure .layer{display:flex;gap:.6em;align-items:center}
+figure.enlarged .key{display:none}
 figure .layer-name{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.85em;min-width:7em}
 figure .head .full{display:none}
 figure.enlarged .head.big .full{display:block}
@@ -213,6 +214,8 @@ const char* const kScript = R"JS(
     var gap = 0.8 * em, best = 0, cols = 1;
     var fixed = model && !figure.classList.contains("enlarged") && !figure.classList.contains("show-lines");
     var layers = fixed ? model.querySelectorAll(".layer").length : 0;
+    var key = figure.querySelector(".key");  // a model view's colour key, under it
+    if (fixed && key) H -= key.getBoundingClientRect().height;
     for (var c = 1; c <= n; ++c) {
       var r = Math.ceil(n / c);
       if (fixed) { c = Math.ceil(n / layers); r = layers; W -= 7.6 * em; }
@@ -747,8 +750,19 @@ class HtmlRenderer : public Renderer {
       }
       rows += "</div></div>\n";
     }
+    std::string key;
+    for (const Step* layer : layers) {
+      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens);
+      if (maps.empty()) continue;
+      FigureOptions o;
+      o.scale = style_.scale;
+      o.uid = uid + "key";
+      key = "<div class=\"key\">" + svg_scale_key(maps.front(), o).svg + "</div>\n";
+      break;
+    }
     return "<figure class=\"heatmaps overview\" id=\"" + uid + "\" data-heads=\"" + std::to_string(most) +
-           "\">\n<div class=\"model\">\n" + rows + "</div>\n<figcaption class=\"readout\" aria-live=\"polite\"></figcaption>\n</figure>\n";
+           "\">\n<div class=\"model\">\n" + rows + "</div>\n" + key +
+           "<figcaption class=\"readout\" aria-live=\"polite\"></figcaption>\n</figure>\n";
   }
 
   TextStyle style_;

@@ -116,9 +116,18 @@ class SvgRenderer : public Renderer {
                   ")\">\n" + figures[k].svg + "</g>\n";
     }
     const std::size_t grid_rows = (figures.size() + columns - 1) / columns;
-    const double width = std::max(12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))),  // 14px bold
-                                  static_cast<double>(columns) * (cell_w + gap) - gap);
-    const double y = top + static_cast<double>(grid_rows) * (cell_h + gap);
+    double width = std::max(12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))),  // 14px bold
+                            static_cast<double>(columns) * (cell_w + gap) - gap);
+    double y = top + static_cast<double>(grid_rows) * (cell_h + gap);
+    if (s.overview && !maps.empty()) {  // small maps have no legend of their own: one key under them all
+      FigureOptions key;
+      key.uid = "key";
+      key.scale = scale_;
+      const Figure f = svg_scale_key(maps.front(), key);
+      maps_svg += "<g transform=\"translate(0," + std::to_string(static_cast<int>(y)) + ")\">\n" + f.svg + "</g>\n";
+      y += f.height + 8.0;
+      width = std::max(width, f.width);
+    }
     return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_open(std::ceil(width), std::ceil(y), o, title) + maps_svg +
                  "</svg>\n",
              false}};
