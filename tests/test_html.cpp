@@ -9,11 +9,17 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <functional>
+#include <map>
 #include <regex>
 #include <set>
+#include <xtensor/xmanipulation.hpp>
 
 #include "core/terminal_text.hpp"
+#include "inputs/embeddings.hpp"
+#include "lessons/registry.hpp"
 #include "render/figure.hpp"
+#include "render/renderer.hpp"
 #include "support.hpp"
 
 using attn_test::quote;
@@ -92,6 +98,45 @@ std::string hostile_file(const Scratch& s) {
   doc["embeddings"] = json::array();
   for (std::size_t i = 0; i < kHostile.size(); ++i) doc["embeddings"].push_back({0.1 * i, 0.5, -0.2 * i});
   return s.file("<b>hostile.json", doc.dump());
+}
+
+
+// attn heads' steps, made by hand until the lesson lands: two layers of overview steps (heads, T, T) from
+// mha's attn_weights (batch 0), with a few words under each head, in a page of their own.
+attn::Document overview_document() {
+  const attn::Inputs in = attn::load_embeddings(attn::default_embeddings_path());
+  attn::Document doc;
+  doc.command = "mha";
+  for (const auto& lesson : attn::lessons())
+    if (lesson.info.name == "mha") doc.traces.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, {}));
+  REQUIRE(doc.traces.size() == 1);
+  attn::Trace& t = doc.traces.front();
+  const auto found = std::find_if(t.steps.begin(), t.steps.end(), [](const attn::Step& s) { return s.id == "attn_weights"; });
+  REQUIRE(found != t.steps.end());
+  std::vector<attn::Step> layers;
+  for (int layer = 0; layer < 2; ++layer) {
+    attn::Step o = *found;
+    o.id = "layer_" + std::to_string(layer);
+    o.title = "Every head of layer " + std::to_string(layer);
+    o.tensor = xt::view(found->tensor, 0);  // (heads, T, T)
+    if (layer == 1) o.tensor = xt::flip(o.tensor, 0);
+    o.shape = {2, 6, 6};
+    o.overview = true;
+    o.head_notes = layer == 0 ? std::vector<std::string>{"mostly first token", "mostly <self>"}
+                              : std::vector<std::string>{"mostly <self>", "mostly first token"};
+    layers.push_back(o);
+  }
+  t.steps = {layers[0], layers[1], *found};
+  return doc;
+}
+
+std::string html_of(const attn::Document& doc) { return attn::join(attn::find_format("html")->make({})->render(doc)); }
+std::string svg_of(const attn::Document& doc) { return attn::join(attn::find_format("svg")->make({})->render(doc)); }
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 }  // namespace
@@ -199,6 +244,139 @@ TEST_CASE("svg: one figure, chosen with --step, with a size, a title, labels, a 
   CHECK(table.out.find("shape (6, 2); rows are tokens") != std::string::npos);
 }
 
+TEST_CASE("html: a step's figure comes before its printed tensor, numbered as [k/n], a hint said once", "[html]") {
+  const Run r = run({"mha", "--format", "html"});
+  REQUIRE(r.status == 0);
+  const std::string& html = r.out;
+  const json doc = lesson_json({"mha"});
+  const std::size_t n = doc["steps"].size();
+  CHECK(html.find("id=\"lesson-mha\" data-lesson=\"mha\" data-step=\"0\" data-k=\"0\" data-n=\"" + std::to_string(n) + "\"") !=
+        std::string::npos);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string id = doc["steps"][i]["id"];
+    INFO(id);
+    const std::size_t at = html.find("id=\"step-mha-" + id + "\"");
+    REQUIRE(at != std::string::npos);
+    const std::size_t end = html.find("</section>", at);
+    const std::string section = html.substr(at, end - at);
+    CHECK(section.find("data-k=\"" + std::to_string(i + 1) + "\" data-n=\"" + std::to_string(n) + "\"") != std::string::npos);
+    CHECK(section.find("[" + std::to_string(i + 1) + "/" + std::to_string(n) + "]") != std::string::npos);
+    const std::size_t figure = section.find("<figure"), tensor = section.find("<pre class=\"tensor\">");
+    REQUIRE(tensor != std::string::npos);
+    if (figure != std::string::npos) CHECK(figure < tensor);
+  }
+  // mha's attn_weights, (2, 2, 6, 6): a grid of two heads, each a button that enlarges it, and their lines.
+  const std::size_t at = html.find("id=\"step-mha-attn_weights\"");
+  const std::string section = html.substr(at, html.find("</section>", at) - at);
+  CHECK(html.find("<section class=\"slide step has-figure\" id=\"step-mha-attn_weights\"") != std::string::npos);
+  CHECK(count(section, "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\"") == 2);
+  CHECK(count(section, "<g class=\"head-lines\" data-head=\"") == 2);
+  CHECK(count(section, "class=\"head-toggle\"") == 2);
+  CHECK(count(section, "<line ") == 2 * 21);  // the 21 cells on and under the diagonal of each head
+  CHECK(count(section, "class=\"tok q\"") == 6);
+  CHECK(count(section, "class=\"tok k\"") == 6);
+  const json weights = lesson_json({"mha", "--step", "attn_weights"})["steps"][0]["data"][0];
+  for (int h = 0; h < 2; ++h)
+    for (int q = 0; q < 6; ++q)
+      for (int k = 0; k <= q; ++k) {
+        char op[16];
+        std::snprintf(op, sizeof op, "%.3f", weights[h][q][k].get<double>());
+        CHECK(section.find("stroke-opacity=\"" + std::string(op) + "\" vector-effect=\"non-scaling-stroke\" data-head=\"" +
+                           std::to_string(h) + "\" data-q=\"" + std::to_string(q) + "\" data-k=\"" + std::to_string(k) + "\"") !=
+              std::string::npos);
+      }
+  // Said once per lesson, not under every figure.
+  CHECK(count(html, "<p class=\"hint\">") == 1);
+  CHECK(html.find("Point at a cell") == std::string::npos);
+  // The tour: once per lesson with a figure (simple and trainable have none).
+  const Run tour = run({"tour", "--format", "html"});
+  CHECK(count(tour.out, "<p class=\"hint\">") == 7);
+}
+
+TEST_CASE("html: the inputs' source is said without the folders of a local path", "[html]") {
+  const Run r = run({"causal", "--format", "html"});
+  REQUIRE(r.status == 0);
+  const std::string path = attn::default_embeddings_path();
+  CHECK(r.out.find(path) == std::string::npos);
+  CHECK(r.out.find(path.substr(0, path.rfind('/'))) == std::string::npos);
+  CHECK(r.out.find("<li>inputs: 6 tokens x 3 dims from " + path.substr(path.rfind('/') + 1) + "</li>") != std::string::npos);
+  const Run text = run({"causal", "--text", "Hi there", "--format", "html"});
+  CHECK(text.out.find("from --text: GPT-2&#39;s tokenizer, then nn.Embedding(50257, 3)") != std::string::npos);
+}
+
+TEST_CASE("html: overview steps of shape heads x T x T are rows of small colour-only maps, one per head, with the lesson's words "
+          "under each, and consecutive ones make one model view",
+          "[html]") {
+  const attn::Document doc = overview_document();
+  const std::string html = html_of(doc);
+  // The model view is drawn with the first overview step: two layers, two heads each.
+  const std::size_t first = html.find("id=\"step-mha-layer_0\"");
+  const std::size_t second = html.find("id=\"step-mha-layer_1\"");
+  REQUIRE(first != std::string::npos);
+  REQUIRE(second != std::string::npos);
+  const std::string model = html.substr(first, second - first);
+  CHECK(count(model, "<figure class=\"heatmaps overview\"") == 1);
+  CHECK(count(model, "<div class=\"layer\" data-step=\"") == 2);
+  CHECK(count(model, "class=\"figure fit small\"") == 4);
+  CHECK(count(model, "class=\"figure fit full\"") == 4);  // enlarged with their numbers
+  CHECK(count(model, ">mostly first token</text>") == 2);
+  CHECK(count(model, ">mostly &lt;self&gt;</text>") == 2);  // the lesson's words, escaped
+  // Small maps: colour-only cells, no numbers, no labels; the full maps keep both.
+  const std::string small = model.substr(model.find("class=\"figure fit small\""));
+  const std::string one = small.substr(0, small.find("</svg>"));
+  CHECK(count(one, "<rect ") == 36);
+  CHECK(one.find("class=\"v\"") == std::string::npos);
+  CHECK(one.find("journey") == std::string::npos);
+  CHECK(count(model, "class=\"v\"") == 4 * 21);
+  // The colours: weights on the fixed 0..1 scale, each cell the palette's colour at its weight.
+  const attn::AnyTensor& w = doc.traces[0].steps[0].tensor;  // layer 0: (heads, 6, 6)
+  for (std::size_t q = 0; q < 6; ++q)
+    for (std::size_t k = 0; k <= q; ++k) {
+      INFO(q << "," << k);
+      CHECK(one.find("fill=\"" + attn::palette_hex(w(0, q, k)) + "\"") != std::string::npos);
+    }
+  // The second layer's step draws its own row; the third step is an ordinary grid of heads.
+  const std::string rest = html.substr(second);
+  CHECK(count(rest.substr(0, rest.find("</section>")), "<div class=\"layer\"") == 1);
+  // --format svg: the heads side by side with their words.
+  attn::Document one_step = doc;
+  one_step.only = {"layer_0"};
+  const std::string svg = svg_of(one_step);
+  CHECK(count(svg, "<g transform=\"translate(") == 3);  // two heads, then the key to their colours
+  CHECK(svg.find(">colours: 0 to 1, the same scale for every map</text>") != std::string::npos);
+  CHECK(count(model, ">colours: 0 to 1, the same scale for every map</text>") == 1);  // one key for the model view
+  CHECK(svg.find("<g transform=\"translate(0,32)\">") != std::string::npos);
+  CHECK(svg.find(">mostly first token</text>") != std::string::npos);
+}
+
+TEST_CASE("svg: a multi-head step is a grid of heads, side by side, wrapping at about 1,800 units", "[html][svg]") {
+  const std::regex placed("<g transform=\"translate\\((\\d+),(\\d+)\\)\">");
+  const auto places = [&](const std::string& svg) {
+    std::vector<std::pair<int, int>> out;
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), placed); it != std::sregex_iterator(); ++it)
+      out.emplace_back(std::stoi((*it)[1]), std::stoi((*it)[2]));
+    return out;
+  };
+  const Run mha = run({"mha", "--format", "svg", "--step", "attn_weights"});
+  REQUIRE(mha.status == 0);
+  std::smatch m;
+  const std::vector<std::pair<int, int>> at = places(mha.out);
+  REQUIRE(at.size() == 2);
+  CHECK(at[0].second == at[1].second);  // one row
+  CHECK(at[1].first > at[0].first);
+  const Run gqa = run({"gqa", "--format", "svg", "--step", "attn_weights"});
+  const std::vector<std::pair<int, int>> g = places(gqa.out);
+  REQUIRE(g.size() == 4);
+  CHECK(g[0].second == g[1].second);  // two by two
+  CHECK(g[2].second > g[0].second);
+  CHECK(g[2].first == g[0].first);
+  CHECK(std::regex_search(gqa.out, m, std::regex("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"(\\d+)\"")));
+  CHECK(std::stoi(m[1]) <= 1800);
+  CHECK(attn::grid_columns(12, 650) == 2);
+  CHECK(attn::grid_columns(12, 104) == 12);
+  CHECK(attn::grid_columns(1, 2000) == 1);
+}
+
 TEST_CASE("svg: a run that does not name one drawable step is a usage error that lists the drawable ones", "[html][svg]") {
   const Run none = run({"causal", "--format", "svg"});
   CHECK(none.status == 2);
@@ -255,37 +433,194 @@ TEST_CASE("html in Chromium: slides follow the keys, and the address opens a ste
   Scratch s;
   const std::string url = page(s, "causal.html", {"causal", "--format", "html"});
   const json ids = lesson_json({"causal"});
-  const std::size_t slides = 1 + ids["steps"].size();  // the lesson's first slide, then one per step
+  const std::size_t n = ids["steps"].size();  // the lesson's first slide is step 0, then steps 1..n
   const std::string where =
       "[location.hash, (document.querySelector('section.slide.current') || {}).id || '',"
       " Array.from(document.querySelectorAll('section.slide')).filter(function (e) { return e.offsetParent !== null; }).length,"
-      " document.getElementById('counter').textContent]";
-  const json r = drive(s, json::array({load(url + "#slide-4"), eval(where),           //
+      " document.getElementById('counter').textContent,"
+      " ((document.querySelector('section.slide.current .num') || {}).textContent || '')]";
+  const json r = drive(s, json::array({load(url + "#slide=" + ids["steps"][2]["id"].get<std::string>()), eval(where),  //
                                        keys({"ArrowRight", "PageDown", "Space"}), eval(where),  //
                                        keys({"ArrowLeft", "PageUp"}), eval(where),        //
                                        keys({"End"}), eval(where), keys({"Home"}), eval(where),  //
                                        keys({"ArrowLeft"}), eval(where),                  //
                                        keys({"Escape"}), eval(where),                     //
-                                       {{"do", "click"}, {"css", "#mode"}}, eval(where)}));
-  const auto step_at = [&](std::size_t slide) {  // the element id of slide k (1-based)
-    return slide == 1 ? std::string("lesson-causal") : "step-causal-" + ids["steps"][slide - 2]["id"].get<std::string>();
-  };
-  const auto expect = [&](const json& got, std::size_t slide) {
-    CHECK(got[0] == "#slide-" + std::to_string(slide));
-    CHECK(got[1] == step_at(slide));
+                                       {{"do", "click"}, {"css", "#mode"}}, eval(where),
+                                       // The addresses of before: #slide-N, the N-th slide, still open it.
+                                       load(url + "#slide-4"), eval(where), load(url + "#slide=0"), eval(where),
+                                       load("about:blank"), load(url + "#slide=no_such_step"), eval(where)}));
+  const auto expect = [&](const json& got, std::size_t k) {  // step k of the lesson (0: its first slide)
+    const std::string id = k == 0 ? "0" : ids["steps"][k - 1]["id"].get<std::string>();
+    CHECK(got[0] == "#slide=" + id);
+    CHECK(got[1] == (k == 0 ? std::string("lesson-causal") : "step-causal-" + id));
     CHECK(got[2] == 1);  // one slide on the screen
-    CHECK(got[3] == "slide " + std::to_string(slide) + " of " + std::to_string(slides));
+    CHECK(got[3] == "causal - step " + std::to_string(k) + " of " + std::to_string(n));
+    if (k > 0) CHECK(got[4] == "[" + std::to_string(k) + "/" + std::to_string(n) + "]");  // the counter is [k/n]
   };
-  expect(r[1], 4);
-  expect(r[3], 7);
-  expect(r[5], 5);
-  expect(r[7], slides);
-  expect(r[9], 1);
-  expect(r[11], 1);  // no slide before the first
+  expect(r[1], 3);
+  expect(r[3], 6);
+  expect(r[5], 4);
+  expect(r[7], n);
+  expect(r[9], 0);
+  expect(r[11], 0);  // no slide before the first
   // Escape: the scrolling document again, every slide shown, the address at the step that was on screen.
   CHECK(r[13][0] == "#lesson-causal");
-  CHECK(r[13][2] == slides);
+  CHECK(r[13][2] == n + 1);
   CHECK(r[15][2] == 1);  // the Slides button: slides again
+  expect(r[17], 3);      // #slide-4: the fourth slide, step 3, and the address says so now
+  expect(r[19], 0);
+  CHECK(r[22][2] == n + 1);  // an id the page does not have: the document
+}
+
+TEST_CASE("html in Chromium: #slide=LESSON/ID opens a step of the tour, and --step keeps each step's number",
+          "[html][browser]") {
+  NEED_CHROMIUM();
+  Scratch s;
+  const std::string tour = page(s, "tour.html", {"tour", "--format", "html"});
+  const std::string some = page(s, "some.html", {"causal", "--step", "attn_weights", "--step", "causal_attn_weights", "--format", "html"});
+  const json mha = lesson_json({"mha"}), causal = lesson_json({"causal"});
+  std::size_t k = 0, ck = 0;
+  for (std::size_t i = 0; i < mha["steps"].size(); ++i)
+    if (mha["steps"][i]["id"] == "attn_weights") k = i + 1;
+  for (std::size_t i = 0; i < causal["steps"].size(); ++i)
+    if (causal["steps"][i]["id"] == "causal_attn_weights") ck = i + 1;
+  REQUIRE(k > 0);
+  REQUIRE(ck > 0);
+  const std::string where = "[location.hash, document.querySelector('section.slide.current').id,"
+                            " document.getElementById('counter').textContent]";
+  const json r = drive(s, json::array({load(tour + "#slide=mha/attn_weights"), eval(where), keys({"ArrowRight"}), eval(where),
+                                       load(tour + "#slide=causal/0"), eval(where), load(some + "#slide=causal_attn_weights"),
+                                       eval(where), keys({"ArrowLeft"}), eval(where)}));
+  CHECK(r[1] == json::array({"#slide=mha/attn_weights", "step-mha-attn_weights",
+                             "mha - step " + std::to_string(k) + " of " + std::to_string(mha["steps"].size())}));
+  CHECK(r[3][0] == "#slide=mha/" + mha["steps"][k]["id"].get<std::string>());
+  CHECK(r[5] == json::array({"#slide=causal/0", "lesson-causal", "causal - step 0 of " + std::to_string(causal["steps"].size())}));
+  CHECK(r[7][2] == "causal - step " + std::to_string(ck) + " of " + std::to_string(causal["steps"].size()));
+  std::size_t ak = 0;
+  for (std::size_t i = 0; i < causal["steps"].size(); ++i)
+    if (causal["steps"][i]["id"] == "attn_weights") ak = i + 1;
+  CHECK(r[9][2] == "causal - step " + std::to_string(ak) + " of " + std::to_string(causal["steps"].size()));
+}
+
+// The current slide's figure as drawn: its maps' bounding box, how many maps, the first map's cells'
+// width and its numbers' size in pixels (the SVG's 11.5-unit font times the map's scale), the window.
+const char* const kFigureOnScreenJs = R"JS((function () {
+  var s = document.querySelector('section.slide.current');
+  var maps = Array.prototype.filter.call(s.querySelectorAll('figure svg.fit'), function (e) { return e.getClientRects().length > 0; });
+  var box = [1e9, 1e9, -1e9, -1e9];
+  maps.forEach(function (e) {
+    var r = e.getBoundingClientRect();
+    box = [Math.min(box[0], r.left), Math.min(box[1], r.top), Math.max(box[2], r.right), Math.max(box[3], r.bottom)];
+  });
+  var first = maps[0], cells = first ? first.querySelector('g.cells') : null;
+  return {id: s.id, maps: maps.length, box: box, cells: cells ? cells.getBoundingClientRect().width : 0,
+          text: first ? 11.5 * first.getBoundingClientRect().width / first.viewBox.baseVal.width : 0,
+          keys: cells ? new Set(Array.prototype.map.call(cells.querySelectorAll('rect.cell'), function (c) { return c.dataset.k; })).size : 0,
+          window: [window.innerWidth, window.innerHeight], scrolled: [window.scrollX, window.scrollY]};
+})())JS";
+
+// Every weight step with a figure, as "lesson/id", from the pages.
+const char* const kWeightFiguresJs =
+    "Array.from(document.querySelectorAll('section.step.has-figure')).filter(function (s) { return /weights/.test(s.dataset.step); })"
+    ".map(function (s) { return s.dataset.lesson + '/' + s.dataset.step; })";
+
+TEST_CASE("html in Chromium: on a slide at 1920x1080 and 1280x720, every lesson's weight figures come first, fully on "
+          "screen, at least 35% of the width, their numbers at least 16 px on a projector, coloured on the fixed scale",
+          "[html][browser]") {
+  NEED_CHROMIUM();
+  Scratch s;
+  json find = json::array();
+  std::map<std::string, std::string> urls;
+  for (const std::string& name : attn_test::lesson_names()) {
+    urls[name] = page(s, name + ".html", {name, "--format", "html"});
+    find.push_back(load(urls[name]));
+    find.push_back(eval(kWeightFiguresJs));
+  }
+  const json found = drive(s, find);
+  std::vector<std::string> steps;
+  std::set<std::string> lessons;
+  for (std::size_t i = 1; i < found.size(); i += 2)
+    for (const json& id : found[i]) {
+      steps.push_back(id.get<std::string>());
+      lessons.insert(steps.back().substr(0, steps.back().find('/')));
+    }
+  // simple and trainable have no weight matrix: their weights are one query's vector (a tensor, printed).
+  CHECK(lessons == std::set<std::string>{"all-tokens", "causal", "dropout", "mha-wrapper", "mha", "gqa", "kv-cache"});
+  REQUIRE(steps.size() >= 15);
+  json actions = json::array();
+  for (const auto& size : {std::vector<int>{1920, 1080}, std::vector<int>{1280, 720}}) {
+    actions.push_back({{"do", "viewport"}, {"size", size}});
+    for (const std::string& step : steps) {
+      const std::string lesson = step.substr(0, step.find('/')), id = step.substr(step.find('/') + 1);
+      actions.push_back(load(urls[lesson] + "#slide=" + id));
+      actions.push_back(eval(kFigureOnScreenJs));
+      // The first map's last cell (the last query's last key: never masked), on the screen.
+      actions.push_back({{"do", "pixels"}, {"css", {"section.slide.current figure .head rect.cell:last-of-type"}}});
+      // A multi-head step's first head, enlarged (a click on it).
+      actions.push_back({{"do", "click"}, {"css", "section.slide.current figure .head[tabindex]"}});
+      actions.push_back(eval(kFigureOnScreenJs));
+    }
+  }
+  // The clicks on single maps have no head to click: drive.py fails on a missing element, so ask first.
+  json safe = json::array();
+  for (const json& a : actions) {
+    if (a["do"] == "click")
+      safe.push_back(eval("(function () { var h = document.querySelector('section.slide.current figure .head[tabindex]');"
+                          " if (h) h.click(); return !!h; })()"));
+    else
+      safe.push_back(a);
+  }
+  const json r = drive(s, safe);
+  std::size_t at = 0;
+  for (const int width : {1920, 1280}) {
+    const int height = width == 1920 ? 1080 : 720;
+    CHECK(r[at++] == json::array({width, height}));
+    for (const std::string& step : steps) {
+      INFO(step << " at " << width << "x" << height);
+      const json& shown = r[at + 1];
+      const json& pixel = r[at + 2]["samples"][0];
+      const bool heads = r[at + 3].get<bool>();
+      const json& enlarged = r[at + 4];
+      at += 5;
+      // Its colour on the fixed scale: 0..1 for weights, 0..max for dropout's scaled ones (up to 2).
+      const json data = lesson_json({step.substr(0, step.find('/')), "--step", step.substr(step.find('/') + 1)})["steps"][0]["data"];
+      json last = data;
+      while (last[0].is_array() && last[0][0].is_array()) last = last[0];  // the first map: (rows, keys)
+      const double value = last.back().back().get<double>();
+      double hi = 1.0;
+      const std::function<void(const json&)> largest = [&](const json& j) {
+        if (j.is_array()) {
+          for (const json& e : j) largest(e);
+        } else if (j.is_number()) {
+          hi = std::max(hi, j.get<double>());
+        }
+      };
+      largest(data);
+      const std::string want = attn::palette_hex(value / hi);
+      INFO("cell " << value << " of 0.." << hi << ": " << want << ", drawn " << pixel.dump());
+      for (int c = 0; c < 3; ++c) CHECK(std::abs(pixel[c].get<int>() - std::stoi(want.substr(1 + 2 * c, 2), nullptr, 16)) <= 2);
+      INFO(shown.dump());
+      CHECK(shown["id"] == "step-" + step.substr(0, step.find('/')) + "-" + step.substr(step.find('/') + 1));
+      CHECK(shown["scrolled"] == json::array({0, 0}));
+      const json& box = shown["box"];
+      CHECK(box[0].get<double>() >= 0.0);  // the whole figure on the screen, no scrolling
+      CHECK(box[1].get<double>() >= 0.0);
+      CHECK(box[2].get<double>() <= width + 0.5);
+      CHECK(box[3].get<double>() <= height + 0.5);
+      CHECK(box[2].get<double>() - box[0].get<double>() >= 0.35 * width);
+      // One map (several heads: each on its own once enlarged) is at least 35% wide, and with the book's six
+      // tokens so are its cells alone (kv-cache's first calls have 1 to 5 keys: a row of a few cells).
+      const json& one = heads ? enlarged : shown;
+      INFO(one.dump());
+      CHECK(one["maps"] == 1);
+      CHECK(one["box"][2].get<double>() - one["box"][0].get<double>() >= 0.35 * width);
+      CHECK(one["box"][3].get<double>() <= height + 0.5);
+      if (one["keys"] == 6) {
+        CHECK(one["cells"].get<double>() >= 0.35 * width);
+        if (width == 1920) CHECK(one["text"].get<double>() >= 16.0);
+      }
+    }
+  }
 }
 
 TEST_CASE("html in Chromium: the heatmap is drawn, each cell in the legend's colour for its value (whole matrix or by row), "
@@ -370,6 +705,194 @@ TEST_CASE("html in Chromium: printed to PDF, the handout has every step's title 
   CHECK(text.find("Dark theme") == std::string::npos);
   CHECK(text.find("Contents") == std::string::npos);
   CHECK(text.find("Point at a cell") == std::string::npos);
+  // No local path: the inputs' file by its name only.
+  const std::string path = attn::default_embeddings_path();
+  CHECK(text.find(path.substr(0, path.rfind('/'))) == std::string::npos);
+  CHECK(text.find("from " + path.substr(path.rfind('/') + 1)) != std::string::npos);
+}
+
+TEST_CASE("html in Chromium: printed, no step of the tour is split across pages unless taller than a page", "[html][browser]") {
+  NEED_CHROMIUM();
+  Scratch s;
+  // Chromium's PDF: US Letter with 0.4 in margins, 7.7 x 10.2 in of content, 739 x 979 CSS pixels; a step
+  // within 5% of that, as measured on the screen's layout, may still not fit the print's.
+  const json r = drive(s, json::array({load(page(s, "tour.html", {"tour", "--format", "html"})),
+                                       {{"do", "pdfboxes"}, {"css", "section.slide"}}, {{"do", "pdfpages"}},
+                                       {{"do", "viewport"}, {"size", {739, 979}}}, {{"do", "media"}, {"value", "print"}},
+                                       eval("Array.from(document.querySelectorAll('section.slide')).map(function (e) {"
+                                            " return [e.id, e.getBoundingClientRect().height]; })")}));
+  const json& pages = r[1];
+  const json& heights = r[5];
+  REQUIRE(pages.size() == heights.size());
+  REQUIRE(pages.size() > 100);
+  std::size_t tall = 0;
+  for (std::size_t i = 0; i < pages.size(); ++i) {
+    INFO(heights[i][0].get<std::string>() << " " << pages[i].dump() << " " << heights[i][1].get<double>() << " px");
+    REQUIRE(pages[i][0].is_number());
+    REQUIRE(pages[i][1].is_number());
+    if (heights[i][1].get<double>() > 0.95 * 979) {
+      ++tall;
+    } else {
+      CHECK(pages[i][0] == pages[i][1]);
+    }
+  }
+  CHECK(tall * 10 < pages.size());  // few are taller than a page: the check holds for the rest
+  WARN("the tour prints to " << r[2].get<int>() << " pages");
+  CHECK(r[2].get<int>() < 112 * 2 / 3);  // 112 before issue 28 (58 since: two columns)
+}
+
+// The heads of the current slide's figure that are on the screen, and whether one is enlarged.
+const char* const kHeadsJs = R"JS((function () {
+  var f = document.querySelector('section.slide.current figure');
+  return {enlarged: f.classList.contains('enlarged'),
+          heads: Array.prototype.filter.call(f.querySelectorAll('.head'), function (h) { return h.getClientRects().length > 0; })
+            .map(function (h) { var r = h.getBoundingClientRect(); return [+h.dataset.head, Math.round(r.left), Math.round(r.top),
+                                                                          Math.round(r.width), h.getAttribute('aria-expanded')]; }),
+          numbers: Array.prototype.filter.call(f.querySelectorAll('text.v'), function (t) { return t.getClientRects().length > 0; }).length,
+          focused: document.activeElement.dataset.head === undefined ? null : +document.activeElement.dataset.head,
+          counter: document.getElementById('counter').textContent};
+})())JS";
+
+// The lines the current slide's lines view shows: [head, query, key, opacity], and the focused token.
+const char* const kLinesJs = R"JS((function () {
+  var svg = document.querySelector('section.slide.current svg.lines');
+  var shown = Array.prototype.filter.call(svg.querySelectorAll('line'), function (l) { return l.getClientRects().length > 0; });
+  var a = document.activeElement;
+  return {visible: svg.getClientRects().length > 0,
+          heatmaps: Array.prototype.filter.call(document.querySelectorAll('section.slide.current .heads svg'),
+                                                function (e) { return e.getClientRects().length > 0; }).length,
+          lines: shown.map(function (l) { return [+l.dataset.head, +l.dataset.q, +l.dataset.k, +l.getAttribute('stroke-opacity')]; }),
+          focus: a.classList && a.classList.contains('tok') ? (a.dataset.q !== undefined ? 'q' + a.dataset.q : 'k' + a.dataset.k) : null};
+})())JS";
+
+TEST_CASE("html in Chromium: a multi-head step is a grid of heads, each enlarged by a click or Enter and restored by "
+          "Escape or a click",
+          "[html][browser]") {
+  NEED_CHROMIUM();
+  Scratch s;
+  const std::string url = page(s, "gqa.html", {"gqa", "--format", "html"});
+  const std::string head = "section.slide.current figure .head[data-head=\"";
+  const json r = drive(s, json::array({{{"do", "viewport"}, {"size", {1920, 1080}}}, load(url + "#slide=attn_weights"), eval(kHeadsJs),
+                                       {{"do", "click"}, {"css", head + "2\"]"}}, eval(kHeadsJs),  //
+                                       keys({"Escape"}), eval(kHeadsJs),                            //
+                                       {{"do", "focus"}, {"css", head + "1\"]"}}, keys({"Enter"}), eval(kHeadsJs),
+                                       {{"do", "click"}, {"css", head + "1\"]"}}, eval(kHeadsJs),
+                                       // In the document, too: side by side at 1280 px.
+                                       {{"do", "viewport"}, {"size", {1280, 900}}}, load(url + "#step-gqa-attn_weights"),
+                                       eval("Array.from(document.querySelectorAll('#step-gqa-attn_weights .head'))"
+                                            ".map(function (h) { var r = h.getBoundingClientRect(); return [r.left, r.top]; })")}));
+  const json& grid = r[2];
+  INFO(grid.dump());
+  REQUIRE(grid["heads"].size() == 4);
+  CHECK(grid["enlarged"] == false);
+  // Two by two: heads 0 and 1 on one row, 2 and 3 under them.
+  CHECK(grid["heads"][0][2] == grid["heads"][1][2]);
+  CHECK(grid["heads"][1][1].get<int>() > grid["heads"][0][1].get<int>());
+  CHECK(grid["heads"][2][2].get<int>() > grid["heads"][0][2].get<int>());
+  CHECK(grid["numbers"] == 4 * 21);
+  const json& big = r[4];
+  INFO(big.dump());
+  CHECK(big["enlarged"] == true);
+  REQUIRE(big["heads"].size() == 1);
+  CHECK(big["heads"][0][0] == 2);
+  CHECK(big["heads"][0][3].get<int>() > grid["heads"][0][3].get<int>());
+  CHECK(big["heads"][0][4] == "true");
+  CHECK(big["counter"] == grid["counter"]);  // still the same slide
+  CHECK(r[6]["enlarged"] == false);          // Escape restores, and stays on the slide
+  CHECK(r[6]["heads"].size() == 4);
+  CHECK(r[6]["counter"] == grid["counter"]);
+  CHECK(r[9]["enlarged"] == true);  // Enter on a focused head
+  CHECK(r[9]["heads"].size() == 1);
+  CHECK(r[9]["heads"][0][0] == 1);
+  CHECK(r[9]["focused"] == 1);
+  CHECK(r[11]["enlarged"] == false);  // a click on the enlarged head
+  const json& doc = r[14];
+  REQUIRE(doc.size() == 4);
+  CHECK(doc[0][1] == doc[1][1]);
+  CHECK(doc[1][0].get<double>() > doc[0][0].get<double>());
+}
+
+TEST_CASE("html in Chromium: the lines view draws each query's weights as lines, keeps a token's own on hover and focus, "
+          "chooses heads with coloured toggles, and follows the keys",
+          "[html][browser]") {
+  NEED_CHROMIUM();
+  Scratch s;
+  const std::string url = page(s, "mha.html", {"mha", "--format", "html"});
+  const std::string tok = "section.slide.current svg.lines text.tok";
+  const json r = drive(s, json::array({{{"do", "viewport"}, {"size", {1280, 720}}}, load(url + "#slide=attn_weights"),
+                                       keys({"l"}), eval(kLinesJs),                                             // 3
+                                       {{"do", "hover"}, {"css", tok + ".q[data-q=\"2\"]"}}, eval(kLinesJs),     // 5
+                                       {{"do", "click"}, {"css", "section.slide.current .tools button.head-toggle[data-head=\"1\"]"}},
+                                       eval(kLinesJs),                                                          // 7
+                                       {{"do", "focus"}, {"css", tok + ".q[data-q=\"0\"]"}}, keys({"ArrowDown", "ArrowDown"}),
+                                       eval(kLinesJs),                                                          // 10
+                                       keys({"ArrowRight"}), eval(kLinesJs),                                    // 12
+                                       keys({"Enter"}), {{"do", "focus"}, {"css", "#theme"}}, eval(kLinesJs),  // 15: pinned
+                                       {{"do", "click"}, {"css", "section.slide.current .tools button.view"}}, eval(kLinesJs)}));
+  const json weights = lesson_json({"mha", "--step", "attn_weights"})["steps"][0]["data"][0];  // batch 0: (heads, 6, 6)
+  const json& all = r[3];
+  CHECK(all["visible"] == true);
+  CHECK(all["heatmaps"] == 0);
+  CHECK(all["lines"].size() == 2 * 21);
+  for (const json& l : all["lines"]) {
+    INFO(l.dump());
+    CHECK(std::abs(l[3].get<double>() - weights[l[0].get<int>()][l[1].get<int>()][l[2].get<int>()].get<double>()) < 6e-4);
+  }
+  const auto only = [](const json& lines, int head, char side, int at) {
+    std::set<std::pair<int, int>> seen;
+    for (const json& l : lines) {
+      if (head >= 0 && l[0] != head) return std::set<std::pair<int, int>>{};
+      if ((side == 'q' ? l[1] : l[2]) != at) return std::set<std::pair<int, int>>{};
+      seen.insert({l[0].get<int>(), side == 'q' ? l[2].get<int>() : l[1].get<int>()});
+    }
+    return seen;
+  };
+  CHECK(only(r[5]["lines"], -1, 'q', 2) == std::set<std::pair<int, int>>{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}});
+  CHECK(r[7]["lines"].size() == 21);  // head 1 off (and the pointer off the tokens)
+  CHECK(only(r[7]["lines"], 0, 'q', r[7]["lines"][0][1].get<int>()).empty());  // every query's, not one's
+  CHECK(r[10]["focus"] == "q2");
+  CHECK(only(r[10]["lines"], 0, 'q', 2) == std::set<std::pair<int, int>>{{0, 0}, {0, 1}, {0, 2}});
+  CHECK(r[12]["focus"] == "k2");
+  CHECK(only(r[12]["lines"], 0, 'k', 2) == std::set<std::pair<int, int>>{{0, 2}, {0, 3}, {0, 4}, {0, 5}});
+  CHECK(r[15]["focus"] == nullptr);  // Enter pinned key 2: its lines stay when the focus leaves
+  CHECK(r[15]["lines"] == r[12]["lines"]);
+  CHECK(r[17]["visible"] == false);  // the button: the heatmaps again
+  CHECK(r[17]["heatmaps"] == 2);
+}
+
+TEST_CASE("html in Chromium: the model view of overview steps, a row per layer and a column per head, enlarges any map "
+          "with its numbers",
+          "[html][browser]") {
+  NEED_CHROMIUM();
+  Scratch s;
+  s.file("heads.html", html_of(overview_document()));
+  const std::string url = "file://" + s.dir + "/heads.html";
+  const std::string head = "section.slide.current .layer[data-step=\"layer_1\"] .head[data-head=\"0\"]";
+  const json r = drive(s, json::array({{{"do", "viewport"}, {"size", {1920, 1080}}}, load(url + "#slide=layer_0"), eval(kHeadsJs),
+                                       {{"do", "click"}, {"css", head}}, eval(kHeadsJs), keys({"Escape"}), eval(kHeadsJs),
+                                       {{"do", "focus"}, {"css", head}}, keys({"Enter"}), eval(kHeadsJs), eval(kFigureOnScreenJs)}));
+  CHECK(r[1]["console"] == json::array());
+  const json& model = r[2];
+  INFO(model.dump());
+  REQUIRE(model["heads"].size() == 4);
+  CHECK(model["numbers"] == 0);  // colour only
+  CHECK(model["heads"][0][2] == model["heads"][1][2]);  // layer 0's two heads side by side
+  CHECK(model["heads"][1][1].get<int>() > model["heads"][0][1].get<int>());
+  CHECK(model["heads"][2][2].get<int>() > model["heads"][0][2].get<int>());  // layer 1 under it
+  CHECK(model["heads"][2][1] == model["heads"][0][1]);
+  CHECK(model["heads"][0][3].get<int>() >= 0.15 * 1920);  // the model view fills the slide's height
+  const json& big = r[4];
+  INFO(big.dump());
+  CHECK(big["enlarged"] == true);
+  REQUIRE(big["heads"].size() == 1);
+  CHECK(big["numbers"] == 21);  // enlarged with its numbers
+  CHECK(r[6]["enlarged"] == false);
+  CHECK(r[6]["heads"].size() == 4);
+  CHECK(r[9]["enlarged"] == true);
+  CHECK(r[9]["numbers"] == 21);
+  const json& shown = r[10];  // the enlarged map fills the slide as a weight figure does
+  CHECK(shown["box"][3].get<double>() <= 1080.5);
+  CHECK(shown["cells"].get<double>() >= 0.35 * 1920);
 }
 
 TEST_CASE("html in Chromium: hostile token text stays text", "[html][browser][hostile]") {

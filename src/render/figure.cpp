@@ -302,3 +302,115 @@ std::string svg_table(const Step& step, const std::vector<std::string>& tokens, 
 }
 
 }  // namespace attn
+
+namespace attn {
+
+Figure svg_small_map(const HeatMap& m, const FigureOptions& o) {
+  const std::string& note = m.note;  // visible() text already
+  const double cell = std::clamp(96.0 / static_cast<double>(std::max(m.keys, m.rows)), 2.0, 16.0);
+  const double grid_width = static_cast<double>(m.keys) * cell, grid_height = static_cast<double>(m.rows) * cell;
+  const double width = std::max(grid_width, 96.0) + 8.0;
+  const double height = grid_height + 8.0 + (note.empty() ? 0.0 : 18.0);
+  std::string out = svg_open(width, height, o, note.empty() ? m.caption : m.caption + ": " + note);
+  out += "<g class=\"cells small\">\n";
+  for (std::size_t i = 0; i < m.rows; ++i)
+    for (std::size_t j = 0; j < m.keys; ++j) {
+      const double shade = m.shade(i, j, o.scale);
+      const std::string fill = m.masked(i, j) ? "#d9d9d9" : std::isnan(shade) ? "none" : palette_hex(shade, m.diverging(o.scale));
+      out += "<rect x=\"" + num(4.0 + static_cast<double>(j) * cell) + "\" y=\"" + num(4.0 + static_cast<double>(i) * cell) +
+             "\" width=\"" + num(cell) + "\" height=\"" + num(cell) + "\" fill=\"" + fill + "\"/>\n";
+    }
+  out += "</g>\n";
+  if (!note.empty())
+    out += "<text class=\"note\" x=\"4\" y=\"" + num(grid_height + 8.0 + 13.0) + "\" font-size=\"11\">" + html_escape(note) + "</text>\n";
+  return {out + "</svg>\n", width, height};
+}
+
+Figure svg_scale_key(const HeatMap& m, const FigureOptions& o) {
+  const std::string lo = m.low_end(o.scale), hi = m.high_end(o.scale);
+  const std::string words = o.scale == HeatScale::Row      ? "colours: each row of each map from its own min to its max"
+                            : o.scale == HeatScale::Matrix ? "colours: each map from its own min to its max"
+                            : m.diverging(o.scale)         ? "colours: centred on 0, the same scale for every map"
+                                                           : "colours: " + lo + " to " + hi + ", the same scale for every map";
+  const double swatches = 24 * 8.0;
+  const double width = std::max(12.0 + static_cast<double>(lo.size() + hi.size()) * kCharWidth + 16.0 + swatches,
+                                12.0 + static_cast<double>(display_width(words)) * kCharWidth) + 12.0;
+  std::string out = svg_open(width, 44.0, o, "colour key");
+  out += "<g class=\"legend\">\n<text x=\"4\" y=\"13\">" + html_escape(lo) + "</text>\n";
+  double x = 4.0 + static_cast<double>(lo.size()) * kCharWidth + 8.0;
+  for (int k = 0; k < 24; ++k, x += 8.0)
+    out += "<rect class=\"swatch\" x=\"" + num(x) + "\" y=\"2\" width=\"8\" height=\"14\" fill=\"" +
+           palette_hex(k / 23.0, m.diverging(o.scale)) + "\"/>\n";
+  out += "<text x=\"" + num(x + 8.0) + "\" y=\"13\">" + html_escape(hi) + "</text>\n";
+  out += "<text x=\"4\" y=\"36\">" + html_escape(words) + "</text>\n</g>\n";
+  return {out + "</svg>\n", width, 44.0};
+}
+
+std::size_t grid_columns(std::size_t n, double width) {
+  // About 1,800 units wide at most (a slide's width at 1:1), and never more columns than maps.
+  const double gap = 16.0;
+  const std::size_t fit = static_cast<std::size_t>(std::max(1.0, std::floor((1800.0 + gap) / (width + gap))));
+  return std::max<std::size_t>(1, std::min(n, fit));
+}
+
+}  // namespace attn
+
+namespace attn {
+
+std::string head_colour(std::size_t h) {
+  static const char* const kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                         "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  return kColours[h % 10];
+}
+
+Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& o) {
+  if (maps.empty() || !maps.front().of_tokens) return {};
+  const HeatMap& first = maps.front();
+  const std::size_t label_columns = 14;
+  std::size_t widest = 1;
+  for (const std::string& l : first.labels) widest = std::max(widest, display_width(short_label(l, label_columns)));
+  const double label_width = static_cast<double>(widest) * kCharWidth, row = 24.0;
+  const double title_height = o.standalone ? 30.0 : 0.0;
+  const double top = title_height + 34.0;
+  const double left_x = 12.0 + label_width, right_x = left_x + 16.0 + 240.0 + 16.0;
+  const double width = right_x + label_width + 12.0;
+  const std::size_t tall = std::max(first.rows, first.keys);
+  const double height = top + static_cast<double>(tall) * row + 10.0;
+  const auto y_of = [&](std::size_t k) { return top + (static_cast<double>(k) + 0.5) * row; };
+  std::string out = svg_open(width, height, o, "lines: " + first.caption);
+  out += "<text class=\"axis\" x=\"" + num(left_x) + "\" y=\"" + num(top - 14.0) +
+         "\" text-anchor=\"end\" font-style=\"italic\">queries</text>\n";
+  out += "<text class=\"axis\" x=\"" + num(right_x) + "\" y=\"" + num(top - 14.0) + "\" font-style=\"italic\">keys</text>\n";
+  for (std::size_t h = 0; h < maps.size(); ++h) {
+    const HeatMap& m = maps[h];
+    out += "<g class=\"head-lines\" data-head=\"" + std::to_string(h) + "\" stroke=\"" + head_colour(h) +
+           "\" stroke-width=\"3\">\n";
+    for (std::size_t i = 0; i < m.rows; ++i)
+      for (std::size_t j = 0; j < m.keys; ++j) {
+        const float v = m.at(i, j);
+        if (m.masked(i, j) || !std::isfinite(v)) continue;
+        const double opacity = std::clamp(static_cast<double>(v), 0.0, 1.0);
+        char op[16];
+        std::snprintf(op, sizeof op, "%.3f", opacity);
+        out += "<line x1=\"" + num(left_x + 6.0) + "\" y1=\"" + num(y_of(i)) + "\" x2=\"" + num(right_x - 6.0) + "\" y2=\"" +
+               num(y_of(j)) + "\" stroke-opacity=\"" + op + "\" vector-effect=\"non-scaling-stroke\" data-head=\"" + std::to_string(h) + "\" data-q=\"" +
+               std::to_string(m.first + i) + "\" data-k=\"" + std::to_string(j) + "\" data-value=\"" + exact_number(v) +
+               "\"/>\n";
+      }
+    out += "</g>\n";
+  }
+  // The tokens: one focus stop per column (the first token); the arrow keys move (html.cpp's script).
+  for (std::size_t i = 0; i < first.rows; ++i)
+    out += "<text class=\"tok q\" x=\"" + num(left_x) + "\" y=\"" + num(y_of(i)) +
+           "\" text-anchor=\"end\" dominant-baseline=\"central\" data-q=\"" + std::to_string(first.first + i) + "\"" +
+           (o.standalone ? "" : i == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"") + " aria-label=\"query " +
+           html_escape(quoted(first, first.first + i)) + "\">" + html_escape(short_label(first.labels[first.first + i], label_columns)) +
+           "</text>\n";
+  for (std::size_t j = 0; j < first.keys; ++j)
+    out += "<text class=\"tok k\" x=\"" + num(right_x) + "\" y=\"" + num(y_of(j)) + "\" dominant-baseline=\"central\" data-k=\"" +
+           std::to_string(j) + "\"" + (o.standalone ? "" : j == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"") + " aria-label=\"key " +
+           html_escape(quoted(first, j)) + "\">" + html_escape(short_label(first.labels[j], label_columns)) + "</text>\n";
+  return {out + "</svg>\n", width, height};
+}
+
+}  // namespace attn

@@ -54,4 +54,24 @@ std::string svg_open(double width, double height, const FigureOptions& options, 
 // A computed step's tensor as an SVG table of numbers (rows labelled by token when there is one per token).
 std::string svg_table(const Step& step, const std::vector<std::string>& tokens, const FigureOptions& options);
 
+// One head of an overview step (attn heads, bertviz's model view) as a small colour-only map on
+// options.scale: no labels, no numbers, masked cells light grey, and map.note (the lesson's few words on what
+// the head does) under it. Each cell is about 96 / keys units (2 to 16).
+Figure svg_small_map(const HeatMap& map, const FigureOptions& options);
+
+// The key to a grid of small maps (an overview): the palette from options.scale's low end to its high end,
+// and what the scale is, in words that hold for every map of the grid.
+Figure svg_scale_key(const HeatMap& map, const FigureOptions& options);
+
+// The maps of one step as bertviz's head view (render/lines.cpp): queries on the left, keys on the right,
+// a line from each query to each key whose opacity is the weight (clamped to 0..1), one colour per map
+// (head). Every token is a text element with data-q or data-k that the page's script focuses; every line
+// carries data-head, data-q and data-k. Maps of positions (not of tokens) have no lines view.
+Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& options);
+// The colour of head h's lines and toggle (a categorical palette, Tableau 10, cycled).
+std::string head_colour(std::size_t h);
+
+// How a grid of `n` figures of width w (and a gap between them) is wrapped in a standalone file: columns.
+std::size_t grid_columns(std::size_t n, double width);
+
 }  // namespace attn

@@ -1,8 +1,9 @@
 // --format html: one self-contained page for a lesson or the tour (docs/html.md). Every step as the text
 // view shows it (title, explanation, the book's code highlighted, the shape, the tensor in PyTorch's print
-// format, the same characters), weight matrices as SVG heatmaps (render/figure.hpp), a table of contents,
-// a scrolling document or slides (one step per screen, #slide-N in the address), light and dark themes and
-// a print stylesheet for handouts. Nothing is fetched: the style and the small script are inline, and the
+// format, the same characters), weight matrices as SVG heatmaps (render/figure.hpp: a grid of heads, a
+// lines view, an overview step's small maps), a table of contents, a scrolling document or slides (one step
+// per screen, the figure first and sized to the window, #slide=ID in the address), light and dark themes
+// and a print stylesheet for handouts. Nothing is fetched: the style and the small script are inline, and the
 // page's Content-Security-Policy forbids every request. Every text from outside goes through markup().
 #include <algorithm>
 #include <cctype>
@@ -58,31 +59,97 @@ pre.code .k{color:var(--kw);font-weight:600}pre.code .s{color:var(--str)}pre.cod
 pre.code .c{color:var(--com);font-style:italic}pre.code .f{color:var(--fn)}
 p.shape{margin:.5em 0 .2em;font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.9em}
 figure.heatmaps{margin:.6em 0}
-figure.heatmaps button.scale{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);
+div.tools{display:flex;flex-wrap:wrap;gap:.5em;align-items:center;margin:.4em 0}
+div.tools button{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);
 border-radius:4px;background:var(--bg);color:var(--fg);cursor:pointer}
-figure.heatmaps button.scale[aria-pressed="true"]{border-color:var(--accent);outline:1px solid var(--accent)}
+div.tools button[aria-pressed="true"]{border-color:var(--accent);outline:1px solid var(--accent)}
+div.tools button.head-toggle{border-width:2px;border-left-width:1.2em}
+div.tools button.head-toggle[aria-pressed="false"]{opacity:.45;outline:none}
 figure.heatmaps svg{display:block;max-width:100%;height:auto;margin:.4em 0 .8em}
+figure .heads{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,30rem),1fr));gap:0 1em;align-items:start}
+figure .heads.one{display:block}
+figure .heads.one svg{width:auto}
+figure .heads:not(.one) svg{width:100%}
+figure .head[tabindex]{cursor:zoom-in;border-radius:4px}
+figure .head[tabindex]:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+figure.enlarged .head:not(.big),figure.enlarged .layer:not(.has-big){display:none}
+figure.enlarged .head.big{cursor:zoom-out}
+figure.enlarged .layer-name{display:none}
+figure.enlarged .heads{display:block}
+body:not(.slides) figure.enlarged .heads svg{width:100%;max-height:85vh}
+figure .model .heads{display:flex;flex-wrap:wrap;gap:.3em;align-items:start}
+figure .model .heads svg{width:auto;margin:.1em 0}
+figure .layer{display:flex;gap:.6em;align-items:center}
+figure.enlarged .key{display:none}
+figure .layer-name{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.85em;min-width:7em}
+figure .head .full{display:none}
+figure.enlarged .head.big .full{display:block}
+figure.enlarged .head.big svg.small{display:none}
+figure .lines{display:none}
+figure.show-lines .heads,figure.show-lines .model{display:none!important}
+figure.show-lines .lines{display:block}
+svg.lines text.tok{cursor:pointer}
+svg.lines text.tok:focus{outline:none;font-weight:700;text-decoration:underline}
+svg.lines.focus line:not(.on){display:none}
+svg.lines g.head-lines.off{display:none}
 figure .readout{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.9em;min-height:1.5em;white-space:pre-wrap}
 svg rect.cell:hover,svg rect.cell:focus{outline:none;stroke:var(--fg);stroke-width:3}
 p.note{color:var(--muted)}
+p.hint{color:var(--muted);font-size:.9em}
+section.step button.tensor{display:none}
 body.slides nav.toc,body.slides section.slide:not(.current){display:none}
-body.slides section.slide{border:0;min-height:calc(100vh - 3.5em);font-size:1.12em}
+body.slides main{max-width:none;padding:.3em 1.2em .1em}
+body.slides section.slide{border:0;padding:.4em 0 0;min-height:0;font-size:clamp(17px,calc(.95vw + 5px),34px)}
+body.slides section.step.has-figure.current{display:grid;grid-template-columns:auto minmax(14em,1fr);grid-template-rows:auto auto auto 1fr;
+column-gap:1.4em;align-items:start}
+body.slides section.step.has-figure>figure{grid-column:1;grid-row:1/span 4;margin:0}
+body.slides figure .readout{position:fixed;right:1.2em;bottom:.5em;width:calc(24vw);background:var(--bg);margin:0}
+body.slides section.step.has-figure>h3,body.slides section.step.has-figure>.words,body.slides section.step.has-figure>.tools{grid-column:2}
+body.slides section.step.has-figure>.printed{grid-column:1/-1;display:none}
+body.slides section.step.has-figure.show-printed>.printed{display:block}
+body.slides section.step.has-figure button.tensor{display:inline-block}
+body.slides section.step.has-figure .words pre.code{font-size:.8em;white-space:pre-wrap}
+div.tools .scales{display:inline-flex;flex-wrap:wrap;gap:.5em}
+body.slides figure.heatmaps svg{margin:.1em 0}
+@media (max-width:800px){body.slides section.step.has-figure.current{display:block}}
+body.slides figure>.heads:not(.one){display:grid;gap:.4em .8em}
+section.step button.tensor{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);border-radius:4px;
+background:var(--bg);color:var(--fg);cursor:pointer;margin:.3em 0}
 @media print{
 :root,:root[data-theme="dark"]{color-scheme:light;--bg:#ffffff;--fg:#000000;--muted:#333333;--code:#ffffff;
 --border:#999999;--accent:#000000;--kw:#000000;--str:#000000;--num:#000000;--com:#333333;--fn:#000000}
 @media (prefers-color-scheme:dark){:root:not([data-theme="light"]){color-scheme:light;--bg:#ffffff;--fg:#000000;
 --muted:#333333;--code:#ffffff;--border:#999999;--accent:#000000;--kw:#000000;--str:#000000;--num:#000000;
 --com:#333333;--fn:#000000}}
-header.bar,nav.toc,figure .readout,figure .scales{display:none!important}
-body{font-size:11pt}
+header.bar,nav.toc,figure .readout,div.tools,figure .lines,section.step button.tensor,p.hint{display:none!important}
+figure .heads,figure .model,section.step .printed{display:block!important}
+figure .heads:not(.one){display:grid!important;grid-template-columns:1fr}
+figure .model .heads{display:flex!important}
+figure.show-lines .heads.one,figure.show-lines .model{display:block!important}
+figure.show-lines .heads:not(.one){display:grid!important}
+section.slide{break-inside:avoid;page-break-inside:avoid}
+body{font-size:10pt}
+figure.heatmaps{margin:.2em 0}
+figure.heatmaps svg{margin:.1em 0!important}
+p.explanation,p.where,p.shape{margin:.2em 0}
+h3{margin:0 0 .2em}
 main{max-width:none;padding:0}
-body.slides section.slide,section.slide{display:block!important;min-height:0;border-top:1px solid #999999;font-size:11pt}
+body.slides section.slide,section.slide{display:block!important;min-height:0;border-top:1px solid #999999;font-size:10pt;padding:.4em 0}
 h2,h3{break-after:avoid;page-break-after:avoid}
 figure.heatmaps svg,p.explanation{break-inside:avoid;page-break-inside:avoid}
 section.lesson{break-before:page;page-break-before:always}
 section.lesson:first-of-type{break-before:auto;page-break-before:auto}
-pre{font-size:8.5pt;white-space:pre-wrap;break-inside:avoid}
+pre{font-size:7pt;white-space:pre-wrap;break-inside:avoid;margin:.3em 0;padding:.3em .6em}
 svg{print-color-adjust:exact;-webkit-print-color-adjust:exact}
+figure.heatmaps svg{max-width:100%!important;height:auto!important}
+figure .heads:not(.one) svg{width:100%!important}
+figure .heads.one svg{width:auto!important}
+main{column-count:2;column-gap:1.6em}
+section.lesson{column-span:all}
+figure .model svg{width:auto!important}
+figure.enlarged .head,figure.enlarged .layer{display:revert!important}
+figure .head .full{display:none!important}
+figure .head svg.small{display:block!important}
 }
 )CSS";
 
@@ -90,18 +157,34 @@ const char* const kScript = R"JS(
 "use strict";
 (function () {
   var slides = Array.prototype.slice.call(document.querySelectorAll("section.slide"));
-  var body = document.body, current = 0;
+  var body = document.body, current = 0, tour = body.getAttribute("data-tour") === "1";
   var counter = document.getElementById("counter");
   var modeButton = document.getElementById("mode"), themeButton = document.getElementById("theme");
   function setHash(h) {
     try { history.replaceState(null, "", h); } catch (e) { location.replace(h); }
   }
+  // A slide's address: #slide=ID (a step id; 0 for the lesson's first slide), #slide=LESSON/ID in the tour.
+  function address(s) {
+    var id = s.getAttribute("data-step");
+    return "#slide=" + (tour ? s.getAttribute("data-lesson") + "/" + id : id);
+  }
+  function find(name) {
+    var slash = name.indexOf("/");
+    var lesson = slash < 0 ? null : name.slice(0, slash), id = slash < 0 ? name : name.slice(slash + 1);
+    for (var i = 0; i < slides.length; ++i)
+      if (slides[i].getAttribute("data-step") === id && (lesson === null || slides[i].getAttribute("data-lesson") === lesson))
+        return i;
+    return -1;
+  }
   function show(k) {
     current = Math.max(0, Math.min(slides.length - 1, k));
     slides.forEach(function (s, i) { s.classList.toggle("current", i === current); });
-    counter.textContent = "slide " + (current + 1) + " of " + slides.length;
-    setHash("#slide-" + (current + 1));
+    var s = slides[current];
+    // The numbers of [k/n]: a step's place in its lesson, the lesson's first slide step 0.
+    counter.textContent = s.getAttribute("data-lesson") + " - step " + s.getAttribute("data-k") + " of " + s.getAttribute("data-n");
+    setHash(address(s));
     window.scrollTo(0, 0);
+    fitSlide();
   }
   function slideMode(on, k) {
     body.classList.toggle("slides", on);
@@ -109,8 +192,52 @@ const char* const kScript = R"JS(
     modeButton.textContent = on ? "Document" : "Slides";
     if (on) { show(k); return; }
     counter.textContent = "";
+    document.querySelectorAll("figure.heatmaps svg, figure .heads, figure .model .heads").forEach(function (e) {
+      e.style.width = e.style.height = e.style.gridTemplateColumns = "";
+    });
     setHash("#" + slides[current].id);
     slides[current].scrollIntoView();
+  }
+  // Slides fill the window: the figure's maps (or its lines) as large as fit beside the step's words, the
+  // heads of a multi-head step in the number of columns that makes each largest.
+  function fit(figure) {
+    var shown = Array.prototype.filter.call(figure.querySelectorAll("svg.fit"), function (e) { return e.getClientRects().length > 0; });
+    if (!shown.length) return;
+    var section = figure.closest("section"), em = parseFloat(getComputedStyle(section).fontSize);
+    var box = shown[0].viewBox.baseVal, w = box.width, h = box.height, n = shown.length;
+    var grid = shown[0].closest(".heads"), model = figure.querySelector(".model");
+    var top = (grid || shown[0]).getBoundingClientRect().top;
+    // Beside the words (the slide's grid), or alone on a narrow window where the words go under it.
+    var beside = getComputedStyle(section).display === "grid";
+    var W = section.clientWidth - (beside ? 15.4 * em : 0);
+    var H = Math.max(window.innerHeight - top - 0.3 * em, 8 * em);
+    var gap = 0.8 * em, best = 0, cols = 1;
+    var fixed = model && !figure.classList.contains("enlarged") && !figure.classList.contains("show-lines");
+    var layers = fixed ? model.querySelectorAll(".layer").length : 0;
+    var key = figure.querySelector(".key");  // a model view's colour key, under it
+    if (fixed && key) H -= key.getBoundingClientRect().height;
+    for (var c = 1; c <= n; ++c) {
+      var r = Math.ceil(n / c);
+      if (fixed) { c = Math.ceil(n / layers); r = layers; W -= 7.6 * em; }
+      var scale = Math.min((W - gap * (c - 1)) / (c * w), (H - gap * (r - 1)) / (r * h));
+      if (scale > best) { best = scale; cols = c; }
+      if (fixed) break;
+    }
+    var size = function (scale) {
+      shown.forEach(function (e) { e.style.width = scale * w + "px"; e.style.height = scale * h + "px"; });
+    };
+    size(best);
+    if (grid && !fixed && n > 1) grid.style.gridTemplateColumns = "repeat(" + cols + ", auto)";
+    // What the maps' margins still push past the window's bottom, taken off the maps (the words beside them
+    // may be longer than the window: they scroll, the figure stays whole).
+    var bottom = 0, rows = fixed ? layers : Math.ceil(n / cols);
+    shown.forEach(function (e) { bottom = Math.max(bottom, e.getBoundingClientRect().bottom); });
+    var over = bottom + 0.3 * em - window.innerHeight;
+    if (over > 0) size(best - over / (rows * h));
+  }
+  function fitSlide() {
+    if (!body.classList.contains("slides")) return;
+    slides[current].querySelectorAll("figure.heatmaps").forEach(fit);
   }
   // In the document, the slide at the top of the window.
   function slideInView() {
@@ -118,8 +245,11 @@ const char* const kScript = R"JS(
     return 0;
   }
   function fromHash() {
-    var m = /^#slide-(\d+)$/.exec(location.hash);
-    if (m) slideMode(true, parseInt(m[1], 10) - 1);
+    var m = /^#slide=(.+)$/.exec(location.hash), k = -1;
+    if (m) k = find(decodeURIComponent(m[1]));
+    var old = /^#slide-(\d+)$/.exec(location.hash);  // the addresses of attn 0.x: the n-th slide of the page
+    if (old) k = parseInt(old[1], 10) - 1;
+    if (k >= 0) slideMode(true, k);
   }
   // Within a heatmap the arrow keys move between cells (one focus stop per map).
   function moveInGrid(cell, key) {
@@ -130,11 +260,47 @@ const char* const kScript = R"JS(
     if (next) { cell.setAttribute("tabindex", "-1"); next.setAttribute("tabindex", "0"); next.focus(); }
     return true;
   }
+  // Lines: a token keeps only its own lines while pointed at or focused (or pinned with Enter or a click).
+  function tokenOf(e) { return e.target.closest ? e.target.closest("svg.lines text.tok") : null; }
+  function keepLines(svg, tok) {
+    var q = tok && tok.getAttribute("data-q"), k = tok && tok.getAttribute("data-k");
+    svg.classList.toggle("focus", !!tok);
+    svg.querySelectorAll("line").forEach(function (l) {
+      l.classList.toggle("on", !!tok && (q !== null ? l.getAttribute("data-q") === q : l.getAttribute("data-k") === k));
+    });
+    var out = svg.closest("figure").querySelector(".readout");
+    if (out) out.textContent = tok ? tok.getAttribute("aria-label") + ": its lines only" : "";
+  }
+  function moveInLines(tok, key) {
+    var svg = tok.closest("svg"), q = tok.hasAttribute("data-q"), next = null;
+    var list = Array.prototype.slice.call(svg.querySelectorAll(q ? "text.tok.q" : "text.tok.k"));
+    var at = list.indexOf(tok);
+    if (key === "ArrowDown" || key === "ArrowUp") next = list[at + (key === "ArrowDown" ? 1 : -1)];
+    else if (key === "ArrowRight" || key === "ArrowLeft") {
+      var other = Array.prototype.slice.call(svg.querySelectorAll(q ? "text.tok.k" : "text.tok.q"));
+      if ((key === "ArrowRight") === q) next = other[Math.min(at, other.length - 1)];
+    } else if (key === "Enter" || key === " ") {
+      svg.classList.toggle("pinned", !(svg.classList.contains("pinned") && svg.getAttribute("data-pin") === String(at) + q));
+      svg.setAttribute("data-pin", String(at) + q);
+      keepLines(svg, tok);
+      return true;
+    } else return false;
+    if (next) { tok.setAttribute("tabindex", "-1"); next.setAttribute("tabindex", "0"); next.focus(); }
+    return true;
+  }
   function read(e) {
+    var tok = tokenOf(e);
+    if (tok) { var svg = tok.closest("svg"); if (!svg.classList.contains("pinned")) keepLines(svg, tok); return; }
     var cell = e.target.closest ? e.target.closest("rect.cell") : null;
     var figure = cell && cell.closest("figure");
     var out = figure && figure.querySelector(".readout");
     if (out) out.textContent = cell.getAttribute("aria-label");
+  }
+  function leaveLines(e) {
+    var tok = tokenOf(e);
+    if (!tok) return;
+    var svg = tok.closest("svg"), to = e.relatedTarget;
+    if (!svg.classList.contains("pinned") && !(to && to.closest && to.closest("svg.lines text.tok"))) keepLines(svg, null);
   }
   function dark() {
     var t = document.documentElement.getAttribute("data-theme");
@@ -143,12 +309,69 @@ const char* const kScript = R"JS(
   function themeLabel() {
     themeButton.textContent = dark() ? "Light theme" : "Dark theme";
   }
-  // The scale buttons: every colour and legend text of the figure set to its look on the chosen scale.
-  document.addEventListener("click", function (e) {
-    var button = e.target.closest ? e.target.closest("button.scale") : null;
+  // A head of a grid (or a map of the model view) enlarged on its own, and back.
+  function enlarge(head) {
+    var figure = head.closest("figure"), on = !head.classList.contains("big");
+    figure.querySelectorAll(".head.big").forEach(function (h) { h.classList.remove("big"); h.setAttribute("aria-expanded", "false"); });
+    figure.querySelectorAll(".layer.has-big").forEach(function (l) { l.classList.remove("has-big"); });
+    figure.classList.toggle("enlarged", on);
+    if (on) {
+      head.classList.add("big");
+      head.setAttribute("aria-expanded", "true");
+      var layer = head.closest(".layer");
+      if (layer) layer.classList.add("has-big");
+    }
+    figure.querySelectorAll("svg").forEach(function (e) { e.style.width = e.style.height = ""; });
+    if (body.classList.contains("slides")) fit(figure); else head.scrollIntoView({block: "nearest"});
+    head.focus();
+  }
+  function restore() {
+    var big = (body.classList.contains("slides") ? slides[current] : document).querySelector("figure.enlarged .head.big");
+    if (big) enlarge(big);
+    return !!big;
+  }
+  // A figure's buttons are before it, in a .tools naming it.
+  function figureOf(button) { return document.getElementById(button.closest(".tools").getAttribute("data-figure")); }
+  function toolsOf(figure) { return document.querySelector('.tools[data-figure="' + figure.id + '"]') || figure; }
+  function toggleLines(figure) {
+    var button = toolsOf(figure).querySelector("button.view");
     if (!button) return;
-    var scale = button.getAttribute("data-scale"), figure = button.closest("figure");
-    figure.querySelectorAll("button.scale").forEach(function (b) {
+    var on = !figure.classList.contains("show-lines");
+    figure.classList.toggle("show-lines", on);
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+    button.textContent = on ? "Heatmap (l)" : "Lines (l)";
+    toolsOf(figure).querySelectorAll(".head-toggle").forEach(function (b) { b.hidden = !on; });
+    figure.querySelectorAll("svg").forEach(function (e) { e.style.width = e.style.height = ""; });
+    if (body.classList.contains("slides")) fit(figure);
+  }
+  function toggleTensor(section) {
+    var button = section.querySelector("button.tensor");
+    if (!button) return;
+    var on = !section.classList.contains("show-printed");
+    section.classList.toggle("show-printed", on);
+    button.setAttribute("aria-expanded", on ? "true" : "false");
+    if (on) section.querySelector(".printed").scrollIntoView({block: "nearest"});
+  }
+  document.addEventListener("click", function (e) {
+    if (!e.target.closest) return;
+    var button = e.target.closest("button");
+    if (button && button.classList.contains("view")) { toggleLines(figureOf(button)); return; }
+    if (button && button.classList.contains("tensor")) { toggleTensor(button.closest("section")); return; }
+    if (button && button.classList.contains("head-toggle")) {
+      var off = button.getAttribute("aria-pressed") === "true";
+      button.setAttribute("aria-pressed", off ? "false" : "true");
+      figureOf(button).querySelectorAll('g.head-lines[data-head="' + button.getAttribute("data-head") + '"]')
+        .forEach(function (g) { g.classList.toggle("off", off); });
+      return;
+    }
+    var tok = tokenOf(e);
+    if (tok) { moveInLines(tok, "Enter"); return; }
+    var head = e.target.closest(".head[tabindex]");
+    if (head && !button) { enlarge(head); return; }
+    if (!button || !button.classList.contains("scale")) return;
+    // The scale buttons: every colour and legend text of the figure set to its look on the chosen scale.
+    var scale = button.getAttribute("data-scale"), figure = figureOf(button);
+    toolsOf(figure).querySelectorAll("button.scale").forEach(function (b) {
       b.setAttribute("aria-pressed", b === button ? "true" : "false");
     });
     figure.querySelectorAll("[data-fill-" + scale + "]").forEach(function (el) {
@@ -168,22 +391,33 @@ const char* const kScript = R"JS(
   });
   document.addEventListener("mouseover", read);
   document.addEventListener("focusin", read);
+  document.addEventListener("mouseout", leaveLines);
+  document.addEventListener("focusout", leaveLines);
   window.addEventListener("hashchange", fromHash);
+  window.addEventListener("resize", fitSlide);
   document.addEventListener("keydown", function (e) {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
     var cell = e.target.closest ? e.target.closest("rect.cell") : null;
     if (cell && moveInGrid(cell, e.key)) { e.preventDefault(); return; }
+    var tok = e.target.closest ? e.target.closest("svg.lines text.tok") : null;
+    if (tok && moveInLines(tok, e.key)) { e.preventDefault(); return; }
+    var head = e.target.closest ? e.target.closest(".head[tabindex]") : null;
+    if (head && e.target === head && (e.key === "Enter" || e.key === " ")) { enlarge(head); e.preventDefault(); return; }
+    if (e.key === "Escape" && restore()) { e.preventDefault(); return; }
     if (e.target.tagName === "BUTTON" && (e.key === " " || e.key === "Enter")) return;
     if (!body.classList.contains("slides")) {
       if (e.key === "s") { slideMode(true, slideInView()); e.preventDefault(); }
       return;
     }
+    var figure = slides[current].querySelector("figure.heatmaps");
     switch (e.key) {
       case "ArrowRight": case "PageDown": case " ": case "Enter": case ".": show(current + 1); break;
       case "ArrowLeft": case "PageUp": case "Backspace": case "b": show(current - 1); break;
       case "Home": show(0); break;
       case "End": show(slides.length - 1); break;
       case "Escape": case "s": slideMode(false); break;
+      case "t": toggleTensor(slides[current]); break;
+      case "l": if (figure) toggleLines(figure); break;
       default: return;
     }
     e.preventDefault();
@@ -257,6 +491,36 @@ std::string trim(const std::string& s) {
 // Lesson names and step ids are attn's own (the book's variable names), escaped all the same.
 std::string step_anchor(const Trace& t, const Step& s) { return html_escape("step-" + t.info.name + "-" + s.id); }
 
+// Where the inputs came from, without the folders of a local path: the page is handed out, and
+// "/home/teacher/data/journey.json" says nothing a student needs ("journey.json" does).
+std::string short_source(const std::string& source) {
+  std::string out;
+  std::size_t from = 0;
+  while (from <= source.size()) {
+    std::size_t end = source.find(' ', from);
+    if (end == std::string::npos) end = source.size();
+    std::string word = source.substr(from, end - from);
+    std::string tail;
+    while (!word.empty() && (word.back() == ':' || word.back() == ',' || word.back() == '/')) {
+      if (word.back() != '/') tail.insert(tail.begin(), word.back());
+      word.pop_back();
+    }
+    const std::size_t slash = word.rfind('/');
+    if (slash != std::string::npos && word.find('(') == std::string::npos) word = word.substr(slash + 1);
+    out += (from ? " " : "") + word + tail;
+    from = end + 1;
+  }
+  return out;
+}
+
+// A figure's <svg> marked for the slides' fitting (the page's script sizes every svg.fit to the window).
+std::string fitted(std::string svg, const std::string& more = "") {
+  const std::string cls = "class=\"figure\"";
+  const std::size_t at = svg.find(cls);
+  if (at != std::string::npos) svg.replace(at, cls.size(), "class=\"figure fit" + more + "\"");
+  return svg;
+}
+
 std::string token_list(const std::vector<std::string>& tokens) {
   constexpr std::size_t kShown = 64;
   std::string out;
@@ -270,16 +534,17 @@ class HtmlRenderer : public Renderer {
   explicit HtmlRenderer(const RenderOptions& options) : style_(options.style) {}
 
   std::size_t working_bytes(const Document& doc) const override {
-    // The page: each printed tensor (summarised by PyTorch's format past 1,000 numbers), and about 600
-    // bytes per heatmap cell drawn.
+    // The page: each printed tensor (summarised by PyTorch's format past 1,000 numbers), and about 900
+    // bytes per heatmap cell drawn (600 for the cell with its number, 160 for its line in the lines view,
+    // 80 for an overview's small map).
     std::size_t bytes = 64 << 10;
     for (const Trace& t : doc.traces)
       for (const Step& s : t.steps) {
         if (!doc.shows(s)) continue;
         bytes = saturating_sum(bytes, printed_tensor_bytes(s) + 1024);
         if (s.heatmap && s.shape.size() >= 2 && s.shape.back() <= kFigureMaxKeys) {
-          const std::size_t heads = s.shape.size() == 4 ? s.shape[1] : 1;
-          bytes = saturating_sum(bytes, saturating_product({heads, s.shape.back(), s.shape[s.shape.size() - 2], 600}));
+          const std::size_t heads = s.shape.size() == 4 ? s.shape[1] : s.overview && s.shape.size() == 3 ? s.shape[0] : 1;
+          bytes = saturating_sum(bytes, saturating_product({heads, s.shape.back(), s.shape[s.shape.size() - 2], 900}));
         }
       }
     return saturating_product({bytes, 2});  // built up as strings, then joined
@@ -298,7 +563,8 @@ class HtmlRenderer : public Renderer {
     page += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
             "script-src 'unsafe-inline'; img-src data:\">\n";
     page += "<meta name=\"generator\" content=\"attn\">\n";
-    page += "<title>" + markup(title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+    page += "<title>" + markup(title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body" +
+            (doc.is_tour() ? " data-tour=\"1\"" : "") + ">\n";
     page += "<header class=\"bar\"><span class=\"doc\">" + markup(title) +
             "</span><span id=\"counter\" aria-live=\"polite\"></span>"
             "<button id=\"mode\" type=\"button\" aria-pressed=\"false\" title=\"One step per screen (key s)\">Slides</button>"
@@ -327,7 +593,9 @@ class HtmlRenderer : public Renderer {
 
   std::string lesson(const Document& doc, std::size_t k, std::size_t& figure) const {
     const Trace& t = doc.traces[k];
-    std::string out = "<section class=\"slide lesson\" id=\"lesson-" + t.info.name + "\" data-lesson=\"" + t.info.name + "\">\n";
+    // The lesson's first slide is its step 0; its steps are numbered as [k/n] numbers them (docs/html.md).
+    std::string out = "<section class=\"slide lesson\" id=\"lesson-" + t.info.name + "\" data-lesson=\"" + t.info.name +
+                      "\" data-step=\"0\" data-k=\"0\" data-n=\"" + std::to_string(t.steps.size()) + "\">\n";
     out += "<h2>" + std::string(doc.is_tour() ? "Lesson " + std::to_string(k + 1) + " of " +
                                                     std::to_string(doc.traces.size()) + ": "
                                               : "") +
@@ -336,7 +604,7 @@ class HtmlRenderer : public Renderer {
     std::string facts;
     if (t.show_inputs) {
       facts += "<li>inputs: " + markup(count_of(t.inputs.num_tokens(), "token") + " x " + count_of(t.inputs.d_in(), "dim") +
-                                     " from " + t.inputs.source) +
+                                     " from " + short_source(t.inputs.source)) +
              "</li>\n<li>tokens: " + token_list(t.inputs.tokens) + "</li>\n";
     }
     for (const auto& m : t.modules)
@@ -349,59 +617,152 @@ class HtmlRenderer : public Renderer {
       for (const auto& note : note_lines(t)) out += markup(note) + "\n";
       out += "</pre>\n";
     }
+    bool figures = false;
+    for (const Step& s : t.steps) figures = figures || (doc.shows(s) && s.heatmap && s.computed);
+    // Said once, here, rather than under every figure.
+    if (figures)
+      out += "<p class=\"hint\">On a heatmap, point at a cell or focus it (Tab, then the arrow keys) to read its value under "
+             "the figure; click a head, or press Enter on it, to enlarge it (Escape restores it). <strong>Lines</strong> (key l) "
+             "draws a weight matrix as lines from each query to each key. On a slide the figure comes first: "
+             "<strong>Tensor</strong> (key t) shows the printed tensor.</p>\n";
     out += "</section>\n";
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
       const Step& s = t.steps[i];
-      if (doc.shows(s)) out += step(t, s, i, total, figure);
+      if (!doc.shows(s)) continue;
+      // Consecutive overview steps (attn heads: one per layer) make one model view, drawn with the first.
+      std::vector<const Step*> run;
+      if (is_overview(s) && (i == 0 || !is_overview(t.steps[i - 1]) || !doc.shows(t.steps[i - 1])))
+        for (std::size_t j = i; j < total && is_overview(t.steps[j]) && doc.shows(t.steps[j]); ++j) run.push_back(&t.steps[j]);
+      out += step(t, s, i, total, figure, run);
     }
     return out;
   }
 
-  std::string step(const Trace& t, const Step& s, std::size_t i, std::size_t total, std::size_t& figure) const {
+  static bool is_overview(const Step& s) { return s.overview && s.heatmap && s.computed && s.tensor.dimension() == 3; }
+
+  std::string step(const Trace& t, const Step& s, std::size_t i, std::size_t total, std::size_t& figure,
+                   const std::vector<const Step*>& model) const {
     const std::string anchor = step_anchor(t, s);
-    std::string out = "<section class=\"slide step\" id=\"" + anchor + "\" data-lesson=\"" + t.info.name +
-                      "\" data-step=\"" + html_escape(s.id) + "\" aria-labelledby=\"" + anchor + "-h\">\n";
+    const std::string drawn = s.heatmap && s.computed ? heatmaps(t, s, figure, model) : "";
+    std::string out = "<section class=\"slide step" + std::string(drawn.find("<figure") != std::string::npos ? " has-figure" : "") +
+                      "\" id=\"" + anchor + "\" data-lesson=\"" + t.info.name + "\" data-step=\"" + html_escape(s.id) +
+                      "\" data-k=\"" + std::to_string(i + 1) + "\" data-n=\"" + std::to_string(total) + "\" aria-labelledby=\"" +
+                      anchor + "-h\">\n";
     out += "<h3 id=\"" + anchor + "-h\"><span class=\"num\">[" + std::to_string(i + 1) + "/" + std::to_string(total) +
            "]</span> <code class=\"id\">" + html_escape(s.id) + "</code> <span class=\"title\">" + markup(s.title) + "</span></h3>\n";
+    // The figure first: on a slide it fills the left of the screen, the words beside it, and the printed
+    // tensor comes up with the Tensor button (key t); the document shows everything, in this order.
+    out += "<div class=\"words\">\n";
     if (style_.explain && !style_.quiet) {
       out += "<p class=\"explanation\">" + markup(s.explanation) + "</p>\n";
       out += "<pre class=\"code\"><code>" + highlight_python(s.code) + "</code></pre>\n";
     }
-    out += "<p class=\"shape\">" + markup(trim(shape_text(s))) + "</p>\n";
-    out += "<pre class=\"tensor\">" + markup_lines(value_text(s)) + "</pre>\n";
-    if (s.heatmap && s.computed) out += heatmaps(t, s, figure);
+    out += "<button type=\"button\" class=\"tensor\" aria-expanded=\"false\" aria-controls=\"" + anchor +
+           "-t\">Tensor (t)</button>\n</div>\n";
+    out += drawn;
+    out += "<div class=\"printed\" id=\"" + anchor + "-t\">\n<p class=\"shape\">" + markup(trim(shape_text(s))) + "</p>\n";
+    out += "<pre class=\"tensor\">" + markup_lines(value_text(s)) + "</pre>\n</div>\n";
     return out + "</section>\n";
   }
 
-  std::string heatmaps(const Trace& t, const Step& s, std::size_t& figure) const {
+  // A weight matrix's figure: its heatmaps (a grid of heads for a multi-head step, each enlarged on a click),
+  // its lines view, and the readout; an overview step's row of small maps (with the following overview
+  // steps: the model view, one row per layer).
+  std::string heatmaps(const Trace& t, const Step& s, std::size_t& figure, const std::vector<const Step*>& model) const {
     const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
     if (keys > kFigureMaxKeys)
       return "<p class=\"note\">" + std::to_string(keys) + " keys are too many to draw (at most " +
              std::to_string(kFigureMaxKeys) + "): the tensor is above as PyTorch prints it, and --format json has every "
              "number.</p>\n";
+    if (is_overview(s)) return overview(t, s, figure, model);
     const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens);
     if (maps.empty()) return "";
-    // The scale buttons: weights on the fixed 0..1 scale (the default: what a probability is), the matrix's
-    // own min..max, or each row's own (softmax rows can differ much: a causal row 0 is all on one key), so
-    // small differences are told apart -- each stated in the legend.
-    std::string out = "<figure class=\"heatmaps\">\n<div class=\"scales\" role=\"group\" aria-label=\"Colour scale\">";
+    const std::string uid = "f" + std::to_string(++figure);
+    // The figure's buttons sit before it (beside it on a slide); each names its figure. The scale buttons:
+    // weights on the fixed 0..1 scale (the default: what a probability is), the matrix's own min..max, or each
+    // row's own (softmax rows can differ much: a causal row 0 is all on one key), so small differences are
+    // told apart -- each stated in the legend. Then the lines view and, for several heads, its head toggles.
+    std::string out = "<div class=\"tools\" data-figure=\"" + uid + "\"><span class=\"scales\" role=\"group\" aria-label=\"Colour scale\">";
     for (const auto& [name, label, scale] : {std::tuple<const char*, const char*, HeatScale>{"fixed", "Fixed 0 to 1", HeatScale::Fixed},
                                              {"matrix", "Matrix min to max", HeatScale::Matrix},
                                              {"row", "Each row", HeatScale::Row}})
       out += std::string("<button type=\"button\" class=\"scale\" data-scale=\"") + name + "\" aria-pressed=\"" +
              (scale == style_.scale ? "true" : "false") + "\">" + label + "</button>";
-    out += "</div>\n";
-    for (const HeatMap& m : maps) {
+    out += "</span>";
+    FigureOptions line_options;
+    line_options.uid = uid + "l";
+    const Figure lines = svg_lines(maps, line_options);
+    if (!lines.svg.empty()) {
+      out += " <button type=\"button\" class=\"view\" aria-pressed=\"false\">Lines (l)</button>";
+      if (maps.size() > 1)
+        for (std::size_t h = 0; h < maps.size(); ++h)
+          out += " <button type=\"button\" class=\"head-toggle\" hidden aria-pressed=\"true\" data-head=\"" + std::to_string(h) +
+                 "\" style=\"border-color:" + head_colour(h) + "\">head " + std::to_string(h) + "</button>";
+    }
+    out += "</div>\n<figure class=\"heatmaps\" id=\"" + uid + "\" data-heads=\"" + std::to_string(maps.size()) + "\">\n";
+    out += "<div class=\"heads" + std::string(maps.size() == 1 ? " one" : "") + "\">\n";
+    for (std::size_t h = 0; h < maps.size(); ++h) {
       FigureOptions o;
       o.scale = style_.scale;
       o.scale_choices = true;
-      o.uid = "f" + std::to_string(++figure);
-      out += svg_heatmap(m, o).svg;
+      o.uid = uid + "h" + std::to_string(h);
+      const std::string svg = fitted(svg_heatmap(maps[h], o).svg);
+      out += maps.size() == 1 ? "<div class=\"head\">" + svg + "</div>\n"
+                              : "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"head " +
+                                    std::to_string(h) + ": enlarge or restore\" data-head=\"" + std::to_string(h) + "\">" + svg +
+                                    "</div>\n";
     }
-    out += "<figcaption class=\"readout\" aria-live=\"polite\">Point at a cell, or focus one (Tab, then the arrow keys), "
-           "to read its value.</figcaption>\n</figure>\n";
-    return out;
+    out += "</div>\n";
+    if (!lines.svg.empty()) out += "<div class=\"lines\">" + fitted(lines.svg, " lines") + "</div>\n";
+    return out + "<figcaption class=\"readout\" aria-live=\"polite\"></figcaption>\n</figure>\n";
+  }
+
+  // Overview steps (heads, rows, keys): each head a small colour-only map with the lesson's words on it under
+  // it; a click enlarges a map with its numbers (drawn in full, hidden, up to kHeatmapMaxTokens keys).
+  std::string overview(const Trace& t, const Step& s, std::size_t& figure, const std::vector<const Step*>& model) const {
+    const std::string uid = "f" + std::to_string(++figure);
+    const std::vector<const Step*> layers = model.empty() ? std::vector<const Step*>{&s} : model;
+    std::size_t most = 0;
+    std::string rows;
+    for (const Step* layer : layers) {
+      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens);  // every head, with its note
+      most = std::max(most, maps.size());
+      rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><span class=\"layer-name\">" +
+              html_escape(layer->id) + "</span><div class=\"heads\">\n";
+      for (std::size_t h = 0; h < maps.size(); ++h) {
+        const HeatMap& m = maps[h];
+        FigureOptions o;
+        o.scale = style_.scale;
+        o.uid = uid + layer->id + "h" + std::to_string(h);
+        rows += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
+                html_escape(layer->id + ", " + m.caption + (m.note.empty() ? "" : ": " + m.note)) + "; enlarge or restore\" data-head=\"" +
+                std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small");
+        if (m.keys <= kHeatmapMaxTokens) {
+          FigureOptions full;
+          full.scale = style_.scale;
+          full.uid = o.uid + "f";
+          const std::string svg = svg_heatmap(m, full).svg;
+          const std::size_t at = svg.find("class=\"figure\"");
+          rows += svg.substr(0, at) + "class=\"figure fit full\"" + svg.substr(at + 15);
+        }
+        rows += "</div>\n";
+      }
+      rows += "</div></div>\n";
+    }
+    std::string key;
+    for (const Step* layer : layers) {
+      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens);
+      if (maps.empty()) continue;
+      FigureOptions o;
+      o.scale = style_.scale;
+      o.uid = uid + "key";
+      key = "<div class=\"key\">" + svg_scale_key(maps.front(), o).svg + "</div>\n";
+      break;
+    }
+    return "<figure class=\"heatmaps overview\" id=\"" + uid + "\" data-heads=\"" + std::to_string(most) +
+           "\">\n<div class=\"model\">\n" + rows + "</div>\n" + key +
+           "<figcaption class=\"readout\" aria-live=\"polite\"></figcaption>\n</figure>\n";
   }
 
   TextStyle style_;

@@ -1,5 +1,5 @@
 // --format svg --step ID: one figure as a standalone SVG file for slides (docs/html.md): a weight matrix as
-// heatmaps (every head of the first batch element, one under the other), or a small tensor as a table of
+// heatmaps (every head of the first batch element, side by side in a grid that wraps), or a small tensor as a table of
 // numbers, with a title, labelled axes, a legend and an explicit size. One figure per run: the step is
 // chosen on the plan, before any work, and a run that does not name exactly one drawable step is a usage
 // error that lists the ones that can be drawn.
@@ -78,7 +78,7 @@ class SvgRenderer : public Renderer {
     const Step& s = chosen(doc);
     if (!s.heatmap) return std::size_t{1} << 20;  // a table of at most 16 x 16 numbers
     const std::size_t rank = s.shape.size(), keys = s.shape[rank - 1], rows = s.shape[rank - 2];
-    const std::size_t maps = rank == 4 ? s.shape[1] : 1;  // every head of the first batch element
+    const std::size_t maps = rank == 4 ? s.shape[1] : s.overview && rank == 3 ? s.shape[0] : 1;  // every head
     const std::size_t per_map = saturating_sum(saturating_sum(8 << 10, saturating_product({rows + keys, 250})),
                                                saturating_product({rows, keys, 320}));
     return saturating_sum(std::size_t{1} << 20, saturating_product({maps, per_map, 4}));
@@ -93,20 +93,42 @@ class SvgRenderer : public Renderer {
     o.standalone = true;
     o.title = title;
     if (!s.heatmap) return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o), false}};
-    // Heatmaps: every map under the title, one under the other, in one file with a white background.
-    std::string maps;
-    double width = 12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))), y = 32.0;  // 14px bold
-    std::size_t k = 0;
-    for (const HeatMap& m : heat_maps(s, t.inputs.tokens)) {
+    // Heatmaps: a grid of the maps under the title, side by side and wrapping (grid_columns), in one file
+    // with a white background; an overview step's heads as small colour-only maps with the lesson's words
+    // under each, wrapping the same way.
+    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens);
+    std::vector<Figure> figures;
+    for (std::size_t k = 0; k < maps.size(); ++k) {
       FigureOptions inner;
-      inner.uid = "m" + std::to_string(++k);
+      inner.uid = "m" + std::to_string(k + 1);
       inner.scale = scale_;
-      const Figure f = svg_heatmap(m, inner);
-      maps += "<g transform=\"translate(0," + std::to_string(static_cast<int>(y)) + ")\">\n" + f.svg + "</g>\n";
+      figures.push_back(s.overview ? svg_small_map(maps[k], inner) : svg_heatmap(maps[k], inner));
+    }
+    double cell_w = 0.0, cell_h = 0.0;
+    for (const Figure& f : figures) cell_w = std::max(cell_w, f.width), cell_h = std::max(cell_h, f.height);
+    const double gap = 16.0;
+    const std::size_t columns = grid_columns(figures.size(), cell_w);
+    std::string maps_svg;
+    const double top = 32.0;
+    for (std::size_t k = 0; k < figures.size(); ++k) {
+      const double x = static_cast<double>(k % columns) * (cell_w + gap), y = top + static_cast<double>(k / columns) * (cell_h + gap);
+      maps_svg += "<g transform=\"translate(" + std::to_string(static_cast<int>(x)) + "," + std::to_string(static_cast<int>(y)) +
+                  ")\">\n" + figures[k].svg + "</g>\n";
+    }
+    const std::size_t grid_rows = (figures.size() + columns - 1) / columns;
+    double width = std::max(12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))),  // 14px bold
+                            static_cast<double>(columns) * (cell_w + gap) - gap);
+    double y = top + static_cast<double>(grid_rows) * (cell_h + gap);
+    if (s.overview && !maps.empty()) {  // small maps have no legend of their own: one key under them all
+      FigureOptions key;
+      key.uid = "key";
+      key.scale = scale_;
+      const Figure f = svg_scale_key(maps.front(), key);
+      maps_svg += "<g transform=\"translate(0," + std::to_string(static_cast<int>(y)) + ")\">\n" + f.svg + "</g>\n";
       y += f.height + 8.0;
       width = std::max(width, f.width);
     }
-    return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_open(std::ceil(width), std::ceil(y), o, title) + maps +
+    return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_open(std::ceil(width), std::ceil(y), o, title) + maps_svg +
                  "</svg>\n",
              false}};
   }

@@ -15,9 +15,17 @@ Actions ({"do": ...}):
   pixels [CSS, ...] [DX, DY] -> a screenshot of the window; for each selector, the first match scrolled into
                               view and the [r, g, b] of the pixel DX, DY inside its top-left corner; and
                               "colors": how many distinct colours the screenshot has
-  pdf                      -> the text of the page printed to PDF (pdftotext, poppler-utils)
+  pdf                      -> the text of the page printed to PDF (pdftotext, poppler-utils), each page's
+                              left column, then its right (the handout has two)
   alert                    -> whether a JavaScript dialog is open
   dark BOOL                -> null; emulates prefers-color-scheme (true: dark, false: light)
+  viewport [W, H]          -> [innerWidth, innerHeight]; the window's content area set to W x H CSS pixels
+                              (a projector's 1920 x 1080, a laptop's 1280 x 720), until the next viewport
+  media TYPE               -> null; emulates a CSS media type ("print", or "" for the screen)
+  pdfpages                 -> the number of pages of the page printed to PDF (pdfinfo, poppler-utils)
+  pdfboxes CSS             -> the page printed to PDF; for each element matching CSS, in order, the numbers
+                              of the PDF pages its text starts and ends on ([first, last]), found by printing
+                              the page with a marker before and after each element's text
   save PATH                -> null; a PNG screenshot of the window (scripts/capture-pages.sh)
   savepdf PATH             -> null; the page printed to PDF (scripts/capture-pages.sh)
 """
@@ -73,6 +81,22 @@ def print_to_pdf(driver):
     return base64.b64decode(result["data"])
 
 
+def columns_text(pdf):
+    """The PDF's text, each page's left half, then its right half: pdftotext reads a line across both
+    columns otherwise."""
+    info = subprocess.run(["pdfinfo", pdf], check=True, capture_output=True, text=True).stdout
+    pages = int(next(line.split()[1] for line in info.splitlines() if line.startswith("Pages:")))
+    width, height = (float(v) for v in next(line for line in info.splitlines()
+                                           if line.startswith("Page size:")).split()[2:5:2])
+    text = []
+    for page in range(1, pages + 1):
+        for x in (0, width / 2):
+            text.append(subprocess.run(["pdftotext", "-f", str(page), "-l", str(page), "-x", str(int(x)), "-y", "0",
+                                        "-W", str(int(width / 2 + 1)), "-H", str(int(height + 1)), pdf, "-"],
+                                       check=True, capture_output=True, text=True).stdout)
+    return "\f".join(text)
+
+
 def act(driver, a):
     do = a["do"]
     if do == "load":
@@ -115,8 +139,7 @@ def act(driver, a):
         with tempfile.NamedTemporaryFile(suffix=".pdf") as f:
             f.write(print_to_pdf(driver))
             f.flush()
-            return subprocess.run(["pdftotext", "-layout", f.name, "-"], check=True, capture_output=True,
-                                  text=True).stdout
+            return columns_text(f.name)
     if do == "alert":
         try:
             driver.switch_to.alert.dismiss()
@@ -127,6 +150,42 @@ def act(driver, a):
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
             {"name": "prefers-color-scheme", "value": "dark" if a["value"] else "light"}]})
         return None
+    if do == "viewport":
+        w, h = a["size"]
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
+        return driver.execute_script("return [window.innerWidth, window.innerHeight];")
+    if do == "media":
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": a["value"]})
+        return None
+    if do == "pdfpages":
+        with tempfile.NamedTemporaryFile(suffix=".pdf") as f:
+            f.write(print_to_pdf(driver))
+            f.flush()
+            info = subprocess.run(["pdfinfo", f.name], check=True, capture_output=True, text=True).stdout
+            return int(next(line.split()[1] for line in info.splitlines() if line.startswith("Pages:")))
+    if do == "pdfboxes":
+        # Each element's first and last line of text marked (invisible to the eye, not to pdftotext), then
+        # each page's text searched for the marks.
+        count = driver.execute_script("""
+            var list = document.querySelectorAll(arguments[0]);
+            list.forEach(function (e, i) {
+              var a = document.createElement('span'), b = document.createElement('span');
+              a.className = b.className = 'pdfmark';
+              a.textContent = 'QQSTART' + i + 'QQ'; b.textContent = 'QQEND' + i + 'QQ';
+              a.style.fontSize = b.style.fontSize = '4px';
+              e.insertBefore(a, e.firstChild); e.appendChild(b);
+            });
+            return list.length;""", a["css"])
+        with tempfile.NamedTemporaryFile(suffix=".pdf") as f:
+            f.write(print_to_pdf(driver))
+            f.flush()
+            text = subprocess.run(["pdftotext", f.name, "-"], check=True, capture_output=True, text=True).stdout
+        driver.execute_script("document.querySelectorAll('.pdfmark').forEach(function (m) { m.remove(); });")
+        pages = text.split("\f")
+        def page_of(mark):
+            return next((n + 1 for n, p in enumerate(pages) if mark in p.replace(" ", "").replace("\n", "")), None)
+        return [[page_of("QQSTART%dQQ" % i), page_of("QQEND%dQQ" % i)] for i in range(count)]
     if do == "save":
         driver.save_screenshot(a["path"])
         return None
