@@ -12,6 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 out=$(pwd)/docs/screens
 for lesson in causal mha gqa; do "$attn" "$lesson" --format html >"$tmp/$lesson.html"; done
 "$attn" tour --format html >"$tmp/tour.html"
+"$attn" heads --model tests/golden/models/tiny-f32 --text "The cat sat on the mat." --format html >"$tmp/heads.html"
 "$attn" causal --format svg --step causal_attn_weights >"$out/html-figure.svg"
 cat >"$tmp/request.json" <<JSON
 [{"do": "viewport", "size": [1280, 720]},
@@ -23,10 +24,11 @@ cat >"$tmp/request.json" <<JSON
  {"do": "load", "url": "file://$tmp/gqa.html#slide=attn_weights"}, {"do": "save", "path": "$out/html-heads.png"},
  {"do": "load", "url": "file://$tmp/mha.html#slide=attn_weights"}, {"do": "keys", "keys": ["l"]},
  {"do": "hover", "css": "section.slide.current svg.lines text.tok.q[data-q=\"2\"]"}, {"do": "save", "path": "$out/html-lines.png"},
+ {"do": "load", "url": "file://$tmp/heads.html#slide=attn_weights_layer_0"}, {"do": "save", "path": "$out/html-model-view.png"},
  {"do": "viewport", "size": [1280, 900]},
  {"do": "load", "url": "file://$tmp/tour.html"}, {"do": "savepdf", "path": "$tmp/tour.pdf"}]
 JSON
 /usr/bin/python3 tests/browser/drive.py "$tmp/request.json" >/dev/null
 pdftoppm -png -r 60 -f 2 -l 2 -singlefile "$tmp/tour.pdf" "$out/html-handout-1"
 pdftoppm -png -r 60 -f 3 -l 3 -singlefile "$tmp/tour.pdf" "$out/html-handout-2"
-echo "docs/screens/html-slide-{light,dark}.png, html-heads.png, html-lines.png, html-figure.svg and html-handout-{1,2}.png written"
+echo "docs/screens/html-slide-{light,dark}.png, html-heads.png, html-lines.png, html-model-view.png, html-figure.svg and html-handout-{1,2}.png written"

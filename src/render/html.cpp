@@ -742,9 +742,7 @@ class HtmlRenderer : public Renderer {
           FigureOptions full;
           full.scale = style_.scale;
           full.uid = o.uid + "f";
-          const std::string svg = svg_heatmap(m, full).svg;
-          const std::size_t at = svg.find("class=\"figure\"");
-          rows += svg.substr(0, at) + "class=\"figure fit full\"" + svg.substr(at + 15);
+          rows += fitted(svg_heatmap(m, full).svg, " full");
         }
         rows += "</div>\n";
       }
