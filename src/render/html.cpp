@@ -193,7 +193,7 @@ const char* const kScript = R"JS(
     if (on) { show(k); return; }
     counter.textContent = "";
     document.querySelectorAll("figure.heatmaps svg, figure .heads, figure .model .heads").forEach(function (e) {
-      e.style.width = e.style.height = e.style.gridTemplateColumns = "";
+      e.style.width = e.style.height = e.style.gridTemplateColumns = e.style.flexWrap = "";
     });
     setHash("#" + slides[current].id);
     slides[current].scrollIntoView();
@@ -226,6 +226,9 @@ const char* const kScript = R"JS(
     var size = function (scale) {
       shown.forEach(function (e) { e.style.width = scale * w + "px"; e.style.height = scale * h + "px"; });
     };
+    // A model view's row of heads stays one row: wrapped, the slide's grid would give the figure only the
+    // column its words leave, and the fitting below would shrink the maps to fit the wrapped rows.
+    if (fixed) model.querySelectorAll(".heads").forEach(function (e) { e.style.flexWrap = "nowrap"; });
     size(best);
     if (grid && !fixed && n > 1) grid.style.gridTemplateColumns = "repeat(" + cols + ", auto)";
     // What the maps' margins still push past the window's bottom, taken off the maps (the words beside them
