@@ -3,6 +3,7 @@
 // attention weights (heads, num_tokens, num_tokens), as Hugging Face's output_attentions=True returns them;
 // without, the chapter's module on the lesson's input, one layer, the weights of `attn mha` for its first
 // batch element. Under each head, a few words on what it mostly does, read from its weights (head_notes).
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -40,9 +41,9 @@ std::vector<std::string> head_notes(const Tensor3& weights, const HeadNoteWords&
     const double rows = static_cast<double>(n - from);
     const std::pair<double, const std::string*> kinds[] = {
         {previous / rows, &words.previous}, {first / rows, &words.first}, {self / rows, &words.self}};
-    std::pair<double, const std::string*> best = kinds[0];
+    std::pair<double, const std::string*> best{-1.0, nullptr};
     for (const auto& k : kinds)
-      if (k.first > best.first) best = k;  // NaN weights never win: the head is then said to spread
+      if (std::isfinite(k.first) && k.first > best.first) best = k;  // a NaN mean never wins: with none, the head spreads
     if (!(best.first >= kHeadNoteShare)) {
       out.push_back(words.spread);
       continue;

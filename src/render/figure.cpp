@@ -389,7 +389,8 @@ Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& o) {
       for (std::size_t j = 0; j < m.keys; ++j) {
         const float v = m.at(i, j);
         if (m.masked(i, j) || !std::isfinite(v)) continue;
-        const double opacity = std::clamp(static_cast<double>(v), 0.0, 1.0);
+        // Its place on the fixed scale: the weight itself for probabilities (scores: centred on 0; past 1: of the max).
+        const double opacity = m.shade(i, j, HeatScale::Fixed);
         char op[16];
         std::snprintf(op, sizeof op, "%.3f", opacity);
         out += "<line x1=\"" + num(left_x + 6.0) + "\" y1=\"" + num(y_of(i)) + "\" x2=\"" + num(right_x - 6.0) + "\" y2=\"" +

@@ -249,7 +249,9 @@ const char* const kScript = R"JS(
   }
   function fromHash() {
     var m = /^#slide=(.+)$/.exec(location.hash), k = -1;
-    if (m) k = find(decodeURIComponent(m[1]));
+    if (m) {
+      try { k = find(decodeURIComponent(m[1])); } catch (e) { k = -1; }  // a malformed address: the document
+    }
     var old = /^#slide-(\d+)$/.exec(location.hash);  // the addresses of attn 0.x: the n-th slide of the page
     if (old) k = parseInt(old[1], 10) - 1;
     if (k >= 0) slideMode(true, k);
@@ -676,7 +678,7 @@ class HtmlRenderer : public Renderer {
     const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
     if (keys > kFigureMaxKeys)
       return "<p class=\"note\">" + std::to_string(keys) + " keys are too many to draw (at most " +
-             std::to_string(kFigureMaxKeys) + "): the tensor is above as PyTorch prints it, and --format json has every "
+             std::to_string(kFigureMaxKeys) + "): the tensor is printed as PyTorch prints it (the Tensor button on a slide), and --format json has every "
              "number.</p>\n";
     if (is_overview(s)) return overview(t, s, figure, model);
     const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens);
@@ -687,7 +689,7 @@ class HtmlRenderer : public Renderer {
     // row's own (softmax rows can differ much: a causal row 0 is all on one key), so small differences are
     // told apart -- each stated in the legend. Then the lines view and, for several heads, its head toggles.
     std::string out = "<div class=\"tools\" data-figure=\"" + uid + "\"><span class=\"scales\" role=\"group\" aria-label=\"Colour scale\">";
-    for (const auto& [name, label, scale] : {std::tuple<const char*, const char*, HeatScale>{"fixed", "Fixed 0 to 1", HeatScale::Fixed},
+    for (const auto& [name, label, scale] : {std::tuple<const char*, const char*, HeatScale>{"fixed", "Fixed", HeatScale::Fixed},
                                              {"matrix", "Matrix min to max", HeatScale::Matrix},
                                              {"row", "Each row", HeatScale::Row}})
       out += std::string("<button type=\"button\" class=\"scale\" data-scale=\"") + name + "\" aria-pressed=\"" +
@@ -741,7 +743,7 @@ class HtmlRenderer : public Renderer {
         rows += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
                 html_escape(layer->id + ", " + m.caption + (m.note.empty() ? "" : ": " + m.note)) + "; enlarge or restore\" data-head=\"" +
                 std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small");
-        if (m.keys <= kHeatmapMaxTokens) {
+        if (m.keys <= kFigureMaxKeys) {  // numbers to 16 keys, colour-only cells to 64, as every heatmap
           FigureOptions full;
           full.scale = style_.scale;
           full.uid = o.uid + "f";
