@@ -44,7 +44,7 @@ inline void check_terminal_safe(const std::string& text, bool colour) {
 inline void check_html_safe(const std::string& html) {
   static const char* const kTags[] = {"!DOCTYPE", "html", "head", "meta", "title", "style", "body", "header", "span",
                                       "button", "main", "nav", "h2", "h3", "ol", "ul", "li", "a", "code", "section",
-                                      "p", "pre", "figure", "figcaption", "svg", "defs", "pattern", "rect", "text", "g",
+                                      "p", "pre", "figure", "figcaption", "svg", "defs", "pattern", "rect", "text", "g", "div", "line", "strong",
                                       "script"};
   check_terminal_safe(html, false);
   std::size_t scripts = 0, styles = 0;
