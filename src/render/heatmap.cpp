@@ -179,16 +179,6 @@ std::string one_map(const HeatMap& m, const TextStyle& style) {
 
 }  // namespace
 
-std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                               std::size_t first_query) {
-  Step s;
-  s.tensor = t;
-  s.causal = causal;
-  s.of_tokens = of_tokens;
-  s.first_query = first_query;
-  return heat_maps(s, tokens);
-}
-
 std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& tokens) {
   const AnyTensor& t = s.tensor;
   const std::size_t rank = t.dimension();

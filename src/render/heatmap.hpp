@@ -63,8 +63,6 @@ struct HeatMap {
 // and columns the keys from position 0, labelled by `tokens`; otherwise rows and columns are labelled by
 // position. A causal map marks the keys after each query's position.
 std::vector<HeatMap> heat_maps(const Step& step, const std::vector<std::string>& tokens);
-std::vector<HeatMap> heat_maps(const AnyTensor& t, const std::vector<std::string>& tokens, bool causal, bool of_tokens,
-                               std::size_t first_query);
 
 // The text view's heatmaps of a step in a pipe (every number in its cell, up to kHeatmapMaxTokens keys):
 // "" for shapes that are not such a matrix and a one-line note past kHeatmapMaxTokens keys.

@@ -724,15 +724,21 @@ class HtmlRenderer : public Renderer {
   }
 
   // Overview steps (heads, rows, keys): each head a small colour-only map with the lesson's words on it under
-  // it; a click enlarges a map with its numbers (drawn in full, hidden, up to kHeatmapMaxTokens keys).
+  // it; a click enlarges a map (drawn in full, hidden: numbers to 16 keys, colour-only cells to 64).
   std::string overview(const Trace& t, const Step& s, std::size_t& figure, const std::vector<const Step*>& model) const {
     const std::string uid = "f" + std::to_string(++figure);
     const std::vector<const Step*> layers = model.empty() ? std::vector<const Step*>{&s} : model;
     std::size_t most = 0;
-    std::string rows;
+    std::string rows, key;
     for (const Step* layer : layers) {
       const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens);  // every head, with its note
       most = std::max(most, maps.size());
+      if (key.empty() && !maps.empty()) {  // one colour key under the model view, from its first map
+        FigureOptions o;
+        o.scale = style_.scale;
+        o.uid = uid + "key";
+        key = "<div class=\"key\">" + svg_scale_key(maps.front(), o).svg + "</div>\n";
+      }
       rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><span class=\"layer-name\">" +
               html_escape(layer->id) + "</span><div class=\"heads\">\n";
       for (std::size_t h = 0; h < maps.size(); ++h) {
@@ -752,16 +758,6 @@ class HtmlRenderer : public Renderer {
         rows += "</div>\n";
       }
       rows += "</div></div>\n";
-    }
-    std::string key;
-    for (const Step* layer : layers) {
-      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens);
-      if (maps.empty()) continue;
-      FigureOptions o;
-      o.scale = style_.scale;
-      o.uid = uid + "key";
-      key = "<div class=\"key\">" + svg_scale_key(maps.front(), o).svg + "</div>\n";
-      break;
     }
     return "<figure class=\"heatmaps overview\" id=\"" + uid + "\" data-heads=\"" + std::to_string(most) +
            "\">\n<div class=\"model\">\n" + rows + "</div>\n" + key +
