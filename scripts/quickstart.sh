@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Quick start, command 1: install what attn needs (not the test tools), build attn and attn-bench (not the
-# tests), and run the first lesson.
+# tests), install them into /usr/local (so `attn` is on PATH, as the README's examples call it), and run the
+# first lesson. bash scripts/uninstall.sh removes what it installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 bash scripts/build.sh
+cmake --install build --prefix /usr/local > /dev/null
+echo "Installed attn into /usr/local: bin/attn, its data in share/attn, attn-bench in libexec/attn, man attn."
+echo "bash scripts/uninstall.sh removes them (the list is /usr/local/share/attn/installed-files.txt)."
+if [ "$(command -v attn)" != /usr/local/bin/attn ]; then
+  echo "Note: \`attn\` on this PATH is not /usr/local/bin/attn (PATH=$PATH); run /usr/local/bin/attn, or put" \
+       "/usr/local/bin first on PATH." >&2
+fi
 echo
-./build/attn simple
+/usr/local/bin/attn simple
 echo
-echo "Next: ./build/attn --help lists every lesson; try ./build/attn all-tokens and ./build/attn trainable."
+echo "Next: attn --help lists every lesson; try attn all-tokens and attn trainable."

@@ -2,7 +2,7 @@
 //
 // What counts as an example, in a fenced block:
 // - ```sh: each line that runs attn (after an optional "$ "; a trailing "  # comment" is dropped) is run with
-//   the built attn first on PATH and must exit 0. A comment line right after a command ("# 2360064") is
+//   attn installed (below, run_here) and first on PATH, and must exit 0. A comment line right after a command ("# 2360064") is
 //   the output that command must print. Lines that run other programs (bash scripts/..., apt-get) are
 //   recipes for a person and are not run here. A block of timing examples (`attn bench` at GPT-2's size
 //   takes seconds to minutes, and tests/test_kernels.cpp runs attn bench on tiny shapes) says
@@ -10,9 +10,9 @@
 // - ```text whose first line is "$ attn ...": the command is run (and must exit 0, or the status that
 //   "<!-- exit status N -->" on the line above says), and every line shown below it must
 //   appear in its output in the same order ("..." lines stand for what the page leaves out; "~/attn/" is
-//   the checkout). A ```text block with no prompt needs a comment on the line above it: either
+//   the checkout, "/usr/local/" the prefix attn is installed into). A ```text block with no prompt needs a comment on the line above it: either
 //   "<!-- output of: attn ... -->", checked the same way, or "<!-- not run: why -->".
-// - ```python: run with Debian's python3 (which has NumPy) and the built attn first on PATH; must exit 0,
+// - ```python: run with Debian's python3 (which has NumPy) and the installed attn first on PATH; must exit 0,
 //   and a "# value" comment after a print(...) on the same line must appear in what it printed.
 // - ```json (the schema, abridged) and unlabelled blocks (diagrams) are illustrations, not examples.
 #include <catch2/catch.hpp>
@@ -67,9 +67,31 @@ std::vector<std::string> doc_files() {
   return files;
 }
 
-// Runs a shell command in the checkout with the built attn first on PATH.
+// The pages call `attn` as the README's quick start leaves it: installed by `cmake --install` (into
+// /usr/local) and found on PATH. The examples run the same way: this build installed into a prefix of this
+// process's own (its data found beside the binary, as /usr/local/share/attn is), whose bin comes first on
+// PATH. Removed when the program ends.
+struct Installed {
+  std::string prefix;
+  Installed() {
+    char tmpl[] = "/tmp/attn-docs-XXXXXX";
+    const char* dir = ::mkdtemp(tmpl);
+    if (dir == nullptr) throw std::runtime_error("mkdtemp failed");
+    prefix = dir;
+    const auto r = shell("cmake --install " + quote(ATTN_BUILD_DIR) + " --prefix " + quote(prefix) + " 2>&1");
+    if (r.status != 0) throw std::runtime_error("cmake --install into " + prefix + " failed:\n" + r.out);
+  }
+  ~Installed() { shell("rm -rf " + quote(prefix)); }
+};
+
+const std::string& install_prefix() {
+  static const Installed installed;
+  return installed.prefix;
+}
+
+// Runs a shell command in the checkout with the installed attn first on PATH.
 attn_test::Run run_here(const std::string& command) {
-  const std::string env = "cd " + quote(ATTN_SOURCE_DIR) + " && PATH=" + quote(std::string(ATTN_BUILD_DIR) + ":") +
+  const std::string env = "cd " + quote(ATTN_SOURCE_DIR) + " && PATH=" + quote(install_prefix() + "/bin:") +
                           "\"$PATH\" ";
   return shell(env + "bash -o pipefail -c " + quote(command) + " 2>&1");
 }
@@ -90,6 +112,8 @@ void check_shown(const std::vector<std::string>& shown, const std::string& outpu
     if (line == "..." || line.empty()) continue;
     const auto home = line.find("~/attn/");
     if (home != std::string::npos) line.replace(home, 7, std::string(ATTN_SOURCE_DIR) + "/");
+    const auto installed = line.find("/usr/local/");
+    if (installed != std::string::npos) line.replace(installed, 11, install_prefix() + "/");
     INFO("the page shows: " << line);
     const auto found = output.find(line, at);
     CHECK(found != std::string::npos);

@@ -118,7 +118,7 @@ TEST_CASE("the bash completion completes subcommands, options, enum values and s
   check_completion(ATTN_BUILD_DIR "/attn.bash-completion");
 }
 
-TEST_CASE("cmake --install into a DESTDIR staging tree: binary, bench, data, man page and completion", "[install]") {
+TEST_CASE("cmake --install into a DESTDIR staging tree: binary, bench, data, man page and completion, and uninstall.sh", "[install]") {
   const std::string stage = temp_dir();
   const auto installed = shell("DESTDIR=" + quote(stage) + " cmake --install " + quote(ATTN_BUILD_DIR) +
                                " --prefix /usr 2>&1");
@@ -141,5 +141,24 @@ TEST_CASE("cmake --install into a DESTDIR staging tree: binary, bench, data, man
   CHECK(bench.out == "fused\n");
   check_man_page(usr + "/share/man/man1/attn.1");
   check_completion(usr + "/share/bash-completion/completions/attn");
+  // scripts/uninstall.sh removes every file the install put there (the list the install wrote), and the
+  // directories of attn's own, and nothing else.
+  const std::string listed = slurp(usr + "/share/attn/installed-files.txt");
+  CHECK(listed.find("/usr/bin/attn\n") != std::string::npos);
+  CHECK(listed.find("/usr/share/attn/installed-files.txt\n") != std::string::npos);
+  CHECK(shell("mkdir -p " + quote(usr + "/share/doc/other") + " && touch " + quote(usr + "/bin/other")).status == 0);
+  const auto removed = shell("DESTDIR=" + quote(stage) + " bash " + quote(std::string(ATTN_SOURCE_DIR) + "/scripts/uninstall.sh") +
+                             " /usr 2>&1");
+  INFO(removed.out);
+  CHECK(removed.status == 0);
+  CHECK(removed.out.find("removed attn from /usr") != std::string::npos);
+  CHECK(shell("cd " + quote(usr) + " && find . -type f | sort").out == "./bin/other\n");
+  CHECK(shell("test -e " + quote(usr + "/share/attn") + " || test -e " + quote(usr + "/libexec/attn") + " || echo gone").out == "gone\n");
+  CHECK(shell("test -d " + quote(usr + "/share/doc/other")).status == 0);
+  // Run again, there is nothing to remove: it says so and fails.
+  const auto again = shell("DESTDIR=" + quote(stage) + " bash " + quote(std::string(ATTN_SOURCE_DIR) + "/scripts/uninstall.sh") +
+                           " /usr 2>&1");
+  CHECK(again.status == 1);
+  CHECK(again.out.find("no attn is installed under /usr") != std::string::npos);
   shell("rm -rf " + quote(stage));
 }
