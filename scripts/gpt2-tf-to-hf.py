@@ -152,7 +152,9 @@ def hf_tensors(hparams, arrays):
         out[hf_name] = np.ascontiguousarray(a.reshape(shape), dtype="<f4")
     extra = sorted(set(arrays) - {t for t, _, _ in tensor_names(hp)})
     if extra:
-        print(f"{PROG}: left out {len(extra)} variables that are not GPT-2's weights: {', '.join(extra[:5])}"
+        what = "1 variable that is not one of GPT-2's weights" if len(extra) == 1 else \
+            f"{len(extra)} variables that are not GPT-2's weights"
+        print(f"{PROG}: left out {what}: {shown(', '.join(extra[:5]))}"
               + (" ..." if len(extra) > 5 else ""), file=sys.stderr)
     return out
 
@@ -217,7 +219,7 @@ def safetensors_bytes(tensors, metadata):
     text += b" " * (-len(text) % 8)
     yield len(text).to_bytes(8, "little") + text
     for a in tensors.values():
-        yield a.tobytes()
+        yield memoryview(a).cast("B")  # the array's own bytes, not a copy
 
 
 def write_safetensors(tensors, path, plain=None):

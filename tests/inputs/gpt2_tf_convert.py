@@ -173,6 +173,15 @@ def main():
     check(status == 0 and err == "", f"main: exit {status}: {err}")
     check_output(os.path.join(WORK, "main", "m"), originals, config, vocab, merges)
 
+    # A variable that is not GPT-2's (OpenAI's checkpoints have none) is left out, and named.
+    os.makedirs(os.path.join(WORK, "extra"))
+    sys.modules["tensorflow"] = fake_tensorflow(os.path.join(ckpt, "model.ckpt"),
+                                                dict(variables, **{"model/step": np.zeros(1, np.float32)}))
+    status, err = run_main(converter, [ckpt, os.path.join(WORK, "extra", "m")])
+    check(status == 0 and err == "gpt2-tf-to-hf: left out 1 variable that is not one of GPT-2's weights: model/step\n",
+          f"an extra variable: exit {status}: {err!r}")
+    check_output(os.path.join(WORK, "extra", "m"), originals, config, vocab, merges)
+
     # 3. Refusals: exit 1, one line naming the problem, nothing written.
     out = os.path.join(WORK, "refused")
     os.makedirs(out)
