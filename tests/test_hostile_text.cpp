@@ -67,7 +67,7 @@ TEST_CASE("visible() makes control characters, invalid bytes and bidi overrides 
   CHECK(visible("\xe2\x81\xa6") == "\\u{2066}");    // LEFT-TO-RIGHT ISOLATE
 }
 
-TEST_CASE("shell_word() quotes a path for bash only as much as it needs, and escapes what visible() would",
+TEST_CASE("shell_word() quotes a path for bash only as much as it needs and escapes what visible() would",
           "[hostile]") {
   using attn::shell_word;
   CHECK(shell_word("gpt2/124M") == "gpt2/124M");
