@@ -66,6 +66,7 @@ def read_checkpoint(src):
     """hparams, {TensorFlow variable name: array}, encoder.json's bytes and vocab.bpe's bytes from SRC."""
     prefix = check_source_layout(src)
     hparams = read_hparams(os.path.join(src, "hparams.json"))
+    check_hparams(hparams)  # before the checkpoint, which takes a while to read
     try:
         import tensorflow as tf  # only here: the rest of the script runs without it
     except ImportError:
