@@ -67,6 +67,37 @@ TEST_CASE("visible() makes control characters, invalid bytes and bidi overrides 
   CHECK(visible("\xe2\x81\xa6") == "\\u{2066}");    // LEFT-TO-RIGHT ISOLATE
 }
 
+TEST_CASE("shell_word() quotes a path for bash only as much as it needs and escapes what visible() would",
+          "[hostile]") {
+  using attn::shell_word;
+  CHECK(shell_word("gpt2/124M") == "gpt2/124M");
+  CHECK(shell_word("/usr/share/attn/gpt2-tf-to-hf.py") == "/usr/share/attn/gpt2-tf-to-hf.py");
+  CHECK(shell_word("") == "''");
+  CHECK(shell_word("my models/124M") == "'my models/124M'");
+  CHECK(shell_word("it's $HOME `x` *") == "'it'\\''s $HOME `x` *'");
+  CHECK(shell_word("caf\xc3\xa9 \xf0\x9f\xa7\x88") == "'caf\xc3\xa9 \xf0\x9f\xa7\x88'");  // printable: kept
+  CHECK(shell_word("a\nb") == "$'a\\x0ab'");
+  CHECK(shell_word("it's\\\x1b[2J") == "$'it\\'s\\\\\\x1b[2J'");
+  CHECK(shell_word("\xff ok") == "$'\\xff ok'");                      // not UTF-8
+  CHECK(shell_word("\xe2\x80\xae" "evil") == "$'\\xe2\\x80\\xaeevil'");  // a bidi override, as its bytes
+  CHECK(shell_word("c1\xc2\x9b") == "$'c1\\xc2\\x9b'");
+  for (const std::string& hostile : kHostile) CHECK(visible(shell_word(hostile)) == shell_word(hostile));
+}
+
+TEST_CASE("bash reads every shell_word() back as the exact bytes it quoted", "[hostile][e2e]") {
+  std::vector<std::string> words;  // no NUL: no path holds one, and bash ends a $'...' word there
+  for (const std::string& w : kHostile)
+    if (w.find('\0') == std::string::npos) words.push_back(w);
+  for (const char* w : {"", "plain/path-1.2", "my models/124M", "it's", "a\\b", "'", "\\'", "\xff\xfe", "$(id)", "x\ny"})
+    words.emplace_back(w);
+  for (const std::string& w : words) {
+    INFO(visible(w));
+    const attn_test::Run r = attn_test::shell("bash -c " + attn_test::quote("printf %s " + attn::shell_word(w)));
+    CHECK(r.status == 0);
+    CHECK(r.out == w);
+  }
+}
+
 TEST_CASE("display widths come from utf8proc, and clipping never cuts a character or an emoji sequence", "[hostile]") {
   CHECK(display_width("abc") == 3);
   CHECK(display_width("日本語") == 6);

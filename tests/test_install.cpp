@@ -127,6 +127,7 @@ TEST_CASE("cmake --install into a DESTDIR staging tree: binary, bench, data, man
   const std::string usr = stage + "/usr";
   for (const char* file : {"/bin/attn", "/libexec/attn/attn-bench", "/share/attn/journey.json",
                            "/share/attn/gpt2/encoder.json", "/share/attn/gpt2/vocab.bpe", "/share/attn/gpt2/README.md",
+                           "/share/attn/gpt2-tf-to-hf.py",
                            "/share/man/man1/attn.1", "/share/bash-completion/completions/attn"}) {
     INFO(file);
     CHECK(shell("test -f " + quote(usr + file)).status == 0);
@@ -141,6 +142,16 @@ TEST_CASE("cmake --install into a DESTDIR staging tree: binary, bench, data, man
   CHECK(bench.out == "fused\n");
   check_man_page(usr + "/share/man/man1/attn.1");
   check_completion(usr + "/share/bash-completion/completions/attn");
+  // The converter of the book's GPT-2 download is installed beside the data, and the staged attn names it
+  // (not the checkout's) when it meets such a download.
+  const std::string script = usr + "/share/attn/gpt2-tf-to-hf.py";
+  CHECK(shell("test -x " + quote(script)).status == 0);
+  CHECK(slurp(script) == slurp(ATTN_SOURCE_DIR "/scripts/gpt2-tf-to-hf.py"));
+  const std::string book = stage + "/gpt2/124M";
+  shell("mkdir -p " + quote(book) + " && cd " + quote(book) + " && touch hparams.json model.ckpt.index");
+  const auto advice = shell("cd " + quote(stage) + " && " + quote(usr + "/bin/attn") + " mha --model gpt2/124M 2>&1");
+  CHECK(advice.status == 1);
+  CHECK_THAT(advice.out, Catch::Contains(": python3 " + script + " gpt2/124M gpt2/124M-hf, then pass --model gpt2/124M-hf"));
   // scripts/uninstall.sh removes every file the install put there (the list the install wrote), and the
   // directories of attn's own, and nothing else.
   const std::string listed = slurp(usr + "/share/attn/installed-files.txt");

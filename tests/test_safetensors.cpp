@@ -307,3 +307,130 @@ TEST_CASE("model: the tour runs every lesson that takes a model, and says which 
   CHECK(expected.size() < attn::lessons().size());  // gqa takes no model (GPT-2 has no grouped heads)
   CHECK(std::find(lessons.begin(), lessons.end(), "mha") != lessons.end());
 }
+
+namespace {
+
+// What chapter 5's gpt_download.py leaves in gpt2/124M (empty files: only the names are looked at).
+void book_download(const std::string& dir) {
+  REQUIRE(std::system(("mkdir -p " + attn_test::quote(dir)).c_str()) == 0);
+  for (const char* name : {"checkpoint", "hparams.json", "encoder.json", "vocab.bpe", "model.ckpt.data-00000-of-00001",
+                           "model.ckpt.index", "model.ckpt.meta"})
+    write(dir + "/" + name, "");
+}
+
+// The message for the book's download in `dir`, converted with `script` from `src` to `dest` (each as
+// bash reads it).
+std::string book_advice(const std::string& dir, const std::string& script, const std::string& src, const std::string& dest) {
+  return "attn: " + dir + ": holds the book's gpt_download.py download, a TensorFlow checkpoint (hparams.json, "
+         "model.ckpt.*), not the Hugging Face files --model reads; convert it once, with TensorFlow and NumPy as in "
+         "chapter 5: python3 " + script + " " + src + " " + dest + ", then pass --model " + dest +
+         "; or download Hugging Face's config.json, model.safetensors, vocab.json and merges.txt instead (docs/gpt2.md)\n";
+}
+
+}  // namespace
+
+TEST_CASE("model: the book's own GPT-2 download (a TensorFlow checkpoint) is refused with the command that converts it",
+          "[model]") {
+  const attn_test::Scratch scratch;
+  const std::string dir = scratch.dir + "/gpt2/124M";
+  book_download(dir);
+  // From the build tree the message names the checkout's script (an installed attn names share/attn's:
+  // tests/test_install.cpp).
+  ::unsetenv("ATTN_DATA_DIR");
+  const attn_test::Run r = attn_test::run({"mha", "--model", dir});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  const std::string prefix = "attn: " + dir + ": holds the book's gpt_download.py download";
+  REQUIRE_THAT(r.err, Catch::StartsWith(prefix) && Catch::Contains("python3 /"));
+  const auto at = r.err.find("python3 ") + 8;
+  const std::string script = r.err.substr(at, r.err.find(' ', at) - at);
+  CHECK(r.err == book_advice(dir, script, dir, dir + "-hf"));
+  INFO(script);
+  CHECK(script == ATTN_SOURCE_DIR "/scripts/gpt2-tf-to-hf.py");
+  // $ATTN_DATA_DIR, which an installed attn's data can be moved to, comes first.
+  REQUIRE(std::system(("mkdir -p " + attn_test::quote(scratch.dir + "/share") + " && cp " +
+                       attn_test::quote(ATTN_SOURCE_DIR "/scripts/gpt2-tf-to-hf.py") + " " +
+                       attn_test::quote(scratch.dir + "/share/")).c_str()) == 0);
+  ::setenv("ATTN_DATA_DIR", (scratch.dir + "/share").c_str(), 1);
+  const std::string moved = scratch.dir + "/share/gpt2-tf-to-hf.py";
+  CHECK(attn_test::run({"causal", "--model", dir + "/"}).err == book_advice(dir + "/", moved, dir, dir + "-hf"));
+  // Every lesson and the tour refuse it the same way, before any work.
+  for (const auto& lesson : attn_test::lesson_names()) {
+    if (lesson == "gqa") continue;  // refuses --model itself, as a usage error (tested above)
+    INFO(lesson);
+    CHECK(attn_test::run({lesson, "--model", dir}).err == book_advice(dir, moved, dir, dir + "-hf"));
+  }
+  CHECK(attn_test::run({"tour", "--model", dir}).err == book_advice(dir, moved, dir, dir + "-hf"));
+  // A path bash must see quoted is quoted; one a terminal must not see raw is escaped, in words bash reads
+  // back to the same bytes.
+  const std::string spaced = scratch.dir + "/my models/it's 124M";
+  book_download(spaced);
+  CHECK(attn_test::run({"mha", "--model", spaced}).err ==
+        book_advice(spaced, moved, "'" + scratch.dir + "/my models/it'\\''s 124M'", "'" + scratch.dir + "/my models/it'\\''s 124M-hf'"));
+  const std::string hostile = scratch.dir + "/gpt2\x1b[2J";
+  book_download(hostile);
+  CHECK(attn_test::run({"mha", "--model", hostile}).err ==
+        book_advice(scratch.dir + "/gpt2\\x1b[2J", moved, "$'" + scratch.dir + "/gpt2\\x1b[2J'", "$'" + scratch.dir + "/gpt2\\x1b[2J-hf'"));
+  // A relative path, and "." (whose "-hf" would be a hidden name): the new directory is a sibling, or gpt2-hf.
+  const std::string cwd = scratch.dir + "/gpt2";
+  char here[4096];
+  REQUIRE(::getcwd(here, sizeof here) != nullptr);
+  REQUIRE(::chdir(dir.c_str()) == 0);
+  const std::string in_place = attn_test::run({"mha", "--model", "."}).err;
+  REQUIRE(::chdir(cwd.c_str()) == 0);
+  const std::string relative = attn_test::run({"mha", "--model", "124M"}).err;
+  REQUIRE(::chdir(here) == 0);
+  ::unsetenv("ATTN_DATA_DIR");
+  CHECK(in_place == book_advice(".", moved, ".", "gpt2-hf"));
+  CHECK(relative == book_advice("124M", moved, "124M", "124M-hf"));
+  // Only that layout: Hugging Face's files beside a checkpoint are read as they are, and without
+  // model.ckpt.index the missing config.json is the error, as before.
+  const std::string both = model_with("", "");
+  write(both + "/hparams.json", "");
+  write(both + "/model.ckpt.index", "");
+  CHECK(attn_test::run({"simple", "--model", both, "--quiet", "--step", "norm1_x"}).status == 0);
+  std::remove((dir + "/model.ckpt.index").c_str());
+  CHECK_THAT(load_refusal(dir), Catch::Contains("config.json: cannot open the model's config: No such file"));
+}
+
+TEST_CASE("gpt2-tf-to-hf.py: the book's checkpoint converted without TensorFlow gives attn's output bit for bit",
+          "[model][e2e]") {
+  // tests/inputs/gpt2_tf_convert.py turns each tiny model into the checkpoint's variables (names and shapes
+  // as OpenAI's model.py makes them), converts them with the script's writing half (its plain safetensors
+  // writer: the package is not installed) and with the whole script (tf.train answered by a stand-in), and
+  // checks every tensor, the refusals and that nothing half-written is left. Here attn runs on the model
+  // and on both conversions, each as `m` in a directory of its own, so that even the paths in the JSON agree.
+  const std::vector<std::string> commands{"mha --json", "tour --json",
+                                          "heads --layer 1 --text 'The cat sat on the mat' --json",
+                                          "causal --layer 1 --head 1 --text 'Hello, world' --json"};
+  for (const char* model : {"tiny-f32", "tiny-f16", "tiny-bf16"}) {
+    INFO(model);
+    const attn_test::Scratch scratch;
+    const std::string source = ATTN_TESTS_DIR "/golden/models/" + std::string(model);
+    const attn_test::Run converted =
+        attn_test::shell("mkdir " + attn_test::quote(scratch.dir + "/work") + " && /usr/bin/python3 " +
+                         attn_test::quote(ATTN_TESTS_DIR "/inputs/gpt2_tf_convert.py") + " " +
+                         attn_test::quote(ATTN_SOURCE_DIR "/scripts/gpt2-tf-to-hf.py") + " " + attn_test::quote(source) +
+                         " " + attn_test::quote(scratch.dir + "/work"));
+    INFO(converted.err);
+    REQUIRE(converted.status == 0);
+    REQUIRE(converted.out == "ok\n");
+    REQUIRE(attn_test::shell("mkdir -p " + attn_test::quote(scratch.dir + "/hf") + " && cp -rL " + attn_test::quote(source) +
+                             " " + attn_test::quote(scratch.dir + "/hf/m")).status == 0);
+    for (const auto& command : commands) {
+      INFO(command);
+      const auto in = [&](const std::string& dir) {
+        return attn_test::shell("cd " + attn_test::quote(scratch.dir + "/" + dir) + " && " + attn_test::quote(ATTN_EXE) +
+                                " " + command + " --model m");
+      };
+      const attn_test::Run hf = in("hf"), plain = in("work/plain"), whole = in("work/main");
+      INFO(hf.err);
+      REQUIRE(hf.status == 0);
+      CHECK(hf.out.find("\"model\": \"m\"") != std::string::npos);
+      CHECK(plain.status == 0);
+      CHECK(plain.out == hf.out);
+      CHECK(whole.status == 0);
+      CHECK(whole.out == hf.out);
+    }
+  }
+}

@@ -1,7 +1,9 @@
 #include "core/terminal_text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 
 #include <utf8proc.h>
 
@@ -94,6 +96,30 @@ std::string xml_safe(const std::string& text) {
   return escape_where(
       text, [](utf8proc_int32_t cp) { return cp < 0 || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r'); },
       xml_noncharacter);
+}
+
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_@%+=:,./-", c) != nullptr;
+  });
+  if (plain) return text;
+  if (visible(text) == text) {
+    std::string out = "'";
+    for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  // bash's $'...': \\ and \' first, so that the \xNN escapes added next stay the only ones; every code point
+  // visible() escapes as its UTF-8 bytes (a bidirectional override too: bash's \uXXXX depends on the locale).
+  std::string escaped;
+  for (const char c : text) escaped += c == '\\' ? std::string("\\\\") : c == '\'' ? std::string("\\'") : std::string(1, c);
+  return "$'" +
+         escape_where(
+             escaped,
+             [](utf8proc_int32_t cp) {
+               return cp < 0 || utf8proc_category(cp) == UTF8PROC_CATEGORY_CC || is_bidi_control(cp) || xml_noncharacter(cp);
+             },
+             [](utf8proc_int32_t) { return false; }) +
+         "'";
 }
 
 bool valid_utf8(const std::string& text) {

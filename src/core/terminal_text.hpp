@@ -20,6 +20,13 @@ std::string visible(const std::string& text);
 // ill-formed, whoever calls it.
 std::string xml_safe(const std::string& text);
 
+// `text` as one word of a command line a user can paste into bash, and safe to show on a terminal: as it
+// is when it holds only letters, digits and _@%+=:,./- (and is not empty); in single quotes when visible()
+// would leave it unchanged (a ' as '\''); otherwise in bash's $'...', with \\ and \', and every code
+// point visible() escapes written as its bytes, \xNN: bash reads the word back as the exact bytes, and
+// visible() leaves it as it is.
+std::string shell_word(const std::string& text);
+
 // True if `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), as
 // utf8proc decodes it.
 bool valid_utf8(const std::string& text);

@@ -18,12 +18,20 @@ std::string executable_dir() {
   return slash == std::string::npos ? std::string{} : buf.substr(0, slash);
 }
 
-std::string find_data_file(const std::string& relative) {
+namespace {
+
+// The installed data directories, most specific first: $ATTN_DATA_DIR, ../share/attn beside the
+// executable, the install prefix's.
+std::vector<std::string> installed_data_dirs() {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("ATTN_DATA_DIR"); env != nullptr && *env != '\0') dirs.emplace_back(env);
   if (const std::string exe = executable_dir(); !exe.empty()) dirs.push_back(exe + "/../share/attn");
   dirs.emplace_back(ATTN_INSTALL_DATADIR);
-  dirs.emplace_back(ATTN_SOURCE_DATADIR);
+  return dirs;
+}
+
+// The real path of the first dirs[i]/relative that is a regular file, or "".
+std::string first_file(const std::vector<std::string>& dirs, const std::string& relative) {
   for (const auto& dir : dirs) {
     const std::string candidate = dir + "/" + relative;
     struct stat st{};
@@ -32,6 +40,22 @@ std::string find_data_file(const std::string& relative) {
     return ::realpath(candidate.c_str(), resolved) != nullptr ? std::string(resolved) : candidate;
   }
   return {};
+}
+
+}  // namespace
+
+std::string find_data_file(const std::string& relative) {
+  std::vector<std::string> dirs = installed_data_dirs();
+  dirs.emplace_back(ATTN_SOURCE_DATADIR);
+  return first_file(dirs, relative);
+}
+
+std::string find_script(const std::string& name) {
+  // The checkout's own scripts/ before the install prefix's: an attn run from its build tree names the
+  // script of its source, not whatever copy an older `cmake --install` left in /usr/local.
+  std::vector<std::string> dirs = installed_data_dirs();
+  dirs.insert(dirs.end() - 1, ATTN_SOURCE_SCRIPTDIR);
+  return first_file(dirs, name);
 }
 
 std::string data_dirs_text() {

@@ -11,6 +11,10 @@ std::string executable_dir();
 // ../share/attn beside the executable, the installed data directory and the source tree's data/, in that
 // order; its real path, or "" when none has it.
 std::string find_data_file(const std::string& relative);
+// A script shipped for users ("gpt2-tf-to-hf.py"), installed beside the data (share/attn): looked for in
+// $ATTN_DATA_DIR, ../share/attn beside the executable, the source tree's scripts/ (so a build tree names
+// its checkout's), then the installed data directory; its real path, or "" when none has it.
+std::string find_script(const std::string& name);
 // Where find_data_file looks, for messages: "$ATTN_DATA_DIR, ../share/attn next to the executable, ...".
 std::string data_dirs_text();
 

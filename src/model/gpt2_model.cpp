@@ -15,6 +15,7 @@
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "io/files.hpp"
+#include "io/paths.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 
@@ -94,6 +95,38 @@ std::vector<std::pair<std::string, std::vector<std::size_t>>> block_tensors(std:
 
 std::string layer_name(std::size_t layer, const std::string& what) { return "h." + std::to_string(layer) + "." + what; }
 
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// What the book's gpt_download.py (chapter 5) leaves in gpt2/124M: OpenAI's TensorFlow checkpoint
+// (model.ckpt.*) with hparams.json, encoder.json and vocab.bpe, and no config.json. Only names are looked
+// at, so nothing is read.
+bool is_tensorflow_checkpoint(const std::string& base) {
+  return !exists(base + "config.json") && exists(base + "hparams.json") && exists(base + "model.ckpt.index");
+}
+
+// The one line that says how to turn that checkpoint into the files --model reads: the command of
+// scripts/gpt2-tf-to-hf.py (installed in share/attn) on this very directory, quoted for the shell, or
+// Hugging Face's download instead.
+std::string tensorflow_checkpoint_advice(const std::string& dir) {
+  std::string src = dir;
+  while (src.size() > 1 && src.back() == '/') src.pop_back();
+  if (src.front() == '-') src = "./" + src;  // not an option of the script
+  const auto slash = src.rfind('/');
+  const std::string last = slash == std::string::npos ? src : src.substr(slash + 1);
+  const std::string dest = last == "." || last == ".." || last.empty() ? "gpt2-hf" : src + "-hf";
+  const std::string found = find_script("gpt2-tf-to-hf.py");
+  const std::string script = found.empty() ? "scripts/gpt2-tf-to-hf.py" : found;
+  return dir + ": holds the book's gpt_download.py download, a TensorFlow checkpoint (hparams.json, model.ckpt.*), "
+               "not the Hugging Face files --model reads; convert it once, with TensorFlow and NumPy as in chapter "
+               "5: python3 " + shell_word(script) + " " + shell_word(src) + " " + shell_word(dest) +
+         (found.empty() ? " (the script is in attn's source)" : "") + ", then pass --model " + shell_word(dest) +
+         "; or download Hugging Face's config.json, model.safetensors, vocab.json and merges.txt instead "
+         "(docs/gpt2.md)";
+}
+
 }  // namespace
 
 Gpt2Files Gpt2Files::inspect(const std::string& dir) {
@@ -107,6 +140,7 @@ Gpt2Files Gpt2Files::inspect(const std::string& dir) {
   Gpt2Files f;
   f.dir = dir;
   f.base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
+  if (is_tensorflow_checkpoint(f.base)) throw InputError(tensorflow_checkpoint_advice(dir));
   f.config = read_config(f.base + "config.json");
   // Each file's kind and size, before any of them is read: a FIFO or a device is refused here.
   f.vocabulary = open_regular_file(f.base + "vocab.json", kVocabularyFile);

@@ -259,6 +259,10 @@ std::string man_page() {
        roff("A directory holding journey.json, looked in before the installed one.") + "\n";
   m += ".SH FILES\n.TP\n.I " + roff(ATTN_INSTALL_DATADIR "/journey.json") + "\n" +
        roff("The book's six tokens and their embeddings (also found in ../share/attn beside the executable).") +
+       "\n.TP\n.I " + roff(ATTN_INSTALL_DATADIR "/gpt2-tf-to-hf.py") + "\n" +
+       roff("python3 gpt2-tf-to-hf.py SRC DEST converts the GPT-2 that the book's gpt_download.py downloads (a "
+            "TensorFlow checkpoint, in SRC) into the four files --model reads, in the new directory DEST. It needs "
+            "TensorFlow and NumPy.") +
        "\n.TP\n.I " + roff(ATTN_INSTALL_LIBEXECDIR "/attn-bench") + "\n" +
        roff("The benchmark program behind attn bench (also found beside the executable, or in ../libexec/attn).") +
        "\n";
