@@ -3,6 +3,7 @@
 // pages name the content's steps, and translations fall back and say when they are stale.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -329,4 +330,67 @@ TEST_CASE("a run's language reaches the lessons' words: a translated entry repla
   // Every other step is English in both.
   CHECK(translated.traces.at(0).step("attn_scores_2").title == plain.traces.at(0).step("attn_scores_2").title);
   CHECK(translated.traces.at(0).step("attn_weights_2").tensor.size() == 6);
+}
+
+// Every step's code is Python, as the book's is: a student pastes it. The runs are those above, which reach
+// every step and every variant of the text (so every code line the content has, filled as each option fills
+// it: --heads, --qkv-bias, --text, --model, --kv-groups, --prompt, ...), then the tour, which takes its
+// lessons from the registry. Python's own parser judges (ast.parse, the JSON's code as a script gets it; the
+// text view only puts ">>>" and "..." before its lines). A docs-tier case: it runs python3.
+TEST_CASE("lesson text: every step's code of every lesson parses as Python (ast.parse)", "[docs]") {
+  std::vector<std::vector<std::string>> runs;
+  for (const auto& args : every_kind_of_run())
+    if (std::find(args.begin(), args.end(), "--json") != args.end()) runs.push_back(args);
+  runs.push_back({"tour", "--json"});
+  json blocks = json::array();  // {"where": "attn ... | step", "code": "..."}, one per distinct code of a run
+  std::set<std::string> lessons_seen;
+  for (const auto& args : runs) {
+    const attn_test::Run r = attn_test::run(args);
+    std::string where = "attn";
+    for (const auto& a : args) where += " " + a;
+    INFO(where << ": " << r.err);
+    REQUIRE(r.status == 0);
+    const json doc = json::parse(r.out);
+    const json traces = doc.contains("lessons") ? doc.at("lessons") : json::array({doc});
+    std::set<std::string> codes;
+    for (const auto& trace : traces) {
+      lessons_seen.insert(trace.at("lesson").get<std::string>());
+      for (const auto& step : trace.at("steps")) {
+        const std::string code = step.at("code").get<std::string>();
+        if (codes.insert(code).second)
+          blocks.push_back(json{{"where", where + " | " + step.at("id").get<std::string>()}, {"code", code}});
+      }
+    }
+  }
+  // Every lesson of the registry was run, and the tour ran them all.
+  for (const auto& name : attn_test::lesson_names()) {
+    INFO(name);
+    CHECK(lessons_seen.count(name) == 1);
+  }
+  // The parser is asked something it must refuse first, the line issue 29 found in mha-wrapper, so a
+  // script that parses nothing cannot pass.
+  const json refusal_block = {{"where", "the refusal it must give"}, {"code", "print(mha.heads.0.W_query.weight)"}};
+  blocks.insert(blocks.begin(), refusal_block);
+  const attn_test::Scratch scratch;
+  const std::string file = scratch.file("code.json", blocks.dump());
+  const std::string script =
+      "import ast, json, sys\n"
+      "blocks = json.load(open(sys.argv[1]))\n"
+      "parsed = 0\n"
+      "for b in blocks:\n"
+      "    try:\n"
+      "        ast.parse(b['code'])\n"
+      "        parsed += 1\n"
+      "    except SyntaxError as e:\n"
+      "        print('%s: %r: %s' % (b['where'], b['code'], e.msg))\n"
+      "print('parsed', parsed)\n";
+  const attn_test::Run r = attn_test::shell("/usr/bin/python3 -c " + attn_test::quote(script) + " " + file);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  const std::string refusal = "the refusal it must give: 'print(mha.heads.0.W_query.weight)'";
+  CHECK(r.out.rfind(refusal, 0) == 0);  // refused, and first
+  const std::size_t lines = static_cast<std::size_t>(std::count(r.out.begin(), r.out.end(), '\n'));
+  CHECK(lines == 2);  // the refusal, then the count: no code of any lesson was refused
+  CHECK_THAT(r.out, Catch::EndsWith("parsed " + std::to_string(blocks.size() - 1) + "\n"));
+  CHECK(blocks.size() > 3000u);  // 3,704 on 2026-11-26 (the refusal and 3,703 distinct codes of a run)
 }

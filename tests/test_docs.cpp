@@ -218,6 +218,62 @@ const bool registered_pages = [] {
 
 }  // namespace
 
+// A Markdown table as GitHub renders it (GFM): a header row, a delimiter row of the same number of cells
+// (`| --- | :---: |`), then rows, each a line starting with "|". A line starting with "|" anywhere else is
+// no table: GitHub prints it as text full of pipes (issue 29: a paragraph had split trainable.md's option
+// table, and its last three rows rendered so). Cells are split at each "|" not escaped as "\|", as GFM
+// does, inside code spans too. Fenced code blocks hold no tables.
+namespace {
+
+std::size_t cells_of(const std::string& row) {
+  std::string s = row;
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  std::size_t pipes = 0;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '\\') ++i;
+    else if (s[i] == '|') ++pipes;
+  // "| a | b |": the leading pipe opens the row, the trailing one (if any) closes it.
+  return pipes - (s.size() > 1 && s.back() == '|' && s[s.size() - 2] != '\\' ? 1 : 0);
+}
+
+bool is_delimiter_row(const std::string& row) {
+  return row.rfind("|", 0) == 0 && std::regex_match(row, std::regex(R"(\|(\s*:?-+:?\s*\|)*\s*:?-+:?\s*\|?\s*)"));
+}
+
+// One line per problem of the page's tables ("page:line: what: the line"), "" if none.
+std::string table_problems(const std::string& name, const std::vector<std::string>& lines) {
+  std::string problems;
+  const auto problem = [&](std::size_t i, const std::string& what) {
+    problems += name + ":" + std::to_string(i + 1) + ": " + what + ": " + lines[i] + "\n";
+  };
+  bool fenced = false;
+  std::size_t columns = 0;  // of the table the previous line belongs to; 0 outside a table
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (line.rfind("```", 0) == 0) fenced = !fenced;
+    const bool row = !fenced && line.rfind("|", 0) == 0;
+    if (!row) {
+      columns = 0;
+      continue;
+    }
+    if (columns > 0) {  // a row of the table above
+      if (cells_of(line) != columns) problem(i, "a row of " + std::to_string(cells_of(line)) + " cells in a table of " + std::to_string(columns));
+      continue;
+    }
+    // A table starts here: this line is its header, the next its delimiter row.
+    if (i + 1 >= lines.size() || !is_delimiter_row(lines[i + 1])) {
+      problem(i, "a table row with no header and delimiter row above it (a paragraph between rows?)");
+      continue;  // the next line is judged on its own
+    }
+    columns = cells_of(line);
+    if (cells_of(lines[i + 1]) != columns) problem(i + 1, "a delimiter row of " + std::to_string(cells_of(lines[i + 1])) + " cells under a header of " + std::to_string(columns));
+    ++i;
+  }
+  return problems;
+}
+
+}  // namespace
+
 // The pages hold this many examples today (62 commands, 28 outputs, 5 programs on 2026-11-26), less a
 // small margin for pages that shrink; fewer found means the parsing, not the pages, changed. Counted
 // without running anything, so it is in the quick tier.
@@ -246,4 +302,36 @@ TEST_CASE("a module lesson's JSON alone rebuilds its context_vecs in NumPy: inpu
     const double diff = std::stod(r.out);
     CHECK(diff <= 1e-6);
   }
+}
+
+TEST_CASE("docs: every Markdown table of README.md and docs/ is whole as GitHub renders it", "[docs]") {
+  // The check finds what it is for: a paragraph between rows, a row of another width, a missing delimiter row.
+  const std::vector<std::string> good{"| a | b \\| c |", "| --- | :---: |", "| `x\\|y` | 2 |", "", "text | not a row"};
+  CHECK(table_problems("good", good).empty());
+  CHECK_THAT(table_problems("split", {"| a | b |", "| --- | --- |", "| 1 | 2 |", "A paragraph.", "| 3 | 4 |"}),
+             Catch::Contains("split:5: a table row with no header"));
+  CHECK_THAT(table_problems("wide", {"| a | b |", "| --- | --- |", "| 1 | 2 | 3 |"}),
+             Catch::Contains("wide:3: a row of 3 cells in a table of 2"));
+  CHECK_THAT(table_problems("unpiped", {"| a | b |", "| 1 | 2 |"}), Catch::Contains("unpiped:1: a table row with no header"));
+  CHECK_THAT(table_problems("delimiter", {"| a | b |", "| --- |", "| 1 | 2 |"}),
+             Catch::Contains("delimiter:2: a delimiter row of 1 cells under a header of 2"));
+  CHECK(table_problems("fenced", {"```text", "| not a table", "```"}).empty());
+
+  namespace fs = std::filesystem;
+  std::vector<std::string> pages{"README.md"};
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(ATTN_SOURCE_DIR) / "docs"))
+    if (e.path().extension() == ".md") pages.push_back(fs::relative(e.path(), ATTN_SOURCE_DIR).string());
+  std::sort(pages.begin(), pages.end());
+  std::size_t tables = 0;
+  for (const auto& page : pages) {
+    std::ifstream in(std::string(ATTN_SOURCE_DIR) + "/" + page);
+    REQUIRE(in.good());
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+      tables += is_delimiter_row(line) ? 1 : 0;
+      lines.push_back(line);
+    }
+    CHECK(table_problems(page, lines) == "");
+  }
+  CHECK(tables >= 48u);  // 53 tables on 2026-11-26, less a margin (a check that found none would judge nothing)
 }

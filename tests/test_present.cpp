@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -935,6 +936,14 @@ TEST_CASE("present in tmux at 100x30: mha's and causal's attn_weights heatmaps o
     CHECK(n <= 30);  // what capture-pane gives is the 30 lines on screen
     return count;
   };
+  // True once `done` is, within 10 s (as Tmux::wait_for waits for a text).
+  const auto until = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 200; ++i) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
   struct Case {
     std::string lesson, jump, title;
     std::size_t heads;
@@ -956,13 +965,15 @@ TEST_CASE("present in tmux at 100x30: mha's and causal's attn_weights heatmaps o
       CHECK(t.screen().find("batch 0 of 2, head 1") == std::string::npos);
       CHECK(last_rows(t.screen()) == 1);
       t.keys("+ +");
-      REQUIRE(t.wait_for("head 1 of 2", false));
-      CHECK(last_rows(t.screen()) == 2);
+      // Both heads again once the keys are read: "head 1 of 2" is also absent before the first "+" is read.
+      CHECK(until([&] { return last_rows(t.screen()) == 2; }));
     }
     t.keys("t");  // the tensor first, as the text view orders a step
-    REQUIRE(t.wait_for("  shape: torch.Size(["));
-    const std::string tensor_first = t.screen();
-    CHECK(tensor_first.find("shape: torch.Size([") < tensor_first.find("heatmap: rows are queries"));
+    // The shape line is on the screen before "t" is read too: wait for the order to change.
+    CHECK(until([&] {
+      const std::string tensor_first = t.screen();
+      return tensor_first.find("shape: torch.Size([") < tensor_first.find("heatmap: rows are queries");
+    }));
     t.keys("q");
     REQUIRE(t.wait_for("attn-exited-0"));
   }

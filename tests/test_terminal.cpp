@@ -71,6 +71,40 @@ TEST_CASE("attn list names every lesson of the registry in its order", "[termina
   }
 }
 
+TEST_CASE("attn list ends with every way to see every lesson: present and tour and its html page as the README says",
+          "[terminal]") {
+  const auto r = attn_test::run({"list"});
+  REQUIRE(r.status == 0);
+  const std::size_t footer = r.out.find("\nEvery lesson, in book order:\n");
+  REQUIRE(footer != std::string::npos);
+  std::istringstream lines(r.out.substr(footer));
+  std::vector<std::string> commands;
+  for (std::string line; std::getline(lines, line);) {
+    INFO(line);
+    CHECK(line.size() <= 80);
+    if (line.rfind("  attn ", 0) == 0) commands.push_back(line.substr(2, line.find("  ", 2) - 2));
+  }
+  CHECK(commands == std::vector<std::string>{"attn present", "attn tour --pause", "attn tour --format html > tour.html"});
+  // Each is what the README's "In class" shows a teacher, and each is a command attn takes as written.
+  std::ifstream readme(ATTN_SOURCE_DIR "/README.md");
+  std::stringstream text;
+  text << readme.rdbuf();
+  const std::string all = text.str();
+  const std::size_t in_class = all.find("\n## In class\n");
+  REQUIRE(in_class != std::string::npos);
+  const std::string section = all.substr(in_class, all.find("\n## ", in_class + 1) - in_class);
+  for (const auto& command : commands) {
+    INFO(command);
+    const std::string run_part = command.substr(0, command.find(" >"));
+    CHECK(section.find(run_part) != std::string::npos);
+    std::istringstream words(run_part.substr(5));
+    std::vector<std::string> args;
+    for (std::string w; words >> w;) args.push_back(w);
+    args.push_back("--help");
+    CHECK(attn_test::run(args).status == 0);
+  }
+}
+
 TEST_CASE("colour only on a terminal, never with NO_COLOR, TERM=dumb or --json", "[terminal][e2e]") {
   CHECK_FALSE(has_escape(attn_test::run({"simple"}).out));  // not a terminal
   CHECK(has_escape(run_as({"simple"}, tty()).out));
@@ -154,7 +188,7 @@ TEST_CASE("pause mode waits for Enter after each step and stops on q", "[termina
   CHECK(devnull.out == kCount + "\n");
 }
 
-TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter, quits on q", "[terminal][tmux]") {
+TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter, quits on q alone", "[terminal][tmux]") {
   attn_test::need_program("/usr/bin/tmux", "tmux");
   const attn_test::Tmux pane(100, 50, quote(ATTN_EXE) + " tour --pause");
   INFO(pane.error());
@@ -164,9 +198,56 @@ TEST_CASE("attn tour --pause in a real terminal (tmux): stops, advances on Enter
   CHECK(pane.screen().find("[2/12]") == std::string::npos);
   pane.keys("Enter");
   CHECK(pane.wait_for("[2/12] query"));
-  pane.keys("q Enter");
+  // A key that is neither Enter nor q is ignored, and the keys are read in order: had x advanced, Enter
+  // would show [4/12] before q ends the run.
+  pane.keys("x Enter");
+  CHECK(pane.wait_for("[3/12] attn_scores_2"));
+  pane.keys("q");  // no Enter after it: the terminal gives attn each key as it is pressed
   CHECK(pane.wait_for("attn-exited-0"));
-  CHECK(pane.screen().find("[3/12]") == std::string::npos);
+  CHECK(pane.screen().find("[4/12]") == std::string::npos);
+  CHECK(pane.wait_for("tty: echo icanon"));  // its mode set back (the shell prints it after attn-exited)
+}
+
+TEST_CASE("a --pause prompt gives the terminal its mode back when a signal ends or stops attn (tmux)", "[terminal][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
+  // The command line of attn alone (the tmux server's and the shell's hold it quoted, after other words).
+  const std::string attn = quote("^" + std::string(ATTN_EXE) + " simple --pause$");
+  const auto tty_of = [](const attn_test::Tmux& pane) {
+    const std::string f = pane.format("#{pane_tty}");
+    return f.substr(0, f.find('\n'));
+  };
+  for (const auto& [signal, status] : std::vector<std::pair<std::string, int>>{{"INT", 130}, {"TERM", 143}, {"HUP", 129}}) {
+    INFO("SIG" << signal);
+    const attn_test::Tmux pane(100, 50, quote(ATTN_EXE) + " simple --pause");
+    INFO(pane.error());
+    REQUIRE(pane.ok());
+    CHECK(pane.wait_for("-- Enter: next step, q: quit"));
+    CHECK(shell("stty -F " + quote(tty_of(pane)) + " -a").out.find("-icanon") != std::string::npos);  // keys, not lines
+    CHECK(shell("pkill -" + signal + " -f -- " + attn).status == 0);
+    CHECK(pane.wait_for("attn-exited-" + std::to_string(status)));  // ended by the signal, as before
+    CHECK(pane.wait_for("tty: echo icanon"));  // not "-echo -icanon": a plain sh does not set it back itself
+  }
+  {  // Ctrl-Z under a shell with job control: attn stops, and the shell gets its terminal back as it was.
+    const attn_test::Tmux pane(100, 50, "bash -c " + quote("set -m; " + quote(ATTN_EXE) + " simple --pause; exit $?"));
+    REQUIRE(pane.ok());
+    CHECK(pane.wait_for("-- Enter: next step, q: quit"));
+    CHECK(shell("pkill -TSTP -f -- " + attn).status == 0);
+    CHECK(pane.wait_for("attn-exited-148"));  // stopped (128 + SIGTSTP), the shell went on
+    CHECK(pane.wait_for("tty: echo icanon"));
+    shell("pkill -KILL -f -- " + attn);  // gone already: a stopped job left by its shell is hung up
+  }
+  // Where no shell can stop it (the process group has no parent with job control, as here), SIGTSTP is
+  // discarded and attn goes on reading keys.
+  const attn_test::Tmux pane(100, 50, quote(ATTN_EXE) + " simple --pause");
+  REQUIRE(pane.ok());
+  CHECK(pane.wait_for("-- Enter: next step, q: quit"));
+  CHECK(shell("pkill -TSTP -f -- " + attn).status == 0);
+  pane.keys("Enter");
+  CHECK(pane.wait_for("[2/12] query"));
+  CHECK(shell("stty -F " + quote(tty_of(pane)) + " -a").out.find("-icanon") != std::string::npos);
+  pane.keys("q");
+  CHECK(pane.wait_for("attn-exited-0"));
+  CHECK(pane.wait_for("tty: echo icanon"));
 }
 
 TEST_CASE("Ctrl-C at a --pause prompt leaves --save-npy's DIR as it was (tmux)", "[terminal][tmux][npy]") {

@@ -5,7 +5,10 @@
 #include "cli/cli.hpp"
 
 #include <algorithm>
+#include <iostream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "cli/bench_process.hpp"
 #include "cli/commands.hpp"
@@ -215,7 +218,10 @@ int show(const Request& request, const Streams& s) {
     throw UsageError("--pause reads Enter from standard input, which --input - reads the embeddings from");
   const auto renderer = format.make(RenderOptions{style});
   const Document doc = run(request, *renderer, RunStreams{s.in, s.err, s.term.stderr_tty});
-  return emit(doc, *renderer, Sink{s.out, s.in, s.err, pause, style.color, o.save_npy});
+  Sink sink{s.out, s.in, s.err, pause, style.color, o.save_npy};
+  // The process's own standard input, a terminal: --pause reads its keys as pressed (no Enter after q).
+  if (pause && &s.in == &std::cin) sink.key_fd = STDIN_FILENO;
+  return emit(doc, *renderer, sink);
 }
 
 // attn LESSON: the lesson in the mode its options pick.

@@ -436,8 +436,8 @@ std::vector<OptionSpec> make_table() {
                      "row's own min to max: small weights told apart next to a large one). The legend says which"));
   t.back().in_present = true;
   t.push_back(flag(O, std::nullopt, "--pause", &OutputOptions::pause, "",
-                   "Wait for Enter after each step, q to quit (only when stdin and stdout are terminals; ignored "
-                   "otherwise, so scripts never hang)"));
+                   "Wait after each step: Enter for the next, q quits at once (only when stdin and stdout are "
+                   "terminals; ignored otherwise, so scripts never hang)"));
   t.push_back(flag(O, std::nullopt, "--quiet", &OutputOptions::quiet, "",
                    "Only each step's id and tensor, for diffing against the book"));
   t.push_back(flag(O, std::nullopt, "--explain,!--no-explain", &OutputOptions::explain, "",

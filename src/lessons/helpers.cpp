@@ -1,5 +1,7 @@
 #include "lessons/helpers.hpp"
 
+#include <algorithm>
+
 #include "model/gpt2_model.hpp"
 
 namespace attn {
@@ -51,8 +53,24 @@ std::string option_help(const std::string& lesson, const std::string& option) {
   return lesson_content(lesson).piece("phrases/help_" + option, "");
 }
 
+// A parameter path as named_parameters() spells it ("mha.heads.0.W_query") as the Python that reaches the
+// layer: an nn.ModuleList's index is a subscript ("mha.heads[0].W_query"); "heads.0" is not Python.
+static std::string python_attribute(const std::string& path) {
+  std::string out;
+  std::size_t from = 0;
+  while (from <= path.size()) {
+    const std::size_t dot = std::min(path.find('.', from), path.size());
+    const std::string part = path.substr(from, dot - from);
+    const bool index = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
+    out += index ? "[" + part + "]" : (out.empty() ? "" : ".") + part;
+    from = dot + 1;
+  }
+  return out;
+}
+
 void add_linear_steps(const LessonText& text, const std::string& path, const Linear& layer, const std::string& role) {
   const LessonText words = text.with({{"path", path},
+                                      {"attribute", python_attribute(path)},
                                       {"role", role},
                                       {"out", std::to_string(layer.weight.shape(0))},
                                       {"in", std::to_string(layer.weight.shape(1))},

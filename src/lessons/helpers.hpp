@@ -34,8 +34,9 @@ Tensor3 make_batch(const Matrix& inputs, std::size_t b);  // (b, num_tokens, d_i
 Node<Tensor3> add_batch_step(const LessonText& text, std::size_t b);
 
 // The parameters of one nn.Linear as steps named by their PyTorch path ("mha.W_query.weight", as
-// module.named_parameters() names them): the weight (out_features, in_features), then the bias when the
-// layer has one. `role` says what the layer does ("projects each token to its queries"). The words are the
+// module.named_parameters() names them; "mha.heads.0.W_query.weight" for a ModuleList's layer, whose code
+// reads it as Python does, mha.heads[0].W_query.weight): the weight (out_features, in_features), then the
+// bias when the layer has one. `role` says what the layer does ("projects each token to its queries"). The words are the
 // shared content's (data/lessons/shared.json).
 void add_linear_steps(const LessonText& text, const std::string& path, const Linear& layer, const std::string& role);
 

@@ -191,6 +191,12 @@ ResolvedTrace run_trainable(const Inputs& in, const LessonConfig& given, const S
   TorchGenerator gen(seed_w);
   text.set("rand_call", "torch.nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)");
   text.set("real", text.phrase({"real", in.model ? "model" : "book"}));
+  // --model: where the head's biases sit in c_attn.bias, (3 * n_embd,): the queries', keys' and values'
+  // thirds, each split into heads of d_out = head_dim.
+  const std::size_t head_from = cfg.head.value_or(0) * d_out;
+  text.set("query_from", head_from).set("query_to", head_from + d_out);
+  text.set("key_from", d_in + head_from).set("key_to", d_in + head_from + d_out);
+  text.set("value_from", 2 * d_in + head_from).set("value_to", 2 * d_in + head_from + d_out);
   const StepWeights w = add_weights(text, in, cfg, gen);
   text.set("plus_q", in.model ? " + b_query" : "").set("plus_k", in.model ? " + b_key" : "");
   text.set("plus_v", in.model ? " + b_value" : "");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "lessons/registry.hpp"
 
@@ -27,7 +29,17 @@ std::string lesson_table(const Paint& paint) {
     out += indent + info.summary + "\n";
     out += indent + paint.cyan("attn " + info.name) + "\n";
   }
-  out += "\nattn tour runs them all; attn LESSON --help lists a lesson's options.\n";
+  // Every way to see every lesson, as the README's "In class" and docs/classroom.md give them.
+  const std::vector<std::pair<std::string, std::string>> every{
+      {"attn present", "full screen, a step per slide: class"},
+      {"attn tour --pause", "the terminal: a step per Enter, q quits"},
+      {"attn tour --format html > tour.html", "one page: a browser, slides, handout"}};
+  std::size_t command_width = 0;
+  for (const auto& way : every) command_width = std::max(command_width, way.first.size());
+  out += "\nEvery lesson, in book order:\n";
+  for (const auto& [command, what] : every)
+    out += "  " + paint.cyan(command) + std::string(command_width + 2 - command.size(), ' ') + what + "\n";
+  out += "attn LESSON --help lists a lesson's options.\n";
   return out;
 }
 

@@ -6,29 +6,42 @@
 #include <optional>
 
 #include "core/errors.hpp"
+#include "io/keys.hpp"
 #include "render/npy.hpp"
 
 namespace attn {
 
 namespace {
 
-// Writes the chunks; with pause, waits for Enter after each step and stops on q or end of input.
-void write_chunks(const std::vector<Chunk>& chunks, bool pause, std::ostream& out, std::istream& in, const Paint& paint) {
+// Writes the chunks; with pause, waits after each step for Enter (the next step) and stops on q or the end
+// of input: keys as pressed from the terminal `key_fd`, or lines from `in` when there is none.
+void write_chunks(const std::vector<Chunk>& chunks, bool pause, std::ostream& out, std::istream& in, int key_fd,
+                  const Paint& paint) {
   // pause is only ever set when stdin and stdout are terminals.
   if (!pause) {
     out << join(chunks);
     return;
   }
+  std::optional<TerminalKeys> keys;  // the terminal's mode, set for the prompts and back after them
+  if (key_fd >= 0) keys.emplace(key_fd);
+  const bool by_key = keys && keys->ok();
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     out << chunks[i].text << std::flush;
     if (!chunks[i].pause_after || i + 1 == chunks.size()) continue;
     out << paint.dim("-- Enter: next step, q: quit (back and forth: attn present) --") << std::flush;
-    std::string line;
-    if (!std::getline(in, line) || line == "q" || line == "Q") {
+    bool next = false;
+    if (by_key) {
+      next = keys->next() == TerminalKeys::Key::Next;
+    } else {
+      std::string line;
+      next = std::getline(in, line) && line != "q" && line != "Q";
+    }
+    if (!next) {
       out << "\n" << std::flush;
       return;
     }
-    out << "\x1b[1A\x1b[2K" << std::flush;  // a terminal: take the prompt line away again
+    // Take the prompt away again: a key left the cursor on its line (no echo), a line one below it.
+    out << (by_key ? "\r\x1b[2K" : "\x1b[1A\x1b[2K") << std::flush;
   }
 }
 
@@ -115,7 +128,7 @@ int emit(const Document& doc, const Renderer& renderer, const Sink& sink) {
       return kExitRuntime;  // (a signal the process ignores: nothing ends it, and the run stops here)
     }
   }
-  write_chunks(chunks, sink.pause, out, sink.in, Paint{sink.color});
+  write_chunks(chunks, sink.pause, out, sink.in, sink.key_fd, Paint{sink.color});
   if (npy) {
     out.flush();
     const int error = errno;

@@ -1,7 +1,7 @@
 #pragma once
 // The second half of the application: a computed Document, rendered, to a sink. Output is built whole
 // before its first byte is written (so a failure never leaves half a document), except with --pause, which
-// writes step by step and waits for Enter; --save-npy's files are staged before stdout is written and put
+// writes step by step and waits for a key; --save-npy's files are staged before stdout is written and put
 // in place only once stdout has taken everything (render/npy.hpp), with signals held off meanwhile.
 #include <istream>
 #include <ostream>
@@ -19,6 +19,9 @@ struct Sink {
   bool pause = false;  // only ever set when stdin and stdout are terminals
   bool color = false;  // the pause prompt's
   std::string save_npy;  // --save-npy DIR; empty: no files
+  // With pause: the terminal --pause reads each key from as it is pressed (q quits at once; io/keys.hpp),
+  // the process's standard input when `in` is it; -1: lines from `in` (a test's stream).
+  int key_fd = -1;
 };
 
 // Renders `doc` and writes it to `sink`; returns the exit status (a failed save is reported to sink.err;
