@@ -189,9 +189,9 @@ TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of
   const Step& w = mha.step("attn_weights");  // (2, 4, 6, 6)
   const std::vector<HeatMap> maps = heat_maps(w, mha.inputs.tokens);
   REQUIRE(maps.size() == 4);
-  // Each head's rows as numbers in cells: "   journey  0.48  0.52   ·  ...", the query's label then its numbers.
+  // Each head's rows as numbers in cells: "   'journey'  0.48  0.52   ·  ...", the query's label then its numbers.
   const auto row_text = [&](std::size_t head, std::size_t i) {
-    std::string r = "  " + std::string(8 - maps[head].labels[i].size(), ' ') + maps[head].labels[i];
+    std::string r = "  " + std::string(10 - maps[head].labels[i].size(), ' ') + maps[head].labels[i];
     for (std::size_t j = 0; j <= i; ++j) r += " " + std::string(5 - heat_number(maps[head].at(i, j)).size(), ' ') + heat_number(maps[head].at(i, j));
     return r;
   };
@@ -250,7 +250,7 @@ TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of
   for (const Line& l : lines) {
     CHECK(line_width(l) <= 200);
     const std::string t = plain(l);
-    if (t.find("19 x20") != std::string::npos && t.find("19 x20", t.find("19 x20") + 1) != std::string::npos) ++both;
+    if (t.find("19 'x20'") != std::string::npos && t.find("19 'x20'", t.find("19 'x20'") + 1) != std::string::npos) ++both;
   }
   CHECK(both == 1);  // the last query's row of both heads on one line
   b.head = 1;
@@ -409,7 +409,7 @@ TEST_CASE("heatmap_lines: an overview step is a row of small colour-only maps, e
   CHECK(alone.find("heatmap: head 1") != std::string::npos);
   CHECK(alone.find("head 0") == std::string::npos);
   CHECK(alone.find("first token") != std::string::npos);
-  CHECK(alone.find("   journey  1.00  0.00   ") != std::string::npos);  // every number, in its cell
+  CHECK(alone.find("   'journey'  1.00  0.00   ") != std::string::npos);  // every number, in its cell
   CHECK(deck.status(200).find("head 1 of 12") != std::string::npos);
 }
 
@@ -423,7 +423,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
   REQUIRE(s.causal);
   std::vector<Line> map = heatmap_lines(s, causal.inputs.tokens, o);
   std::string text = text_of(map);
-  CHECK(text.find("journey") != std::string::npos);
+  CHECK(text.find("  'journey' ") != std::string::npos);  // a row label, whole
   CHECK(text.find("1.00") != std::string::npos);  // "Your" attends only to itself
   CHECK(text.find("keys:") == std::string::npos);
   std::size_t masked = 0, cells = 0;
@@ -447,7 +447,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
       text = text_of(map);
       for (const Line& l : map) CHECK(line_width(l) <= width);
       CHECK(text.find("keys: 0='x1'") != std::string::npos);
-      CHECK(text.find("  " + std::to_string(n - 1) + " x" + std::to_string(n)) != std::string::npos);  // the last row's label
+      CHECK(text.find("  " + std::to_string(n - 1) + " 'x" + std::to_string(n) + "' ") != std::string::npos);  // the last row's label
       for (const Line& l : map)
         for (const Span& sp : l)
           if (sp.role == Role::Cell) CHECK(sp.text.find_first_of("0123456789") == std::string::npos);  // colour only
