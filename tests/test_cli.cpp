@@ -124,7 +124,7 @@ TEST_CASE("the bundled data is found from any directory and from an installed la
   std::ofstream(prefix + "/share/attn/journey.json") << R"({"tokens": ["installed", "copy"], "embeddings": [[1, 0], [0, 1]]})";
   const auto r = shell("cd / && " + prefix + "/bin/attn simple");
   CHECK(r.status == 0);
-  CHECK(r.out.find("installed copy") != std::string::npos);
+  CHECK(r.out.find("tokens: 'installed' 'copy'") != std::string::npos);
   shell("rm -rf " + quote(prefix));
 }
 

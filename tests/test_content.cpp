@@ -365,7 +365,7 @@ std::vector<std::string> counts_from_one(const std::vector<std::string>& args) {
 
 }  // namespace
 
-TEST_CASE("lesson text: with one of anything, no sentence says \"1 tokens\" (every lesson's output at its smallest)",
+TEST_CASE("lesson text: with one of anything no sentence says \"1 tokens\" (every lesson's output at its smallest)",
           "[content]") {
   // The plural nouns: every word that follows a count of 2 or more in any lesson's book output, and the
   // last word of every plural's last form in the content ({n|token|tokens}).
@@ -442,7 +442,7 @@ TEST_CASE("lesson text: with one of anything, no sentence says \"1 tokens\" (eve
   CHECK(checked >= 2 * every_mode().size());
 }
 
-TEST_CASE("lesson text: a plural has one form per category of the language, and the count picks it", "[content]") {
+TEST_CASE("lesson text: a plural has one form per category of the language and the count picks it", "[content]") {
   CHECK(placeholders("all {n} {n|token|tokens}") == std::vector<std::string>{"n", "n"});
   REQUIRE(plurals("{n|the one head|all # heads} of {m}").size() == 1);
   CHECK(plurals("{n|the one head|all # heads}").front().forms == std::vector<std::string>{"the one head", "all # heads"});

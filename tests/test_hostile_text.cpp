@@ -70,7 +70,7 @@ TEST_CASE("visible() makes control characters, invalid bytes and bidi overrides 
   CHECK(visible("\xe2\x81\xa6") == "\\u{2066}");    // LEFT-TO-RIGHT ISOLATE
 }
 
-TEST_CASE("token_repr: a token as Python's repr prints it, spaces as the open box, bytes that are not UTF-8 as b'...'",
+TEST_CASE("token_repr: a token as Python's repr prints it with spaces as the open box and bytes not UTF-8 as b'...'",
           "[hostile]") {
   // Expectations from Python 3's repr(), with each space then written as "␣" (U+2423).
   CHECK(token_repr("Your") == "'Your'");
@@ -117,7 +117,7 @@ TEST_CASE("token_repr: a token as Python's repr prints it, spaces as the open bo
   CHECK(backslash_replaced("caf\xc3\xa9") == "caf\xc3\xa9");
 }
 
-TEST_CASE("clip_label cuts between whole characters and whole escapes, and says so with an ellipsis", "[hostile]") {
+TEST_CASE("clip_label cuts between whole characters and whole escapes and says so with an ellipsis", "[hostile]") {
   const std::string dots = "\xe2\x80\xa6";
   CHECK(clip_label("'Your'", 6) == "'Your'");  // fits: as it is, no ellipsis
   CHECK(clip_label("'journey'", 8) == "'journe" + dots);  // seven columns and the ellipsis

@@ -5,8 +5,11 @@
 
 #include <cctype>
 #include <chrono>
+#include <regex>
 #include <sstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "core/torch_random.hpp"
 #include "inputs/embeddings.hpp"
@@ -867,7 +870,7 @@ TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a res
   CHECK(fits(t.screen(), 40));
   t.resize(120, 40);
   REQUIRE(t.wait_for("keys: 0='Your'", false));
-  CHECK(t.screen().find("  journey  0.20") != std::string::npos);
+  CHECK(t.screen().find("  'journey'  0.20") != std::string::npos);
   t.keys("C-c");  // Ctrl-C quits as q does
   REQUIRE(t.wait_for("attn-exited-0"));
   CHECK(t.format("#{alternate_on} #{cursor_flag}") == "0 1\n");
@@ -908,7 +911,7 @@ TEST_CASE("present in tmux at 100x30: takes --text, --seed and --step as attn ca
   const attn_test::Tmux t(100, 30, quote(ATTN_EXE) + " present causal --text 'The cat sat' --seed 3 --step attn_weights");
   REQUIRE(t.ok());
   REQUIRE(t.wait_for("Lesson 1 of 1: attn causal"));
-  CHECK(t.screen().find("'The' ' cat' ' sat'") != std::string::npos);
+  CHECK(t.screen().find("'The' '\xe2\x90\xa3" "cat' '\xe2\x90\xa3" "sat'") != std::string::npos);  // as token_repr shows them
   t.keys("Right");
   REQUIRE(t.wait_for("[8/22] attn_weights"));
   CHECK(t.wait_for(first_row));
@@ -930,7 +933,7 @@ TEST_CASE("present in tmux at 100x30: mha's and causal's attn_weights heatmaps o
     std::size_t n = 0, count = 0;
     while (std::getline(lines, line)) {
       ++n;
-      for (std::size_t at = line.find("    step  0.1"); at != std::string::npos; at = line.find("    step  0.1", at + 1)) ++count;
+      for (std::size_t at = line.find("    'step'  0.1"); at != std::string::npos; at = line.find("    'step'  0.1", at + 1)) ++count;
     }
     CHECK(n <= 30);  // what capture-pane gives is the 30 lines on screen
     return count;
@@ -1102,4 +1105,88 @@ TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, mask
   CHECK(dumb.screen().find("attn: attn present needs a terminal that can place the cursor, which TERM='dumb' cannot; "
                            "try attn tour --pause") != std::string::npos);
   CHECK(dumb.wait_for("tty: echo icanon"));
+}
+
+TEST_CASE("one form of a token: the header and explanations and heatmap labels and html and svg and slides agree",
+          "[present][hostile]") {
+  // An apostrophe, leading spaces, and an emoji GPT-2 splits into three byte tokens.
+  const std::string sentence = "I can't believe it's not butter \xf0\x9f\xa7\x88!";
+  const std::string box = "\xe2\x90\xa3", dots = "\xe2\x80\xa6";
+  // What Python's repr shows (the space marked): the emoji's pieces as decode_single_token_bytes' bytes.
+  const std::vector<std::string> forms{"'I'", "'" + box + "can'", "\"'t\"", "'" + box + "believe'", "'" + box + "it'",
+                                       "\"'s\"", "'" + box + "not'", "'" + box + "butter'", "b'" + box + "\\xf0\\x9f'",
+                                       "b'\\xa7'", "b'\\x88'", "'!'"};
+  std::string listed;
+  for (const auto& f : forms) listed += (listed.empty() ? "" : " ") + f;
+  // A \x escape is never cut: no \x without its two hex digits, anywhere.
+  const std::regex cut_escape(R"(\\x(?![0-9a-f]{2}))");
+
+  // The text view: the header's token list, the query's label and a title and an explanation filled with
+  // the token, the heatmap's labels (cut to their columns, with an ellipsis).
+  const attn_test::Run text = attn_test::run({"simple", "--text", sentence, "--color", "never"});
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("\ntokens: " + listed + "\n") != std::string::npos);
+  CHECK(text.out.find("\nquery: token 1 '" + box + "can', x^(2) (--query)\n") != std::string::npos);
+  CHECK(text.out.find("-- Attention scores of '" + box + "can'\n") != std::string::npos);
+  CHECK(text.out.find("These are the attention weights of '" + box + "can'.") != std::string::npos);
+  const attn_test::Run map = attn_test::run({"all-tokens", "--text", sentence, "--heatmap", "always", "--color", "never"});
+  REQUIRE(map.status == 0);
+  CHECK(map.out.find("\n      '" + box + "can'   0.00   0.63") != std::string::npos);       // a row label, whole
+  CHECK(map.out.find("\n    b'" + box + "\\xf0" + dots + "   0.00") != std::string::npos);   // cut between escapes
+  CHECK(map.out.find("\n     b'\\xa7'   0.00") != std::string::npos);
+  CHECK(map.out.find(" '" + box + "can'   \"'t\" '" + box + "bel" + dots + "  '" + box + "it'") != std::string::npos);  // keys
+  CHECK(map.out.find("   b'" + box + dots + "    b'" + dots + "    b'" + dots + "    '!'\n") != std::string::npos);
+  CHECK(map.out.find("the row of token 1 '" + box + "can', x^(2)") != std::string::npos);
+  CHECK_FALSE(std::regex_search(map.out, cut_escape));
+  CHECK_FALSE(std::regex_search(text.out, cut_escape));
+  // The explanation of the tokenizer's step: each token with its id, the same form (from the JSON, unwrapped).
+  const attn_test::Run as_json = attn_test::run({"simple", "--text", sentence, "--json", "--step", "token_ids"});
+  REQUIRE(as_json.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(as_json.out);
+  const std::string explained = doc.at("steps").at(0).at("explanation");
+  CHECK(explained.find("'I' 40, '" + box + "can' 460, \"'t\" 470,") != std::string::npos);
+  CHECK(explained.find("b'" + box + "\\xf0\\x9f' 12520, b'\\xa7' 100, b'\\x88' 230, '!' 0.") != std::string::npos);
+  // JSON is data: each token's exact string, the split bytes as backslashreplace writes them.
+  CHECK(doc.at("inputs").at("tokens") ==
+        nlohmann::json({"I", " can", "'t", " believe", " it", "'s", " not", " butter", " \\xf0\\x9f", "\\xa7", "\\x88", "!"}));
+
+  // html and svg: the same forms, escaped by the markup; the svg's cells say which tokens they relate.
+  std::vector<std::string> escaped;
+  for (const auto& f : forms) {
+    std::string e;
+    for (const char c : f) e += c == '\'' ? "&#39;" : c == '"' ? "&quot;" : std::string(1, c);
+    escaped.push_back(e);
+  }
+  const attn_test::Run html = attn_test::run({"all-tokens", "--text", sentence, "--format", "html"});
+  REQUIRE(html.status == 0);
+  std::string html_tokens;
+  for (const auto& e : escaped) html_tokens += (html_tokens.empty() ? "" : " ") + ("<code class=\"tok\">" + e + "</code>");
+  CHECK(html.out.find("<li>tokens: " + html_tokens + "</li>") != std::string::npos);
+  CHECK(html.out.find("Adding up the row of token 1 " + escaped[1] + ", x^(2)") != std::string::npos);
+  const attn_test::Run svg = attn_test::run({"all-tokens", "--text", sentence, "--format", "svg", "--step", "attn_weights"});
+  REQUIRE(svg.status == 0);
+  for (const auto& e : escaped) {
+    INFO(e);
+    CHECK(svg.out.find("rotate(-45)\">" + e + "</text>") != std::string::npos);  // a key's label
+    CHECK(svg.out.find("central\">" + e + "</text>") != std::string::npos);      // a query's label
+  }
+  CHECK(svg.out.find("<title>query 8 " + escaped[8] + ", key 2 " + escaped[2] + ": ") != std::string::npos);
+  CHECK_FALSE(std::regex_search(svg.out, cut_escape));
+
+  // attn present: the lesson's slide lists the tokens, the heatmap labels its rows the same way.
+  const Presented p = presented({"all-tokens", "--text", sentence});
+  REQUIRE(p.status == 0);
+  const Trace& t = p.doc.traces.front();
+  LayoutOptions o;
+  o.width = 200;
+  const SlideText first = lesson_slide(t, 1, 1, o);
+  const std::string slide = text_of(first.text);
+  for (const auto& f : forms) {
+    INFO(f);
+    CHECK(slide.find(" " + f) != std::string::npos);
+  }
+  const std::string figure = text_of(heatmap_lines(t.step("attn_weights"), t.inputs.tokens, o));
+  CHECK(figure.find("\n    b'" + box + "\\xf0" + dots + "  0.00") != std::string::npos);
+  CHECK(figure.find("\n      '" + box + "can'  0.00  0.63") != std::string::npos);
+  CHECK_FALSE(std::regex_search(figure, cut_escape));
 }

@@ -11,7 +11,7 @@
 
 namespace attn {
 
-// A number in at most kCell - 1 characters: 0.55, -1.25, 12.3, 1e+04.
+// A number in at most 5 characters: 0.55, -1.25, 12.3, 1e+04.
 std::string heat_number(float v) {
   char buf[32];
   const double a = std::fabs(static_cast<double>(v));
@@ -108,7 +108,7 @@ std::string HeatMap::scale_words(HeatScale scale) const {
 
 namespace {
 
-constexpr std::size_t kCell = 6;   // characters per cell
+constexpr std::size_t kCell = 7;   // characters per cell: a key label of six, a token of four whole ('Your')
 constexpr std::size_t kLabel = 10;  // columns of a row label: the book's tokens whole as token_repr shows them ('journey', '␣journey')
 const char* const kMasked = "\xc2\xb7";  // "·": a masked (future) cell
 
