@@ -186,5 +186,5 @@ TEST_CASE("dropout on a matrix of ones is drawn with positions, not as queries a
   CHECK(ones != std::string::npos);
   CHECK(weights != std::string::npos);
   CHECK(ones < weights);
-  CHECK(r.out.find("               0     1     2     3     4     5\n") != std::string::npos);
+  CHECK(r.out.find("                  0      1      2      3      4      5\n") != std::string::npos);
 }
