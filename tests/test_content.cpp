@@ -132,6 +132,7 @@ std::vector<std::vector<std::string>> every_kind_of_run() {
   runs.push_back({"kv-cache", "--estimate", "--json"});
   runs.push_back({"gqa", "--kv-cache", "--json"});
   runs.push_back({"kv-cache", "--estimate"});  // the text view, which lays out its table
+  runs.push_back({"heads", "--model", ATTN_TESTS_DIR "/golden/models/tiny-f32", "--layer", "2", "--json"});  // one block
   return runs;
 }
 
