@@ -124,7 +124,7 @@ TEST_CASE("the bundled data is found from any directory and from an installed la
   std::ofstream(prefix + "/share/attn/journey.json") << R"({"tokens": ["installed", "copy"], "embeddings": [[1, 0], [0, 1]]})";
   const auto r = shell("cd / && " + prefix + "/bin/attn simple");
   CHECK(r.status == 0);
-  CHECK(r.out.find("installed copy") != std::string::npos);
+  CHECK(r.out.find("tokens: 'installed' 'copy'") != std::string::npos);
   shell("rm -rf " + quote(prefix));
 }
 
@@ -186,5 +186,5 @@ TEST_CASE("dropout on a matrix of ones is drawn with positions, not as queries a
   CHECK(ones != std::string::npos);
   CHECK(weights != std::string::npos);
   CHECK(ones < weights);
-  CHECK(r.out.find("               0     1     2     3     4     5\n") != std::string::npos);
+  CHECK(r.out.find("                  0      1      2      3      4      5\n") != std::string::npos);
 }

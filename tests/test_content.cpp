@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/options.hpp"
 #include "core/errors.hpp"
 #include "inputs/sources.hpp"
 #include "run/run.hpp"
@@ -131,6 +132,7 @@ std::vector<std::vector<std::string>> every_kind_of_run() {
   runs.push_back({"kv-cache", "--estimate", "--json"});
   runs.push_back({"gqa", "--kv-cache", "--json"});
   runs.push_back({"kv-cache", "--estimate"});  // the text view, which lays out its table
+  runs.push_back({"heads", "--model", ATTN_TESTS_DIR "/golden/models/tiny-f32", "--layer", "2", "--json"});  // one block
   return runs;
 }
 
@@ -393,4 +395,157 @@ TEST_CASE("lesson text: every step's code of every lesson parses as Python (ast.
   CHECK(lines == 2);  // the refusal, then the count: no code of any lesson was refused
   CHECK_THAT(r.out, Catch::EndsWith("parsed " + std::to_string(blocks.size() - 1) + "\n"));
   CHECK(blocks.size() > 3000u);  // 3,704 on 2026-11-26 (the refusal and 3,703 distinct codes of a run)
+}
+
+namespace {
+
+// Each lesson mode's arguments: the lesson, and the mode's selector flag for a mode after the first.
+std::vector<std::vector<std::string>> every_mode() {
+  std::vector<std::vector<std::string>> out;
+  for (const Lesson& lesson : lessons())
+    for (const LessonMode& mode : lesson.modes) {
+      std::vector<std::string> args{lesson.info.name};
+      if (mode.selector) args.push_back(lesson_option(*mode.selector).name);
+      args.push_back("--color");
+      args.push_back("never");
+      out.push_back(args);
+    }
+  return out;
+}
+
+// The lesson options of `args`' mode that count something from 1 (their range starts at 1: "1 to 64").
+std::vector<std::string> counts_from_one(const std::vector<std::string>& args) {
+  const Lesson& lesson = *find_lesson(args[0]);
+  const LessonMode* mode = &lesson.modes.front();
+  for (const LessonMode& m : lesson.modes)
+    if (m.selector && std::find(args.begin(), args.end(), lesson_option(*m.selector).name) != args.end()) mode = &m;
+  std::vector<std::string> out;
+  for (const OptionUse& use : mode->options) {
+    const OptionSpec& spec = lesson_option(use.opt);
+    if (!spec.is_flag() && spec.range.rfind("1 to ", 0) == 0) out.push_back(spec.spellings().front());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("lesson text: with one of anything no sentence says \"1 tokens\" (every lesson's output at its smallest)",
+          "[content]") {
+  // The plural nouns: every word that follows a count of 2 or more in any lesson's book output, and the
+  // last word of every plural's last form in the content ({n|token|tokens}).
+  std::set<std::string> plural_nouns;
+  const std::regex counted(R"((?:^|[^\w.,])(?:[2-9]|[1-9]\d+) ([a-z][a-z_-]*s)\b)");
+  const auto collect = [&](const std::string& text) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), counted); it != std::sregex_iterator(); ++it)
+      plural_nouns.insert((*it)[1]);
+  };
+  for (const auto& args : every_mode()) {
+    const attn_test::Run r = attn_test::run(args);
+    REQUIRE(r.status == 0);
+    collect(r.out);
+  }
+  std::vector<const Content*> contents{&lesson_content("shared")};
+  for (const Lesson& lesson : lessons()) contents.push_back(&lesson_content(lesson.info.name));
+  std::size_t content_plurals = 0;
+  for (const Content* c : contents)
+    for (const auto& path : c->paths())
+      for (const Plural& p : plurals(c->english(path))) {
+        ++content_plurals;
+        const std::string& other = p.forms.back();
+        const std::size_t word = other.find_last_of(' ');
+        plural_nouns.insert(word == std::string::npos ? other : other.substr(word + 1));
+      }
+  CHECK(content_plurals >= 5);
+  // The check can fail: the nouns it looks for include the book's own counts.
+  for (const char* noun : {"tokens", "dims", "heads"}) {
+    INFO(noun);
+    CHECK(plural_nouns.count(noun) == 1);
+  }
+
+  // Every mode at its smallest input (one token, or two for kv-cache, which needs one to decode), from
+  // --random and from --text, then with each option that counts from 1 set to 1, and with all of them.
+  const std::regex one_of(R"((?:^|[^\w.,-])1 ([a-z][a-z_-]*)\b)");
+  std::size_t checked = 0;
+  for (const auto& mode_args : every_mode()) {
+    for (const std::vector<std::string>& one : {std::vector<std::string>{"--random", "1x3"},
+                                                std::vector<std::string>{"--text", "Hi"}}) {
+      std::vector<std::string> base = mode_args;
+      base.insert(base.end(), one.begin(), one.end());
+      if (attn_test::run(base).status != 0) {  // a lesson that needs two tokens, or takes no input
+        base = mode_args;
+        if (one.front() == "--random") base.insert(base.end(), {"--random", "2x3"});
+        else if (attn_test::run(mode_args).out.find("inputs:") != std::string::npos)
+          base.insert(base.end(), {"--text", "Hi there"});
+      }
+      std::vector<std::vector<std::string>> runs{base};
+      std::vector<std::string> all = base;
+      for (const std::string& option : counts_from_one(mode_args)) {
+        std::vector<std::string> with = base;
+        with.insert(with.end(), {option, "1"});
+        runs.push_back(with);
+        all.insert(all.end(), {option, "1"});
+      }
+      runs.push_back(all);
+      for (const auto& args : runs) {
+        const attn_test::Run r = attn_test::run(args);
+        std::string line;
+        for (const auto& a : args) line += " " + a;
+        if (r.status != 0) {  // a combination the lesson refuses (--heads 1 with gqa's --kv-groups 2) says so
+          INFO("attn" << line << ": " << r.err);
+          CHECK(r.status == 2);
+          continue;
+        }
+        ++checked;
+        for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), one_of); it != std::sregex_iterator(); ++it) {
+          INFO("attn" << line << " says \"" << it->str() << "\"");
+          CHECK(plural_nouns.count((*it)[1]) == 0);
+        }
+      }
+    }
+  }
+  CHECK(checked >= 2 * every_mode().size());
+}
+
+TEST_CASE("lesson text: a plural has one form per category of the language and the count picks it", "[content]") {
+  CHECK(placeholders("all {n} {n|token|tokens}") == std::vector<std::string>{"n", "n"});
+  REQUIRE(plurals("{n|the one head|all # heads} of {m}").size() == 1);
+  CHECK(plurals("{n|the one head|all # heads}").front().forms == std::vector<std::string>{"the one head", "all # heads"});
+  for (const auto& [n, text] : std::vector<std::pair<std::string, std::string>>{
+           {"0", "0 tokens, all 0 heads"}, {"1", "1 token, the one head"}, {"2", "2 tokens, all 2 heads"},
+           {"21", "21 tokens, all 21 heads"}}) {
+    CHECK(fill("{n} {n|token|tokens}, {n|the one head|all # heads}", {{"n", n}}, "x") == text);
+  }
+  CHECK_THROWS_WITH(fill("{n|token|tokens}", {{"n", "1,024"}}, "steps/x/title"),
+                    Catch::Contains("steps/x/title: the plural {n|...} is given \"1,024\", not a whole number"));
+  CHECK_THROWS_WITH(fill("{n|token|tokens}", {}, "x"), Catch::Contains("uses {n}"));
+  // Russian's three forms: 1, 21 (one); 2-4, 22 (few); 0, 5-20, 11-14, 25 (many).
+  const PluralRule* ru = plural_rule("ru");
+  REQUIRE(ru != nullptr);
+  CHECK(ru->categories.size() == 3);
+  for (const auto& [n, form] : std::vector<std::pair<unsigned long long, std::size_t>>{
+           {1, 0}, {21, 0}, {101, 0}, {2, 1}, {4, 1}, {22, 1}, {0, 2}, {5, 2}, {11, 2}, {12, 2}, {14, 2}, {25, 2}, {111, 2}})
+    CHECK(ru->form(n) == form);
+  CHECK(fill("{n} {n|токен|токена|токенов}", {{"n", "3"}}, "x", "ru") == "3 токена");
+  CHECK(plural_rule("en")->form(1) == 0);
+  CHECK(plural_rule("en")->form(0) == 1);
+  CHECK(plural_rule("xx") == nullptr);
+  // Checked when the content loads: English has two forms, a translation its language's number.
+  const auto malformed = [](const std::string& text, const std::string& says) {
+    CHECK_THROWS_WITH(Content("x.json", text), Catch::Contains("x.json: malformed lesson content") && Catch::Contains(says));
+  };
+  malformed(R"({"phrases": {"p": "{n|token}"}})", "phrases/p: the plural {n|...} has 1 form; en has 2 (one, other)");
+  malformed(R"({"phrases": {"p": "{n|a|b|c}"}})", "has 3 forms; en has 2");
+  malformed(R"({"phrases": {"p": "{n|a{b}|c}"}})", "a '{' inside a placeholder");
+  CHECK_NOTHROW(Content("x.json", R"({"phrases": {"p": "{n|token|tokens}"}})"));
+  const std::string english = R"({"phrases": {"p": "{n} {n|token|tokens}"}})";
+  const auto translated = [&](const std::string& language, const std::string& text) {
+    return json({{"language", language}, {"entries", {{"phrases/p", {{"source", text_hash("{n} {n|token|tokens}")}, {"text", text}}}}}}).dump();
+  };
+  const Content ru_content("x.json", english, "ru.json", translated("ru", "{n} {n|токен|токена|токенов}"));
+  CHECK(ru_content.language("phrases/p", "") == "ru");
+  CHECK(fill(ru_content.piece("phrases/p", ""), {{"n", "5"}}, "x", ru_content.language("phrases/p", "")) == "5 токенов");
+  CHECK_THROWS_WITH(Content("x.json", english, "ru.json", translated("ru", "{n} {n|токен|токенов}")),
+                    Catch::Contains("ru.json: malformed translation") && Catch::Contains("has 2 forms; ru has 3"));
+  CHECK_THROWS_WITH(Content("x.json", english, "xx.json", translated("xx", "{n} {n|a|b}")),
+                    Catch::Contains("xx.json: malformed translation: phrases/p: no plural rule for \"xx\""));
 }

@@ -11,7 +11,10 @@
 #include "core/terminal_text.hpp"
 #include "support.hpp"
 
+using attn::backslash_replaced;
+using attn::clip_label;
 using attn::clip_to_width;
+using attn::token_repr;
 using attn::display_width;
 using attn::visible;
 using attn_test::run;
@@ -98,6 +101,81 @@ TEST_CASE("bash reads every shell_word() back as the exact bytes it quoted", "[h
   }
 }
 
+TEST_CASE("token_repr: a token as Python's repr prints it with spaces as the open box and bytes not UTF-8 as b'...'",
+          "[hostile]") {
+  // Expectations from Python 3's repr(), with each space then written as "␣" (U+2423).
+  CHECK(token_repr("Your") == "'Your'");
+  CHECK(token_repr(" journey") == "'\xe2\x90\xa3journey'");  // GPT-2's leading space, marked
+  CHECK(token_repr("New York") == "'New\xe2\x90\xa3York'");   // every space: the token stays one word when wrapped
+  CHECK(token_repr("") == "''");
+  // Quotes: single unless the text holds a ' and no " (then double, the ' kept); a quote of the kind used escaped.
+  CHECK(token_repr("'t") == "\"'t\"");
+  CHECK(token_repr("can't") == "\"can't\"");
+  CHECK(token_repr("say \"hi\"") == "'say\xe2\x90\xa3\"hi\"'");
+  CHECK(token_repr("both ' and \"") == "'both\xe2\x90\xa3\\'\xe2\x90\xa3" "and\xe2\x90\xa3\"'");
+  CHECK(token_repr("back\\slash") == "'back\\\\slash'");
+  // Controls as repr escapes them: \t \n \r, the rest \xNN; C1 controls, format characters (bidi overrides,
+  // the zero-width joiner) and separators other than the space as \xNN, \uNNNN or \UNNNNNNNN.
+  CHECK(token_repr("\x1b[2J") == "'\\x1b[2J'");
+  CHECK(token_repr("a\tb\nc\rd") == "'a\\tb\\nc\\rd'");
+  CHECK(token_repr(std::string("a\0b", 3)) == "'a\\x00b'");
+  CHECK(token_repr("\x7f") == "'\\x7f'");
+  CHECK(token_repr("\xc2\x85") == "'\\x85'");                 // NEXT LINE, a C1 control
+  CHECK(token_repr("\xc2\xa0nbsp") == "'\\xa0nbsp'");          // NO-BREAK SPACE
+  CHECK(token_repr("\xe2\x80\xae" "evil") == "'\\u202eevil'");  // RIGHT-TO-LEFT OVERRIDE
+  CHECK(token_repr("zw\xe2\x80\x8dj") == "'zw\\u200dj'");      // ZERO WIDTH JOINER
+  CHECK(token_repr("\xf3\xa0\x80\x81") == "'\\U000e0001'");    // LANGUAGE TAG
+  CHECK(token_repr("\xe2\x90\xa3") == "'\\u2423'");             // a real open box is not a space
+  // Printable text as it is: accents, combining marks, wide characters, emoji.
+  CHECK(token_repr("caf\xc3\xa9") == "'caf\xc3\xa9'");
+  CHECK(token_repr("e\xcc\x81") == "'e\xcc\x81'");
+  CHECK(token_repr("日本") == "'日本'");
+  CHECK(token_repr("👍") == "'👍'");
+  // Not whole UTF-8 (a piece of a character GPT-2 split over tokens): Python's repr of the bytes.
+  CHECK(token_repr(" \xf0\x9f") == "b'\xe2\x90\xa3\\xf0\\x9f'");
+  CHECK(token_repr("\xa7") == "b'\\xa7'");
+  CHECK(token_repr("caf\xc3\xa9\xf0") == "b'caf\\xc3\\xa9\\xf0'");  // every byte past ASCII, as bytes' repr
+  CHECK(token_repr("'\xff") == "b\"'\\xff\"");
+  CHECK(token_repr("\\\xff\t") == "b'\\\\\\xff\\t'");
+  // Whatever the token, the form acts on no terminal and is XML-safe: visible() and xml_safe() leave it alone.
+  for (const std::string& t : kHostile) {
+    INFO(t);
+    CHECK(visible(token_repr(t)) == token_repr(t));
+    CHECK(attn::xml_safe(token_repr(t)) == token_repr(t));
+  }
+  // JSON's form of a token: Python's bytes.decode("utf-8", "backslashreplace").
+  CHECK(backslash_replaced(" \xf0\x9f") == " \\xf0\\x9f");
+  CHECK(backslash_replaced("caf\xc3\xa9") == "caf\xc3\xa9");
+}
+
+TEST_CASE("clip_label cuts between whole characters and whole escapes and says so with an ellipsis", "[hostile]") {
+  const std::string dots = "\xe2\x80\xa6";
+  CHECK(clip_label("'Your'", 6) == "'Your'");  // fits: as it is, no ellipsis
+  CHECK(clip_label("'journey'", 8) == "'journe" + dots);  // seven columns and the ellipsis
+  CHECK(display_width(clip_label("'journey'", 5)) == 5);
+  // Never inside an escape: b'␣\xf0\x9f' in 8 columns is b'␣\xf0 and the ellipsis, never b'␣\xf0\x9.
+  CHECK(clip_label("b'\xe2\x90\xa3\\xf0\\x9f'", 8) == "b'\xe2\x90\xa3\\xf0" + dots);
+  CHECK(clip_label("b'\xe2\x90\xa3\\xf0\\x9f'", 7) == "b'\xe2\x90\xa3" + dots);
+  CHECK(clip_label("b'\xe2\x90\xa3\\xf0\\x9f'", 10) == "b'\xe2\x90\xa3\\xf0" + dots);
+  CHECK(clip_label("b'\xe2\x90\xa3\\xf0\\x9f'", 11) == "b'\xe2\x90\xa3\\xf0" + dots);  // \x9f and the ellipsis: 12
+  CHECK(clip_label("b'\xe2\x90\xa3\\xf0\\x9f'", 12) == "b'\xe2\x90\xa3\\xf0\\x9f'");
+  CHECK(clip_label("'\\u202eevil'", 6) == "'" + dots);
+  CHECK(clip_label("'\\u202eevil'", 7) == "'" + dots);
+  CHECK(clip_label("'\\u202eevil'", 8) == "'\\u202e" + dots);
+  CHECK(clip_label("'\\U000e0001'", 10) == "'" + dots);
+  CHECK(clip_label("'a\\\\b'", 3) == "'a" + dots);       // \\ is one escape
+  CHECK(clip_label("'a\\\\b'", 4) == "'a" + dots);
+  CHECK(clip_label("'a\\\\b'", 5) == "'a\\\\" + dots);
+  CHECK(clip_label("x\\u{202e}y", 5) == "x" + dots);  // visible()'s escapes too
+  // Never inside a character: wide characters and emoji sequences stay whole.
+  CHECK(clip_label("'日本語'", 6) == "'日本" + dots);
+  CHECK(clip_label("'日本語'", 5) == "'日" + dots);  // 本 would need columns 4 and 5, leaving none for …
+  CHECK(clip_label("'ab👨‍👩‍👧cd'", 5) == "'ab" + dots);
+  CHECK(clip_label("'e\xcc\x81xyz'", 3) == "'e\xcc\x81" + dots);
+  CHECK(clip_label("anything", 0).empty());
+  CHECK(clip_label("ab", 1) == dots);
+}
+
 TEST_CASE("display widths come from utf8proc, and clipping never cuts a character or an emoji sequence", "[hostile]") {
   CHECK(display_width("abc") == 3);
   CHECK(display_width("日本語") == 6);
@@ -121,9 +199,9 @@ TEST_CASE("hostile token text reaches no terminal: every lesson's text and heatm
     CHECK(r.err.empty());
     CHECK(r.out.find("\\x1b[2J\\x1b[H") != std::string::npos);  // the token list in the header
   }
-  // Heatmap labels are clipped after escaping: a label is a prefix of the escaped token.
+  // Heatmap labels are cut after escaping: a label is a prefix of the token as token_repr shows it.
   const auto r = run({"all-tokens", "--input", path, "--heatmap", "always", "--color", "never"});
-  CHECK(r.out.find("  \\x1b]0;") != std::string::npos);
+  CHECK(r.out.find("  '\\x1b]0;") != std::string::npos);
   CHECK(r.out.find("\\x1b[31m") != std::string::npos);
   // Colours on a terminal are ours only: the one ESC a token held is shown, and red is never switched on by it.
   const auto coloured = run({"simple", "--input", path, "--color", "always"});

@@ -198,7 +198,8 @@ TEST_CASE("html: hostile token text and file names are escaped, never markup", "
   for (const char* raw : {"<script>window", "<img", "<svg onload", "</pre><b>", "<b>hostile"}) CHECK(r.out.find(raw) == std::string::npos);
   CHECK(r.out.find("&lt;script&gt;window.pwned=1&lt;/script&gt;") != std::string::npos);
   CHECK(r.out.find("&lt;b&gt;hostile.json") != std::string::npos);
-  CHECK(r.out.find("&amp;amp; &amp;lt;") != std::string::npos);
+  // The token "&amp; &lt;" as every token is shown (token_repr: '&amp;␣&lt;'), then escaped.
+  CHECK(r.out.find("&#39;&amp;amp;\xe2\x90\xa3&amp;lt;&#39;") != std::string::npos);
   // The one script is the page's own.
   std::size_t scripts = 0;
   for (std::size_t at = r.out.find("<script"); at != std::string::npos; at = r.out.find("<script", at + 1)) ++scripts;
@@ -211,7 +212,7 @@ TEST_CASE("svg: one figure, chosen with --step, with a size, a title, labels, a 
   CHECK(r.out.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", 0) == 0);
   CHECK(r.out.find("<title id=\"attn-title\">causal_attn_weights") != std::string::npos);
   CHECK(r.out.find("class=\"legend\"") != std::string::npos);
-  CHECK(r.out.find(">journey</text>") != std::string::npos);
+  CHECK(r.out.find(">&#39;journey&#39;</text>") != std::string::npos);  // 'journey', as every token is shown
   CHECK(r.out.find(">keys \xe2\x86\x92</text>") != std::string::npos);     // the axes' names
   CHECK(r.out.find(">queries \xe2\x86\x93</text>") != std::string::npos);
   // Well-formed XML, and its cells hold the JSON's values (masked ones said to be masked).
@@ -926,10 +927,13 @@ TEST_CASE("html in Chromium: hostile token text stays text", "[html][browser][ho
   CHECK(r[1] == false);
   CHECK(r[2] == "undefined");
   CHECK(r[3] == json::array({1, 0, 0}));
-  std::vector<std::string> clipped;
-  for (const std::string& t : kHostile) clipped.push_back(attn::display_width(t) <= 12 ? t : attn::clip_to_width(t, 11) + "\xe2\x80\xa6");
+  // Each token as token_repr shows it ('<img␣src=x␣onerror="window.pwned=2">'), a label cut to 12 columns.
+  std::vector<std::string> shown, clipped;
+  for (const std::string& t : kHostile) shown.push_back(attn::token_repr(t));
+  for (const std::string& t : shown) clipped.push_back(attn::clip_label(t, 12));
+  CHECK(clipped.front() == "'<script>wi\xe2\x80\xa6");
   CHECK(r[4].get<std::vector<std::string>>() == clipped);
-  CHECK(r[5].get<std::vector<std::string>>() == kHostile);
+  CHECK(r[5].get<std::vector<std::string>>() == shown);
 }
 
 TEST_CASE("html in Chromium: light and dark follow the system, and the button switches", "[html][browser]") {
@@ -1003,7 +1007,7 @@ print(figures)
   // What the figures show for the forbidden characters: the escapes a terminal shows.
   std::ifstream first(svgs.front());
   const std::string svg((std::istreambuf_iterator<char>(first)), {});
-  CHECK(svg.find("a\\u{ffff}") != std::string::npos);
+  CHECK(svg.find("&#39;a\\uffff&#39;") != std::string::npos);  // a token as Python's repr shows it: 'a\uffff'
   CHECK(svg.find("c\\x01") != std::string::npos);  // (a long label is clipped to the figure's column)
   CHECK(svg.find("&lt;x&amp;&gt;") != std::string::npos);
 }

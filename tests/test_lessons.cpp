@@ -129,16 +129,16 @@ TEST_CASE("a --query names the token and the book's x^(i), and the step ids keep
   LessonConfig opt;
   opt.query = 0;
   const Trace t = run_trainable(book(), opt);
-  CHECK(t.step("x_2").title == "The query token 0 \"Your\", x^(1)");
+  CHECK(t.step("x_2").title == "The query token 0 'Your', x^(1)");
   CHECK(t.step("x_2").explanation.find("x_2 is the book's name for its query x^(2); here it holds x^(1)") !=
         std::string::npos);
   std::string notes;
   for (const auto& n : t.notes) notes += n + " ";
   CHECK(notes.find("the steps keep its names (x_2, query_2, attn_scores_2, context_vec_2, ...), and here they hold "
-                   "x^(1), inputs[0], \"Your\".") != std::string::npos);
+                   "x^(1), inputs[0], 'Your'.") != std::string::npos);
   // The book's own query says nothing extra.
   const Trace book_query = run_simple(book(), {});
-  CHECK(book_query.notes == std::vector<std::string>{"query: token 1 \"journey\", x^(2) (--query)"});
+  CHECK(book_query.notes == std::vector<std::string>{"query: token 1 'journey', x^(2) (--query)"});
 }
 
 namespace {

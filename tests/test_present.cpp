@@ -6,8 +6,11 @@
 #include <cctype>
 #include <chrono>
 #include <functional>
+#include <regex>
 #include <sstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "core/torch_random.hpp"
 #include "inputs/embeddings.hpp"
@@ -190,9 +193,9 @@ TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of
   const Step& w = mha.step("attn_weights");  // (2, 4, 6, 6)
   const std::vector<HeatMap> maps = heat_maps(w, mha.inputs.tokens);
   REQUIRE(maps.size() == 4);
-  // Each head's rows as numbers in cells: "   journey  0.48  0.52   ·  ...", the query's label then its numbers.
+  // Each head's rows as numbers in cells: "   'journey'  0.48  0.52   ·  ...", the query's label then its numbers.
   const auto row_text = [&](std::size_t head, std::size_t i) {
-    std::string r = "  " + std::string(8 - maps[head].labels[i].size(), ' ') + maps[head].labels[i];
+    std::string r = "  " + std::string(10 - maps[head].labels[i].size(), ' ') + maps[head].labels[i];
     for (std::size_t j = 0; j <= i; ++j) r += " " + std::string(5 - heat_number(maps[head].at(i, j)).size(), ' ') + heat_number(maps[head].at(i, j));
     return r;
   };
@@ -251,7 +254,7 @@ TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of
   for (const Line& l : lines) {
     CHECK(line_width(l) <= 200);
     const std::string t = plain(l);
-    if (t.find("19 x20") != std::string::npos && t.find("19 x20", t.find("19 x20") + 1) != std::string::npos) ++both;
+    if (t.find("19 'x20'") != std::string::npos && t.find("19 'x20'", t.find("19 'x20'") + 1) != std::string::npos) ++both;
   }
   CHECK(both == 1);  // the last query's row of both heads on one line
   b.head = 1;
@@ -410,7 +413,7 @@ TEST_CASE("heatmap_lines: an overview step is a row of small colour-only maps, e
   CHECK(alone.find("heatmap: head 1") != std::string::npos);
   CHECK(alone.find("head 0") == std::string::npos);
   CHECK(alone.find("first token") != std::string::npos);
-  CHECK(alone.find("   journey  1.00  0.00   ") != std::string::npos);  // every number, in its cell
+  CHECK(alone.find("   'journey'  1.00  0.00   ") != std::string::npos);  // every number, in its cell
   CHECK(deck.status(200).find("head 1 of 12") != std::string::npos);
 }
 
@@ -424,7 +427,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
   REQUIRE(s.causal);
   std::vector<Line> map = heatmap_lines(s, causal.inputs.tokens, o);
   std::string text = text_of(map);
-  CHECK(text.find("journey") != std::string::npos);
+  CHECK(text.find("  'journey' ") != std::string::npos);  // a row label, whole
   CHECK(text.find("1.00") != std::string::npos);  // "Your" attends only to itself
   CHECK(text.find("keys:") == std::string::npos);
   std::size_t masked = 0, cells = 0;
@@ -448,7 +451,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
       text = text_of(map);
       for (const Line& l : map) CHECK(line_width(l) <= width);
       CHECK(text.find("keys: 0='x1'") != std::string::npos);
-      CHECK(text.find("  " + std::to_string(n - 1) + " x" + std::to_string(n)) != std::string::npos);  // the last row's label
+      CHECK(text.find("  " + std::to_string(n - 1) + " 'x" + std::to_string(n) + "' ") != std::string::npos);  // the last row's label
       for (const Line& l : map)
         for (const Span& sp : l)
           if (sp.role == Role::Cell) CHECK(sp.text.find_first_of("0123456789") == std::string::npos);  // colour only
@@ -868,7 +871,7 @@ TEST_CASE("present in tmux: --reveal shows the code before the tensor, and a res
   CHECK(fits(t.screen(), 40));
   t.resize(120, 40);
   REQUIRE(t.wait_for("keys: 0='Your'", false));
-  CHECK(t.screen().find("  journey  0.20") != std::string::npos);
+  CHECK(t.screen().find("  'journey'  0.20") != std::string::npos);
   t.keys("C-c");  // Ctrl-C quits as q does
   REQUIRE(t.wait_for("attn-exited-0"));
   CHECK(t.format("#{alternate_on} #{cursor_flag}") == "0 1\n");
@@ -909,7 +912,7 @@ TEST_CASE("present in tmux at 100x30: takes --text, --seed and --step as attn ca
   const attn_test::Tmux t(100, 30, quote(ATTN_EXE) + " present causal --text 'The cat sat' --seed 3 --step attn_weights");
   REQUIRE(t.ok());
   REQUIRE(t.wait_for("Lesson 1 of 1: attn causal"));
-  CHECK(t.screen().find("'The' ' cat' ' sat'") != std::string::npos);
+  CHECK(t.screen().find("'The' '\xe2\x90\xa3" "cat' '\xe2\x90\xa3" "sat'") != std::string::npos);  // as token_repr shows them
   t.keys("Right");
   REQUIRE(t.wait_for("[8/22] attn_weights"));
   CHECK(t.wait_for(first_row));
@@ -931,7 +934,7 @@ TEST_CASE("present in tmux at 100x30: mha's and causal's attn_weights heatmaps o
     std::size_t n = 0, count = 0;
     while (std::getline(lines, line)) {
       ++n;
-      for (std::size_t at = line.find("    step  0.1"); at != std::string::npos; at = line.find("    step  0.1", at + 1)) ++count;
+      for (std::size_t at = line.find("    'step'  0.1"); at != std::string::npos; at = line.find("    'step'  0.1", at + 1)) ++count;
     }
     CHECK(n <= 30);  // what capture-pane gives is the 30 lines on screen
     return count;
@@ -1113,4 +1116,88 @@ TEST_CASE("present in tmux: each theme's colours, viridis or cividis cells, mask
   CHECK(dumb.screen().find("attn: attn present needs a terminal that can place the cursor, which TERM='dumb' cannot; "
                            "try attn tour --pause") != std::string::npos);
   CHECK(dumb.wait_for("tty: echo icanon"));
+}
+
+TEST_CASE("one form of a token: the header and explanations and heatmap labels and html and svg and slides agree",
+          "[present][hostile]") {
+  // An apostrophe, leading spaces, and an emoji GPT-2 splits into three byte tokens.
+  const std::string sentence = "I can't believe it's not butter \xf0\x9f\xa7\x88!";
+  const std::string box = "\xe2\x90\xa3", dots = "\xe2\x80\xa6";
+  // What Python's repr shows (the space marked): the emoji's pieces as decode_single_token_bytes' bytes.
+  const std::vector<std::string> forms{"'I'", "'" + box + "can'", "\"'t\"", "'" + box + "believe'", "'" + box + "it'",
+                                       "\"'s\"", "'" + box + "not'", "'" + box + "butter'", "b'" + box + "\\xf0\\x9f'",
+                                       "b'\\xa7'", "b'\\x88'", "'!'"};
+  std::string listed;
+  for (const auto& f : forms) listed += (listed.empty() ? "" : " ") + f;
+  // A \x escape is never cut: no \x without its two hex digits, anywhere.
+  const std::regex cut_escape(R"(\\x(?![0-9a-f]{2}))");
+
+  // The text view: the header's token list, the query's label and a title and an explanation filled with
+  // the token, the heatmap's labels (cut to their columns, with an ellipsis).
+  const attn_test::Run text = attn_test::run({"simple", "--text", sentence, "--color", "never"});
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("\ntokens: " + listed + "\n") != std::string::npos);
+  CHECK(text.out.find("\nquery: token 1 '" + box + "can', x^(2) (--query)\n") != std::string::npos);
+  CHECK(text.out.find("-- Attention scores of '" + box + "can'\n") != std::string::npos);
+  CHECK(text.out.find("These are the attention weights of '" + box + "can'.") != std::string::npos);
+  const attn_test::Run map = attn_test::run({"all-tokens", "--text", sentence, "--heatmap", "always", "--color", "never"});
+  REQUIRE(map.status == 0);
+  CHECK(map.out.find("\n      '" + box + "can'   0.00   0.63") != std::string::npos);       // a row label, whole
+  CHECK(map.out.find("\n    b'" + box + "\\xf0" + dots + "   0.00") != std::string::npos);   // cut between escapes
+  CHECK(map.out.find("\n     b'\\xa7'   0.00") != std::string::npos);
+  CHECK(map.out.find(" '" + box + "can'   \"'t\" '" + box + "bel" + dots + "  '" + box + "it'") != std::string::npos);  // keys
+  CHECK(map.out.find("   b'" + box + dots + "    b'" + dots + "    b'" + dots + "    '!'\n") != std::string::npos);
+  CHECK(map.out.find("the row of token 1 '" + box + "can', x^(2)") != std::string::npos);
+  CHECK_FALSE(std::regex_search(map.out, cut_escape));
+  CHECK_FALSE(std::regex_search(text.out, cut_escape));
+  // The explanation of the tokenizer's step: each token with its id, the same form (from the JSON, unwrapped).
+  const attn_test::Run as_json = attn_test::run({"simple", "--text", sentence, "--json", "--step", "token_ids"});
+  REQUIRE(as_json.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(as_json.out);
+  const std::string explained = doc.at("steps").at(0).at("explanation");
+  CHECK(explained.find("'I' 40, '" + box + "can' 460, \"'t\" 470,") != std::string::npos);
+  CHECK(explained.find("b'" + box + "\\xf0\\x9f' 12520, b'\\xa7' 100, b'\\x88' 230, '!' 0.") != std::string::npos);
+  // JSON is data: each token's exact string, the split bytes as backslashreplace writes them.
+  CHECK(doc.at("inputs").at("tokens") ==
+        nlohmann::json({"I", " can", "'t", " believe", " it", "'s", " not", " butter", " \\xf0\\x9f", "\\xa7", "\\x88", "!"}));
+
+  // html and svg: the same forms, escaped by the markup; the svg's cells say which tokens they relate.
+  std::vector<std::string> escaped;
+  for (const auto& f : forms) {
+    std::string e;
+    for (const char c : f) e += c == '\'' ? "&#39;" : c == '"' ? "&quot;" : std::string(1, c);
+    escaped.push_back(e);
+  }
+  const attn_test::Run html = attn_test::run({"all-tokens", "--text", sentence, "--format", "html"});
+  REQUIRE(html.status == 0);
+  std::string html_tokens;
+  for (const auto& e : escaped) html_tokens += (html_tokens.empty() ? "" : " ") + ("<code class=\"tok\">" + e + "</code>");
+  CHECK(html.out.find("<li>tokens: " + html_tokens + "</li>") != std::string::npos);
+  CHECK(html.out.find("Adding up the row of token 1 " + escaped[1] + ", x^(2)") != std::string::npos);
+  const attn_test::Run svg = attn_test::run({"all-tokens", "--text", sentence, "--format", "svg", "--step", "attn_weights"});
+  REQUIRE(svg.status == 0);
+  for (const auto& e : escaped) {
+    INFO(e);
+    CHECK(svg.out.find("rotate(-45)\">" + e + "</text>") != std::string::npos);  // a key's label
+    CHECK(svg.out.find("central\">" + e + "</text>") != std::string::npos);      // a query's label
+  }
+  CHECK(svg.out.find("<title>query 8 " + escaped[8] + ", key 2 " + escaped[2] + ": ") != std::string::npos);
+  CHECK_FALSE(std::regex_search(svg.out, cut_escape));
+
+  // attn present: the lesson's slide lists the tokens, the heatmap labels its rows the same way.
+  const Presented p = presented({"all-tokens", "--text", sentence});
+  REQUIRE(p.status == 0);
+  const Trace& t = p.doc.traces.front();
+  LayoutOptions o;
+  o.width = 200;
+  const SlideText first = lesson_slide(t, 1, 1, o);
+  const std::string slide = text_of(first.text);
+  for (const auto& f : forms) {
+    INFO(f);
+    CHECK(slide.find(" " + f) != std::string::npos);
+  }
+  const std::string figure = text_of(heatmap_lines(t.step("attn_weights"), t.inputs.tokens, o));
+  CHECK(figure.find("\n    b'" + box + "\\xf0" + dots + "  0.00") != std::string::npos);
+  CHECK(figure.find("\n      '" + box + "can'  0.00  0.63") != std::string::npos);
+  CHECK_FALSE(std::regex_search(figure, cut_escape));
 }

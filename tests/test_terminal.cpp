@@ -137,12 +137,13 @@ TEST_CASE("heatmaps: labels, every number, masked cells marked without colour", 
   REQUIRE(plain.status == 0);
   CHECK_FALSE(has_escape(plain.out));
   // The causal weights' first rows: 1.00 then masked cells; a legend with the range and the symbol.
-  CHECK(plain.out.find("      Your  1.00     \xc2\xb7     \xc2\xb7     \xc2\xb7     \xc2\xb7     \xc2\xb7\n") !=
+  CHECK(plain.out.find("      'Your'   1.00      \xc2\xb7      \xc2\xb7      \xc2\xb7      \xc2\xb7      \xc2\xb7\n") !=
         std::string::npos);
-  CHECK(plain.out.find("   journey  0.55  0.45     \xc2\xb7") != std::string::npos);
+  CHECK(plain.out.find("   'journey'   0.55   0.45      \xc2\xb7") != std::string::npos);
   CHECK(plain.out.find("  colours: 0 to 1   \xc2\xb7 masked (a later token)\n  a fixed scale, as probabilities are (here 0.15 to 1.00)\n") !=
         std::string::npos);
-  CHECK(plain.out.find("            Your journ start  with   one  step\n") != std::string::npos);
+  // The keys' labels in their cells' six columns, a longer one cut between whole characters, with an ellipsis.
+  CHECK(plain.out.find("\n             'Your' 'jour\xe2\x80\xa6 'star\xe2\x80\xa6 'with'  'one' 'step'\n") != std::string::npos);
   // auto: only on a terminal; never: not even there.
   CHECK(attn_test::run({"causal"}).out.find("heatmap:") == std::string::npos);
   CHECK(run_as({"causal"}, tty()).out.find("heatmap:") != std::string::npos);

@@ -41,4 +41,26 @@ std::size_t display_width(const std::string& text);
 // ASCII characters that each take one column: cut it is still plain text).
 std::string clip_to_width(const std::string& text, std::size_t width);
 
+// A token as attn shows it everywhere but in JSON (which keeps the token's exact string): Python's repr(),
+// as the book prints a string, with each space shown as U+2423 "␣" (so GPT-2's leading space, its "Ġ", is
+// seen, and a quoted token stays one word when a line is wrapped; a real U+2423 is written \u2423, so the
+// form stays unambiguous). Single quotes unless the token holds a ' and no ", then double quotes; \\,
+// \', \t, \n, \r, \xNN, \uNNNN and \UNNNNNNNN as repr writes them for what is not printable (controls,
+// format characters such as the bidi overrides, separators, unassigned code points), so the result never
+// acts on a terminal (visible() leaves it as it is). `token` is the token's bytes: when they are not whole
+// UTF-8 (GPT-2's pieces of a character split over tokens) they are shown as Python shows bytes, as the
+// book's tokenizer.decode_single_token_bytes() gives them: b'\xf0\x9f', b'␣\xf0\x9f'.
+// 'Your', '␣journey', "'t", '\n', b'\xa7'.
+std::string token_repr(const std::string& token);
+
+// `text` as Python's bytes.decode("utf-8", "backslashreplace") gives it: each byte that is not part of
+// valid UTF-8 as the four characters \xNN, the rest kept. How JSON writes a token's bytes as a string.
+std::string backslash_replaced(const std::string& bytes);
+
+// `text` (display text: visible() or token_repr() output) in at most `width` columns: as it is when it
+// fits, else its longest prefix that leaves a column for "…", then "…". Cut only between grapheme clusters
+// and never inside a backslash escape (\xNN, \uNNNN, \UNNNNNNNN, \u{...}, \n, \\, ...), so a label
+// never ends in "\xf0\x9" nor half a character. "" when width is 0.
+std::string clip_label(const std::string& text, std::size_t width);
+
 }  // namespace attn

@@ -58,8 +58,8 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
                       "Block " + L + " normalises each token's vector (mean 0, variance 1, then its trained scale and "
                       "shift) before its attention: this is what the lesson's attention takes as inputs.",
                       "inputs = model.trf_blocks[" + L + "].norm1(x)", AnyTensor(in.embeddings)});
-  in.source = "--model " + dir + ": GPT-2 (" + std::to_string(c.n_layer) + " blocks, " + std::to_string(c.n_head) +
-              " heads, n_embd " + std::to_string(E) + "), block " + L + "'s norm1";
+  in.source = "--model " + dir + ": GPT-2 (" + count_of(c.n_layer, "block") + ", " + count_of(c.n_head, "head") +
+              ", n_embd " + std::to_string(E) + "), block " + L + "'s norm1";
   in.model = std::make_shared<ModelLayer>(ModelLayer{model, layer, model->attention(layer), std::move(x)});
   return in;
 }

@@ -7,26 +7,11 @@
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/strings.hpp"
+#include "core/terminal_text.hpp"
 #include "core/torch_random.hpp"
 #include "model/gpt2_tokenizer.hpp"
 
 namespace attn {
-
-// A token's text quoted as Python's repr would, with each space shown as U+2423 (the open box, "␣"), GPT-2's
-// "Ġ" made readable: 'Your', '␣journey', '\n'. (The open box also keeps a quoted token on one line when the
-// explanation is wrapped.)
-std::string py_repr(const std::string& text) {
-  std::string out = "'";
-  for (const char ch : text) {
-    if (ch == '\'' || ch == '\\') out += std::string("\\") + ch;
-    else if (ch == ' ') out += "\xe2\x90\xa3";
-    else if (ch == '\n') out += "\\n";
-    else if (ch == '\t') out += "\\t";
-    else if (ch == '\r') out += "\\r";
-    else out += ch;
-  }
-  return out + "'";
-}
 
 namespace {
 
@@ -56,18 +41,21 @@ void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string
   if (tokens.empty()) throw UsageError("--text has no tokens (give it a word or more)");
   const std::size_t n = tokens.size();
   std::string listed;
+  bool split_character = false;
   for (std::size_t i = 0; i < n; ++i) {
     in.token_ids.push_back(tokens[i].id);
-    in.tokens.push_back(gpt2_readable(tokens[i].bytes));
-    if (i < 12) listed += (i ? ", " : "") + py_repr(in.tokens.back()) + " " + std::to_string(tokens[i].id);
+    in.tokens.push_back(tokens[i].bytes);  // the token's bytes, as decode_single_token_bytes gives them
+    split_character = split_character || !valid_utf8(tokens[i].bytes);
+    if (i < 12) listed += (i ? ", " : "") + token_repr(in.tokens.back()) + " " + std::to_string(tokens[i].id);
   }
   if (n > 12) listed += ", ... (" + std::to_string(n - 12) + " more)";
   Vector ids = xt::empty<float>({n});  // (num_tokens,)
   for (std::size_t i = 0; i < n; ++i) ids(i) = static_cast<float>(tokens[i].id);
   in.steps.push_back({"token_ids", "The text as GPT-2's token ids",
                       "GPT-2's byte-level BPE splits the text into " + count_of(n, "token") + " (a leading space, "
-                      "shown as \xe2\x90\xa3, belongs to the word after it, and rare words split into pieces): " +
-                          listed + ".",
+                      "shown as \xe2\x90\xa3, belongs to the word after it, and rare words split into pieces" +
+                          (split_character ? "; a character it has no token for splits into its bytes, shown as "
+                                             "Python shows bytes: b'...'" : "") + "): " + listed + ".",
                       "tokenizer = tiktoken.get_encoding(\"gpt2\")\ntoken_ids = torch.tensor(tokenizer.encode(text, "
                       "allowed_special={\"<|endoftext|>\"}))",
                       AnyTensor(ids), /*integer=*/true});

@@ -23,9 +23,6 @@ InputSource text_source();
 // A UsageError for text that is not UTF-8 or has no token, or more tokens than the limit.
 Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed);
 
-// A token's text quoted as Python's repr would, each space shown as U+2423 ("␣"): 'Your', '␣journey'.
-std::string py_repr(const std::string& text);
-
 class Gpt2Tokenizer;
 // The text's tokens into `in` (tokens, token_ids) and the first input step, "token_ids". A UsageError for
 // text that is not UTF-8 or has no token, or more than `max_tokens` (`limit` says which limit that is).

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/strings.hpp"
 #include "io/files.hpp"
 #include "io/paths.hpp"
 
@@ -30,8 +31,25 @@ std::string join_lines(const nlohmann::json& lines, const std::string& where) {
   return out;
 }
 
-// One piece: a string, an array of lines, or (with variants allowed) an object of those.
-void read_piece(const nlohmann::json& v, const std::string& path, bool variants_allowed,
+// Throws unless each plural of `text` has one form per category of `language`'s rule.
+void check_plurals(const std::string& text, const std::string& path, const std::string& language) {
+  const std::vector<Plural> found = plurals(text);  // throws on a malformed placeholder
+  if (found.empty()) return;
+  const PluralRule* rule = plural_rule(language);
+  if (!rule) throw std::invalid_argument(path + ": no plural rule for \"" + language + "\"");
+  for (const Plural& p : found)
+    if (p.forms.size() != rule->categories.size()) {
+      std::string categories;
+      for (const auto& c : rule->categories) categories += (categories.empty() ? "" : ", ") + c;
+      throw std::invalid_argument(path + ": the plural {" + p.name + "|...} has " + count_of(p.forms.size(), "form") +
+                                  "; " + (language.empty() ? "en" : language) + " has " +
+                                  std::to_string(rule->categories.size()) + " (" + categories + ")");
+    }
+}
+
+// One piece: a string, an array of lines, or (with variants allowed) an object of those; its placeholders
+// and plurals checked (plurals by `language`'s rule).
+void read_piece(const nlohmann::json& v, const std::string& path, bool variants_allowed, const std::string& language,
                 std::map<std::string, std::string>& out, std::set<std::string>& has_variants) {
   if (v.is_string()) {
     out[path] = v.get<std::string>();
@@ -39,11 +57,51 @@ void read_piece(const nlohmann::json& v, const std::string& path, bool variants_
     out[path] = join_lines(v, path);
   } else if (v.is_object() && variants_allowed && !v.empty()) {
     has_variants.insert(path);
-    for (const auto& [name, piece] : v.items()) read_piece(piece, path + "/" + name, false, out, has_variants);
+    for (const auto& [name, piece] : v.items())
+      read_piece(piece, path + "/" + name, false, language, out, has_variants);
   } else {
     throw std::invalid_argument(path + ": neither text, lines of code nor an object of variants");
   }
-  if (!v.is_object()) placeholders(out[path]);  // throws on a malformed one
+  if (!v.is_object()) check_plurals(out[path], path, language);
+}
+
+// The placeholders of `format`, each with where it is: [begin, end) of its braces. Calls f(begin, end,
+// name, forms) for each; forms is empty for a plain {name}.
+template <class F>
+void scan_placeholders(const std::string& format, F f) {
+  for (std::size_t i = 0; i < format.size(); ++i) {
+    const char c = format[i];
+    if (c == '}') {
+      if (i + 1 < format.size() && format[i + 1] == '}') {
+        ++i;
+        continue;
+      }
+      throw std::invalid_argument("a '}' that closes nothing (write }} for a brace) in \"" + format + "\"");
+    }
+    if (c != '{') continue;
+    if (i + 1 < format.size() && format[i + 1] == '{') {
+      ++i;
+      continue;
+    }
+    const std::size_t end = format.find('}', i);
+    if (end == std::string::npos) throw std::invalid_argument("a '{' never closed in \"" + format + "\"");
+    const std::string inside = format.substr(i + 1, end - i - 1);
+    if (inside.find('{') != std::string::npos) throw std::invalid_argument("a '{' inside a placeholder in \"" + format + "\"");
+    const std::size_t bar = inside.find('|');
+    const std::string name = inside.substr(0, bar);
+    if (name.empty()) throw std::invalid_argument("an empty placeholder {} in \"" + format + "\"");
+    for (const char n : name)
+      if (!name_char(n))
+        throw std::invalid_argument("placeholder {" + name + "}: a name is a-z, 0-9 and _, no format spec");
+    std::vector<std::string> forms;
+    for (std::size_t from = bar; from != std::string::npos;) {
+      const std::size_t next = inside.find('|', from + 1);
+      forms.push_back(inside.substr(from + 1, next == std::string::npos ? std::string::npos : next - from - 1));
+      from = next;
+    }
+    f(i, end + 1, name, forms);
+    i = end;
+  }
 }
 
 }  // namespace
@@ -62,34 +120,44 @@ std::string text_hash(const std::string& text) {
 }
 
 // Scanned here rather than by {fmt}, which checks a format when it fills it but has no way to list the
-// names a format asks for, and the tests need the list (an unknown placeholder fails before any run).
+// names a format asks for, and the tests need the list (an unknown placeholder fails before any run); and
+// {fmt} has no plurals.
 std::vector<std::string> placeholders(const std::string& format) {
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < format.size(); ++i) {
-    const char c = format[i];
-    if (c == '}') {
-      if (i + 1 < format.size() && format[i + 1] == '}') {
-        ++i;
-        continue;
-      }
-      throw std::invalid_argument("a '}' that closes nothing (write }} for a brace) in \"" + format + "\"");
-    }
-    if (c != '{') continue;
-    if (i + 1 < format.size() && format[i + 1] == '{') {
-      ++i;
-      continue;
-    }
-    const std::size_t end = format.find('}', i);
-    if (end == std::string::npos) throw std::invalid_argument("a '{' never closed in \"" + format + "\"");
-    const std::string name = format.substr(i + 1, end - i - 1);
-    if (name.empty()) throw std::invalid_argument("an empty placeholder {} in \"" + format + "\"");
-    for (const char n : name)
-      if (!name_char(n))
-        throw std::invalid_argument("placeholder {" + name + "}: a name is a-z, 0-9 and _, no format spec");
+  scan_placeholders(format, [&](std::size_t, std::size_t, const std::string& name, const std::vector<std::string>&) {
     names.push_back(name);
-    i = end;
-  }
+  });
   return names;
+}
+
+std::vector<Plural> plurals(const std::string& format) {
+  std::vector<Plural> out;
+  scan_placeholders(format, [&](std::size_t, std::size_t, const std::string& name, const std::vector<std::string>& forms) {
+    if (!forms.empty()) out.push_back({name, forms});
+  });
+  return out;
+}
+
+namespace {
+
+std::size_t english_form(unsigned long long n) { return n == 1 ? 0 : 1; }
+
+std::size_t russian_form(unsigned long long n) {
+  if (n % 10 == 1 && n % 100 != 11) return 0;
+  if (n % 10 >= 2 && n % 10 <= 4 && (n % 100 < 12 || n % 100 > 14)) return 1;
+  return 2;
+}
+
+}  // namespace
+
+// CLDR's plural rules for whole numbers (unicode.org/cldr, "Language Plural Rules"), written here: a
+// rule is a line of arithmetic per language, and no library of the project carries them.
+const PluralRule* plural_rule(const std::string& language) {
+  static const PluralRule english{{"one", "other"}, english_form};
+  static const PluralRule russian{{"one", "few", "many"}, russian_form};
+  if (language.empty() || language == "en") return &english;
+  if (language == "ru") return &russian;
+  return nullptr;
 }
 
 Content::Content(const std::string& path, const std::string& english, const std::string& translation_path,
@@ -108,7 +176,7 @@ Content::Content(const std::string& path, const std::string& english, const std:
           for (const auto& [field, v] : fields.items()) {
             if (field != "title" && field != "explanation" && field != "code")
               throw std::invalid_argument("steps/" + id + "/" + field + ": a step has a title, an explanation and code");
-            read_piece(nlohmann::json(v), "steps/" + id + "/" + field, true, english_, has_variants_);
+            read_piece(nlohmann::json(v), "steps/" + id + "/" + field, true, "en", english_, has_variants_);
           }
           for (const char* field : {"title", "explanation", "code"})
             if (!fields.contains(field))
@@ -116,7 +184,7 @@ Content::Content(const std::string& path, const std::string& english, const std:
         }
       } else if (section == "phrases" || section == "lesson") {
         for (const auto& [name, v] : body.items())
-          read_piece(nlohmann::json(v), section + "/" + name, true, english_, has_variants_);
+          read_piece(nlohmann::json(v), section + "/" + name, true, "en", english_, has_variants_);
       } else {
         throw std::invalid_argument(section + ": not a section (lesson, steps, phrases)");
       }
@@ -129,12 +197,13 @@ Content::Content(const std::string& path, const std::string& english, const std:
     const auto doc = nlohmann::json::parse(translation);
     if (!doc.is_object() || !doc.contains("entries") || !doc["entries"].is_object())
       throw std::invalid_argument("no object \"entries\"");
+    if (doc.contains("language") && doc["language"].is_string()) translation_language_ = doc["language"].get<std::string>();
     for (const auto& [key, entry] : doc["entries"].items()) {
       if (!entry.is_object() || !entry.contains("source") || !entry.contains("text") || !entry["source"].is_string())
         throw std::invalid_argument(key + ": an entry is {\"source\": hash, \"text\": ...}");
       std::map<std::string, std::string> one;
       std::set<std::string> unused;
-      read_piece(entry["text"], key, false, one, unused);
+      read_piece(entry["text"], key, false, translation_language_, one, unused);
       translated_[key] = {entry["source"].get<std::string>(), one[key]};
     }
   } catch (const std::exception& e) {
@@ -156,6 +225,11 @@ const std::string& Content::piece(const std::string& path, const std::string& va
   mark_used(full);
   const auto tr = translated_.find(full);
   return tr != translated_.end() ? tr->second.second : it->second;
+}
+
+std::string Content::language(const std::string& path, const std::string& variant) const {
+  const std::string full = has_variants_.count(path) != 0 ? path + "/" + variant : path;
+  return translated_.count(full) != 0 ? translation_language_ : "en";
 }
 
 std::vector<std::string> Content::paths() const {
@@ -190,15 +264,36 @@ std::unique_ptr<Content> load_lesson_content(const std::string& name, const std:
                                    translated.empty() ? "" : read_regular_file(translated, kContentFile));
 }
 
-std::string fill(const std::string& format, const TextValues& values, const std::string& where) {
+std::string fill(const std::string& format, const TextValues& values, const std::string& where,
+                 const std::string& language) {
   fmt::dynamic_format_arg_store<fmt::format_context> args;
   for (const std::string& name : placeholders(format)) {
     const auto it = values.find(name);
     if (it == values.end()) throw std::logic_error(where + " uses {" + name + "}, which the lesson does not give");
   }
+  // Each plural becomes the form its count picks, `#` the count, before {fmt} fills the rest.
+  std::string expanded;
+  std::size_t copied = 0;
+  scan_placeholders(format, [&](std::size_t begin, std::size_t end, const std::string& name,
+                                const std::vector<std::string>& forms) {
+    if (forms.empty()) return;
+    const std::string& count = values.at(name);
+    if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos)
+      throw std::logic_error(where + ": the plural {" + name + "|...} is given \"" + count + "\", not a whole number");
+    const PluralRule* rule = plural_rule(language);
+    if (!rule) throw std::logic_error(where + ": no plural rule for \"" + language + "\"");
+    std::size_t form = rule->form(std::stoull(count));
+    if (form >= forms.size()) form = forms.size() - 1;  // the content's check makes this never so
+    std::string chosen;
+    for (const char ch : forms[form]) chosen += ch == '#' ? count : std::string(1, ch);
+    expanded.append(format, copied, begin - copied);
+    expanded += chosen;
+    copied = end;
+  });
+  expanded.append(format, copied, std::string::npos);
   for (const auto& [name, value] : values) args.push_back(fmt::arg(name.c_str(), value));
   try {
-    return fmt::vformat(format, args);
+    return fmt::vformat(expanded, args);
   } catch (const fmt::format_error& e) {
     throw std::logic_error(where + ": " + e.what());
   }
@@ -211,7 +306,7 @@ LessonText::LessonText(Trace& t, const std::string& lesson)
 
 std::string LessonText::text(const std::string& path, const std::string& variant) const {
   const Content& c = own_->has(path) ? *own_ : *shared_;
-  return fill(c.piece(path, variant), values_, c.path() + ": " + path);
+  return fill(c.piece(path, variant), values_, c.path() + ": " + path, c.language(path, variant));
 }
 
 std::string LessonText::phrase(const TextKey& key) const { return text("phrases/" + key.pattern, key.variant); }

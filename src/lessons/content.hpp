@@ -12,7 +12,8 @@
 // TEXT is a string; CODE an array of lines (or a string). Either may instead be an object of variants,
 // {"token": ..., "prompt": ...}, of which the lesson names one. A step id may hold placeholders too
 // (`queries_{at}`): the key is the pattern, the values make the id. Placeholders are `{name}`, name of
-// [a-z0-9_]; `{{` and `}}` are literal braces.
+// [a-z0-9_]; `{{` and `}}` are literal braces. A count's noun is a plural, `{n|token|tokens}`: one form per
+// category of the language's PluralRule (checked when the content loads), `#` standing for the count.
 //
 // Translation: data/lessons/<language>/<lesson>.json holds
 //   {"language": "ru", "entries": {"steps/attn_scores_2/title": {"source": HASH, "text": "..."}, ...}}
@@ -35,9 +36,27 @@ namespace attn {
 // records of the English it was translated from.
 std::string text_hash(const std::string& text);
 
-// The `{name}`s of a format string, in order; throws std::invalid_argument on a malformed one (an
-// unmatched brace, an empty or invalid name, a format spec).
+// The `{name}`s of a format string, in order (a plural's name too); throws std::invalid_argument on a
+// malformed one (an unmatched brace, an empty or invalid name, a format spec, a plural with no form).
 std::vector<std::string> placeholders(const std::string& format);
+
+// A plural in a format string: `{n|token|tokens}` is the form of the word for the count `n` gives, chosen by
+// the language's rule (PluralRule); `#` in a form is the count itself: `{h|the one head|all # heads}`.
+struct Plural {
+  std::string name;
+  std::vector<std::string> forms;
+};
+std::vector<Plural> plurals(const std::string& format);
+
+// A language's plural forms, CLDR's categories for whole numbers, in the order a plural lists its forms:
+// English "one", "other" (1 token, 0 tokens, 2 tokens); Russian "one", "few", "many" (1, 21 токен; 2, 3, 4,
+// 22 токена; 0, 5, 11, 12 токенов). `form` is the index of the form for a count.
+struct PluralRule {
+  std::vector<std::string> categories;
+  std::size_t (*form)(unsigned long long n);
+};
+// The rule of `language` ("" and "en" are English); nullptr for a language that has none here yet.
+const PluralRule* plural_rule(const std::string& language);
 
 // The values a lesson gives its text, by placeholder name.
 using TextValues = std::map<std::string, std::string>;
@@ -64,6 +83,8 @@ class Content {
   // The translation's entries whose English has changed since (or is gone): their full paths.
   std::vector<std::string> stale_entries() const;
   const std::string& path() const { return path_; }
+  // The language of the text piece() gives for `path` and `variant`: the translation's, or "en".
+  std::string language(const std::string& path, const std::string& variant) const;
 
   // Which pieces were filled in since the process started (the tests check every piece is used).
   const std::set<std::string>& used() const { return used_; }
@@ -71,7 +92,7 @@ class Content {
   void forget_used() const { used_.clear(); }  // for a test that counts the uses of its own runs
 
  private:
-  std::string path_, translation_path_;
+  std::string path_, translation_path_, translation_language_;
   std::vector<std::string> step_patterns_;
   std::map<std::string, std::string> english_;         // full path -> English text
   std::set<std::string> has_variants_;                 // paths (without the variant) that have variants
@@ -89,9 +110,11 @@ const Content& lesson_content(const std::string& name, const std::string& langua
 // (an entry it lacks stays English). Not cached (lesson_content caches it).
 std::unique_ptr<Content> load_lesson_content(const std::string& name, const std::string& language);
 
-// `format` with its placeholders filled from `values`; `where` names the piece for errors. A placeholder
-// the values lack is a std::logic_error naming it (a lesson that does not give what its content uses).
-std::string fill(const std::string& format, const TextValues& values, const std::string& where);
+// `format` with its placeholders filled from `values`, its plurals by `language`'s rule; `where` names the
+// piece for errors. A placeholder the values lack, or a plural whose value is not a whole number, is a
+// std::logic_error naming it (a lesson that does not give what its content uses).
+std::string fill(const std::string& format, const TextValues& values, const std::string& where,
+                 const std::string& language = "");
 
 // Which variant of a piece: its path ("queries_{at}") and the variant's name ("token"), or none.
 struct TextKey {

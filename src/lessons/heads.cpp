@@ -98,7 +98,7 @@ void add_model_layers(const LessonText& text, const Inputs& in, const HeadNoteWo
   t.needs_temporarily(saturating_sum(saturating_product({12, E, E}),
                                      saturating_sum(saturating_product({4, H, n, n}), saturating_product({8, n, E}))));
   t.notes.push_back(text.with({{"first", std::to_string(first)}, {"last", std::to_string(c.n_layer - 1)}})
-                        .phrase("model_note"));
+                        .phrase({"model_note", first + 1 == c.n_layer ? "block" : "blocks"}));
   const Node<Inputs> input = t.input();
   Node<Matrix> x = t.keep<Matrix>(in.model->block_input);  // (n, E): x_block_<first>
   for (std::size_t l = first; l < c.n_layer; ++l) {

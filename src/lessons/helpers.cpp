@@ -81,13 +81,13 @@ void add_linear_steps(const LessonText& text, const std::string& path, const Lin
 }
 
 std::string token_label(const Inputs& in, std::size_t i) {
-  return std::to_string(i) + " \"" + in.tokens.at(i) + "\", x^(" + std::to_string(i + 1) + ")";
+  return std::to_string(i) + " " + token_repr(in.tokens.at(i)) + ", x^(" + std::to_string(i + 1) + ")";
 }
 
 std::string query_note(const Inputs& in, std::size_t q) {
   if (q == kBookQuery) return "";
   return fill(lesson_content("shared").piece("phrases/other_query", ""),
-              {{"x", std::to_string(q + 1)}, {"q", std::to_string(q)}, {"token", in.tokens.at(q)}}, "other_query");
+              {{"x", std::to_string(q + 1)}, {"q", std::to_string(q)}, {"token", token_repr(in.tokens.at(q))}}, "other_query");
 }
 
 void add_query_notes(Trace& t, const Inputs& in, std::size_t q) {

@@ -11,6 +11,7 @@
 #include "core/limits.hpp"
 #include "core/nn.hpp"
 #include "core/strings.hpp"
+#include "core/terminal_text.hpp"
 #include "core/tensor.hpp"
 #include "lessons/config.hpp"
 #include "lessons/content.hpp"
@@ -49,7 +50,8 @@ std::string seed_help(const std::string& book_seeds);
 // A lesson's option help, its content's phrase "help_<option>" ("help_d_out").
 std::string option_help(const std::string& lesson, const std::string& option);
 
-// Token i's label for titles, with the book's 1-based name for it: 1 "journey", x^(2).
+// Token i's label for titles, the token as token_repr() shows it, with the book's 1-based name for it:
+// 1 'journey', x^(2).
 std::string token_label(const Inputs& in, std::size_t i);
 
 // With --query q other than the book's 1: a sentence saying that the step ids keep the book's names for

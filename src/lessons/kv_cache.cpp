@@ -372,7 +372,7 @@ ResolvedTrace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, co
               {"savings_percent", two(savings)}};
 
   text.set("emb_dim", with_commas(cfg.emb_dim)).set("heads", cfg.heads).set("head_dim", head_dim);
-  text.set("layers", cfg.layers).set("context", with_commas(cfg.context_length)).set("batch", cfg.batch);
+  text.set("layers", cfg.layers).set("context", with_commas(cfg.context_length)).set("context_tokens", cfg.context_length).set("batch", cfg.batch);
   text.set("dtype", to_string(cfg.dtype)).set("bytes_per_elem", bytes_per_elem);
   text.set("ratio", fixed(ratio, 2)).set("savings", fixed(savings, 2));
   t.notes = {text.phrase("estimate_model"), "", text.phrase("estimate_bytes"), "", "",

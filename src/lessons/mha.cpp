@@ -54,8 +54,8 @@ void add_next_token_steps(const LessonText& text, const Inputs& in, const Select
     for (const auto& [p, id] : top5()) {
       char percent[32];
       std::snprintf(percent, sizeof percent, " %.1f%%", 100.0 * p);
-      // The vocabulary is a file from outside: its text is made visible, never trusted to print as it is.
-      words += (words.empty() ? "" : ", ") + visible(py_repr(gpt2_readable(model.tokenizer().decode(id)))) + " " +
+      // The vocabulary is a file from outside: token_repr shows it as Python would, never as it is.
+      words += (words.empty() ? "" : ", ") + token_repr(model.tokenizer().decode(id)) + " " +
                std::to_string(id) + percent;
     }
   }

@@ -22,7 +22,7 @@ ResolvedTrace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const
                            ", num_heads=" + std::to_string(cfg.heads) + (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
   LessonText text(t, "mha-wrapper");
-  text.set("ctor", ctor).set("seed", seed).set("b", b).set("n", n).set("d_out", d_out).set("width", cfg.heads * d_out);
+  text.set("ctor", ctor).set("seed", seed).set("b", b).set("n", n).set("d_out", d_out).set("width", cfg.heads * d_out).set("heads", cfg.heads);
   const Node<Tensor3> batch = add_batch_step(text, b);  // (b, num_tokens, d_in)
 
   const State<TorchGenerator> gen = t.state(TorchGenerator(seed));

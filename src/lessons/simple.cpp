@@ -16,7 +16,7 @@ ResolvedTrace run_simple(const Inputs& in, const LessonConfig& cfg, const Select
   const std::size_t q = effective_query(cfg.query, in);
   Trace t(simple_info(), in, sel);
   LessonText text(t, "simple");
-  text.set("q", q).set("who", "\"" + in.tokens[q] + "\"").set("label", token_label(in, q));
+  text.set("q", q).set("who", token_repr(in.tokens[q])).set("label", token_label(in, q));
   t.config["query"] = q;
   add_query_notes(t, in, q);
 

@@ -305,24 +305,4 @@ std::vector<Gpt2Token> Gpt2Tokenizer::encode(const std::string& text) const {
   return *encode(text, std::numeric_limits<std::size_t>::max());
 }
 
-std::string gpt2_readable(const std::string& bytes) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < bytes.size()) {
-    utf8proc_int32_t cp = 0;
-    const auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(bytes.data() + i),
-                                    static_cast<utf8proc_ssize_t>(bytes.size() - i), &cp);
-    if (n > 0) {
-      out += bytes.substr(i, static_cast<std::size_t>(n));
-      i += static_cast<std::size_t>(n);
-    } else {  // part of a character split across tokens
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(bytes[i]));
-      out += hex;
-      ++i;
-    }
-  }
-  return out;
-}
-
 }  // namespace attn

@@ -77,8 +77,4 @@ class Gpt2Tokenizer {
 // (bytes that print as themselves stay, the others map to U+0100 and up: 0x20 is "Ġ", U+0120).
 const std::vector<std::string>& gpt2_byte_symbols();
 
-// A token's bytes as a student should see them: valid UTF-8 as it is, a leading space kept (the caller
-// shows it), bytes that are not whole characters as \xNN.
-std::string gpt2_readable(const std::string& bytes);
-
 }  // namespace attn

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/strings.hpp"
 #include "io/files.hpp"
 #include "core/terminal_text.hpp"
 
@@ -147,7 +148,7 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& nam
 void SafetensorsFile::check(const unsigned char* bytes, std::size_t size) {
   const std::string& file = name_;
   const auto fail = [&](const std::string& what) { throw InputError(file + ": " + what); };
-  if (size < 8) fail("shorter than the 8-byte header length (" + std::to_string(size) + " bytes): not a safetensors file");
+  if (size < 8) fail("shorter than the 8-byte header length (" + count_of(size, "byte") + "): not a safetensors file");
   std::uint64_t header_length = 0;
   for (int i = 7; i >= 0; --i) header_length = (header_length << 8) | bytes[i];  // little-endian
   if (header_length > size - 8)

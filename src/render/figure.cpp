@@ -14,7 +14,6 @@ namespace attn {
 namespace {
 
 constexpr double kCharWidth = 7.0;  // an 11.5px monospace character, about
-const char* const kEllipsis = "\xe2\x80\xa6";  // "…"
 
 // SVG coordinates with one decimal ("52", "26.5").
 std::string num(double v) {
@@ -42,19 +41,13 @@ std::string cell_text(float v) {
   return buf;
 }
 
-// A label shortened to `width` columns with an ellipsis (the full text is in the cell's description).
-std::string short_label(const std::string& label, std::size_t width) {
-  if (display_width(label) <= width) return label;
-  return clip_to_width(label, width - 1) + kEllipsis;
+std::string position_label(const HeatMap& m, std::size_t position) {
+  return m.of_tokens ? std::to_string(position) + " " + m.labels[position] : std::to_string(position);
 }
 
-std::string quoted(const HeatMap& m, std::size_t position) {
-  return m.of_tokens ? std::to_string(position) + " '" + m.labels[position] + "'" : std::to_string(position);
-}
-
-// "query 1 ' journey', key 0 'Your'": what a cell relates, for its description.
+// "query 1 '␣journey', key 0 'Your'": what a cell relates, for its description.
 std::string pair_text(const HeatMap& m, std::size_t i, std::size_t j) {
-  return m.of_tokens ? "query " + quoted(m, m.first + i) + ", key " + quoted(m, j)
+  return m.of_tokens ? "query " + position_label(m, m.first + i) + ", key " + position_label(m, j)
                      : "row " + std::to_string(m.first + i) + ", column " + std::to_string(j);
 }
 
@@ -141,7 +134,7 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   const double cell = numbers ? 54.0 : std::clamp(720.0 / static_cast<double>(m.keys), 9.0, 24.0);
   const std::size_t label_columns = numbers ? 12 : 8;
   std::size_t widest = 1;
-  for (const std::string& l : m.labels) widest = std::max(widest, display_width(short_label(l, label_columns)));
+  for (const std::string& l : m.labels) widest = std::max(widest, display_width(clip_label(l, label_columns)));
   const double label_width = static_cast<double>(widest) * kCharWidth;
   const double title_height = o.standalone ? 30.0 : 0.0;
   // The axes' names go in the corner above the query labels and left of the key labels: room for both.
@@ -172,13 +165,13 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   for (std::size_t j = 0; j < m.keys; ++j) {
     const double x = left + (static_cast<double>(j) + 0.5) * cell;
     out += "<text class=\"key\" transform=\"translate(" + num(x) + "," + num(grid_top - 6.0) +
-           ") rotate(-45)\">" + html_escape(short_label(m.labels[j], label_columns)) + "</text>\n";
+           ") rotate(-45)\">" + html_escape(clip_label(m.labels[j], label_columns)) + "</text>\n";
   }
   for (std::size_t i = 0; i < m.rows; ++i) {
     const double y = grid_top + (static_cast<double>(i) + 0.5) * cell;
     out += "<text class=\"query\" x=\"" + num(left - 8.0) + "\" y=\"" + num(y) +
            "\" text-anchor=\"end\" dominant-baseline=\"central\">" +
-           html_escape(short_label(m.labels[m.first + i], label_columns)) + "</text>\n";
+           html_escape(clip_label(m.labels[m.first + i], label_columns)) + "</text>\n";
   }
   // The cells: one focus stop per map (the first cell); the arrow keys move between cells (html.cpp's script).
   out += "<g class=\"cells\">\n";
@@ -270,7 +263,7 @@ std::string svg_table(const Step& step, const std::vector<std::string>& tokens, 
   }
   std::size_t label_chars = 1;
   for (std::size_t i = 0; i < rows; ++i)
-    label_chars = std::max(label_chars, display_width(by_token ? short_label(visible(tokens[i]), 12) : std::to_string(i)));
+    label_chars = std::max(label_chars, display_width(by_token ? clip_label(token_repr(tokens[i]), 12) : std::to_string(i)));
   const double cell_w = static_cast<double>(widest) * kCharWidth + 16.0, cell_h = 26.0;
   const double title_height = o.standalone ? 30.0 : 0.0;
   const double left = 12.0 + static_cast<double>(label_chars) * kCharWidth + 10.0, top = title_height + 24.0;
@@ -282,7 +275,7 @@ std::string svg_table(const Step& step, const std::vector<std::string>& tokens, 
            "\" text-anchor=\"middle\" fill=\"#666666\">" + std::to_string(j) + "</text>\n";
   for (std::size_t i = 0; i < rows; ++i) {
     const double y = top + static_cast<double>(i) * cell_h;
-    const std::string label = by_token ? short_label(visible(tokens[i]), 12) : std::to_string(i);
+    const std::string label = by_token ? clip_label(token_repr(tokens[i]), 12) : std::to_string(i);
     out += "<text class=\"query\" x=\"" + num(left - 8.0) + "\" y=\"" + num(y + cell_h / 2) +
            "\" text-anchor=\"end\" dominant-baseline=\"central\">" + html_escape(label) + "</text>\n";
     for (std::size_t j = 0; j < cols; ++j) {
@@ -368,7 +361,7 @@ Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& o) {
   const HeatMap& first = maps.front();
   const std::size_t label_columns = 14;
   std::size_t widest = 1;
-  for (const std::string& l : first.labels) widest = std::max(widest, display_width(short_label(l, label_columns)));
+  for (const std::string& l : first.labels) widest = std::max(widest, display_width(clip_label(l, label_columns)));
   const double label_width = static_cast<double>(widest) * kCharWidth, row = 24.0;
   const double title_height = o.standalone ? 30.0 : 0.0;
   const double top = title_height + 34.0;
@@ -405,12 +398,12 @@ Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& o) {
     out += "<text class=\"tok q\" x=\"" + num(left_x) + "\" y=\"" + num(y_of(i)) +
            "\" text-anchor=\"end\" dominant-baseline=\"central\" data-q=\"" + std::to_string(first.first + i) + "\"" +
            (o.standalone ? "" : i == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"") + " aria-label=\"query " +
-           html_escape(quoted(first, first.first + i)) + "\">" + html_escape(short_label(first.labels[first.first + i], label_columns)) +
+           html_escape(position_label(first, first.first + i)) + "\">" + html_escape(clip_label(first.labels[first.first + i], label_columns)) +
            "</text>\n";
   for (std::size_t j = 0; j < first.keys; ++j)
     out += "<text class=\"tok k\" x=\"" + num(right_x) + "\" y=\"" + num(y_of(j)) + "\" dominant-baseline=\"central\" data-k=\"" +
            std::to_string(j) + "\"" + (o.standalone ? "" : j == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"") + " aria-label=\"key " +
-           html_escape(quoted(first, j)) + "\">" + html_escape(short_label(first.labels[j], label_columns)) + "</text>\n";
+           html_escape(position_label(first, j)) + "\">" + html_escape(clip_label(first.labels[j], label_columns)) + "</text>\n";
   return {out + "</svg>\n", width, height};
 }
 

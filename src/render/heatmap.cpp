@@ -11,7 +11,7 @@
 
 namespace attn {
 
-// A number in at most kCell - 1 characters: 0.55, -1.25, 12.3, 1e+04.
+// A number in at most 5 characters: 0.55, -1.25, 12.3, 1e+04.
 std::string heat_number(float v) {
   char buf[32];
   const double a = std::fabs(static_cast<double>(v));
@@ -108,8 +108,8 @@ std::string HeatMap::scale_words(HeatScale scale) const {
 
 namespace {
 
-constexpr std::size_t kCell = 6;   // characters per cell
-constexpr std::size_t kLabel = 8;  // characters of a row label
+constexpr std::size_t kCell = 7;   // characters per cell: a key label of six, a token of four whole ('Your')
+constexpr std::size_t kLabel = 10;  // columns of a row label: the book's tokens whole as token_repr shows them ('journey', '␣journey')
 const char* const kMasked = "\xc2\xb7";  // "·": a masked (future) cell
 
 std::string pad_left(const std::string& s, std::size_t width, std::size_t visible) {
@@ -150,12 +150,12 @@ std::string one_map(const HeatMap& m, const TextStyle& style) {
   // Column labels: keys.
   out += std::string(kLabel + 2, ' ');
   for (std::size_t j = 0; j < m.keys; ++j) {
-    const std::string label = clip_to_width(m.labels[j], kCell - 1);
+    const std::string label = clip_label(m.labels[j], kCell - 1);
     out += pad_left(label, kCell, display_width(label));
   }
   out += "\n";
   for (std::size_t i = 0; i < m.rows; ++i) {
-    const std::string label = clip_to_width(m.labels[m.first + i], kLabel);
+    const std::string label = clip_label(m.labels[m.first + i], kLabel);
     out += "  " + pad_left(label, kLabel, display_width(label));
     for (std::size_t j = 0; j < m.keys; ++j) {
       if (m.masked(i, j)) {
@@ -189,7 +189,7 @@ std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& to
   const bool heads_first = s.overview && rank == 3;
   const std::size_t heads = rank == 4 ? t.shape()[1] : heads_first ? t.shape()[0] : 1;
   std::vector<std::string> labels;
-  for (std::size_t i = 0; i < keys; ++i) labels.push_back(s.of_tokens ? visible(tokens[i]) : std::to_string(i));
+  for (std::size_t i = 0; i < keys; ++i) labels.push_back(s.of_tokens ? token_repr(tokens[i]) : std::to_string(i));
   std::vector<HeatMap> out;
   for (std::size_t h = 0; h < heads; ++h) {
     HeatMap m;

@@ -29,8 +29,8 @@ struct HeatMap {
   std::size_t rows = 0, keys = 0;
   std::size_t first = 0;  // the position of row 0 (a KV-cache call's first query)
   bool causal = false;
-  bool of_tokens = true;  // labels are tokens (quoted in captions), else positions
-  std::vector<std::string> labels;  // every position's label, visible() text: rows use labels[first + i]
+  bool of_tokens = true;  // labels are tokens, else positions
+  std::vector<std::string> labels;  // every position's label, a token as token_repr() shows it: rows use labels[first + i]
   std::vector<float> values;        // (rows, keys)
   double min = 0.0, max = 0.0;      // over the cells drawn on the scale (finite, not masked)
   // The same over every map of the step (all its heads), which the fixed scale is made from, so a step's

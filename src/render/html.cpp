@@ -529,7 +529,7 @@ std::string fitted(std::string svg, const std::string& more = "") {
 std::string token_list(const std::vector<std::string>& tokens) {
   constexpr std::size_t kShown = 64;
   std::string out;
-  for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i) out += (i ? " " : "") + ("<code class=\"tok\">" + markup(tokens[i]) + "</code>");
+  for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i) out += (i ? " " : "") + ("<code class=\"tok\">" + markup(token_repr(tokens[i])) + "</code>");
   if (tokens.size() > kShown) out += " ... (" + std::to_string(tokens.size() - kShown) + " more)";
   return out;
 }

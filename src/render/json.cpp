@@ -7,6 +7,7 @@
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/strings.hpp"
+#include "core/terminal_text.hpp"
 
 namespace attn {
 
@@ -134,7 +135,10 @@ ojson trace_to_json(const Trace& trace, const Document& shown) {
   doc["schema_version"] = kJsonSchemaVersion;
   doc["lesson"] = trace.info.name;
   doc["config"] = trace.config;
-  doc["inputs"]["tokens"] = trace.inputs.tokens;
+  // Data, not display: each token's exact string (a --text token that is not whole UTF-8, a piece of a
+  // character split over tokens, as Python's bytes.decode("utf-8", "backslashreplace") gives it: "\\xf0\\x9f").
+  ojson& tokens = doc["inputs"]["tokens"] = ojson::array();
+  for (const std::string& token : trace.inputs.tokens) tokens.push_back(backslash_replaced(token));
   if (!trace.inputs.token_ids.empty()) doc["inputs"]["token_ids"] = trace.inputs.token_ids;  // --text
   if (writes_embeddings(shown)) doc["inputs"]["embeddings"] = tensor_data(AnyTensor(trace.inputs.embeddings));
   doc["modules"] = ojson::array();

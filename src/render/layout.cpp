@@ -150,14 +150,10 @@ void add_legend(const HeatMap& m, const LayoutOptions& o, bool shaded, bool off_
   if (line.size() > 1) out.push_back(std::move(line));
 }
 
-std::string label_of(const std::vector<std::string>& labels, std::size_t i, bool quoted) {
-  return quoted ? "'" + labels[i] + "'" : labels[i];
-}
 
 // Every number, row by row: "  3 'with':  0:0.1385  1:0.2379 ...", wrapped between numbers.
 void number_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
   const std::vector<std::string>& labels = a.labels;
-  const bool quoted = a.of_tokens;
   for (std::size_t i = 0; i < a.rows; ++i) {
     std::vector<std::string> items;
     for (std::size_t j = 0; j < a.keys; ++j) {
@@ -169,7 +165,7 @@ void number_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
       }
       items.push_back(buf);
     }
-    const std::string head = "  " + std::to_string(a.first + i) + " " + label_of(labels, a.first + i, quoted) + ":";
+    const std::string head = "  " + std::to_string(a.first + i) + " " + labels[a.first + i] + ":";
     for (const auto& line : fill(items, width, head, "      ")) out.push_back({{line, Role::Tensor}});
   }
 }
@@ -177,7 +173,6 @@ void number_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
 // Each query's strongest keys, for matrices too large to draw.
 void summary_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
   const std::vector<std::string>& labels = a.labels;
-  const bool quoted = a.of_tokens;
   for (std::size_t i = 0; i < a.rows; ++i) {
     std::vector<std::size_t> order;
     for (std::size_t j = 0; j < a.keys; ++j)
@@ -191,9 +186,9 @@ void summary_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
                       });
     std::vector<std::string> items{"->"};
     for (std::size_t k = 0; k < top; ++k)
-      items.push_back(std::to_string(order[k]) + " " + label_of(labels, order[k], quoted) + " " +
+      items.push_back(std::to_string(order[k]) + " " + labels[order[k]] + " " +
                       heat_number(a.at(i, order[k])) + (k + 1 < top ? "," : ""));
-    const std::string head = "  " + std::to_string(a.first + i) + " " + label_of(labels, a.first + i, quoted);
+    const std::string head = "  " + std::to_string(a.first + i) + " " + labels[a.first + i];
     for (const auto& line : fill(items, width, head, "      ")) out.push_back({{line, Role::Tensor}});
   }
 }
@@ -207,7 +202,7 @@ struct Form {
   enum Kind { Numbers, Colour, Summary } kind;
   std::size_t cell = 0, grid = 0;
 };
-constexpr std::size_t kNumberLabel = 8, kNumberCell = 6;
+constexpr std::size_t kNumberLabel = 10, kNumberCell = 6;  // a row label: 'journey' and '␣journey' whole
 Form form_of(const HeatMap& a, std::size_t width) {
   if (a.keys <= kHeatmapMaxTokens && 2 + kNumberLabel + kNumberCell * a.keys <= width)
     return {Form::Numbers, kNumberCell - 1, 2 + kNumberLabel + kNumberCell * a.keys};
@@ -219,7 +214,6 @@ Form form_of(const HeatMap& a, std::size_t width) {
 
 void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   const std::vector<std::string>& labels = a.labels;
-  const bool quoted = a.of_tokens;
   for (const auto& line : fill(words_of("heatmap: " + a.caption), o.width, "  ", "  ")) out.push_back({{line, Role::Legend}});
   bool off = false;
   for (std::size_t i = 0; i < a.rows; ++i)
@@ -234,10 +228,10 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   if (form.kind == Form::Numbers) {  // every number in its cell
     add_legend(a, o, false, false, out);
     Line head{{std::string(kLabel + 2, ' '), Role::Text}};
-    for (std::size_t j = 0; j < a.keys; ++j) head.push_back({pad_left(clip_to_width(labels[j], kCell - 1), kCell), Role::Label});
+    for (std::size_t j = 0; j < a.keys; ++j) head.push_back({pad_left(clip_label(labels[j], kCell - 1), kCell), Role::Label});
     out.push_back(head);
     for (std::size_t i = 0; i < a.rows; ++i) {
-      Line row{{"  " + pad_left(clip_to_width(labels[a.first + i], kLabel), kLabel), Role::Label}};
+      Line row{{"  " + pad_left(clip_label(labels[a.first + i], kLabel), kLabel), Role::Label}};
       for (std::size_t j = 0; j < a.keys; ++j) {
         row.push_back({" ", Role::Text});
         const float v = a.at(i, j);
@@ -277,14 +271,14 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   }
   for (std::size_t i = 0; i < a.rows; ++i) {
     const std::size_t q = a.first + i;
-    Line row{{"  " + pad_left(std::to_string(q), index_width) + " " + pad_right(clip_to_width(labels[q], 6), 6) + " ",
+    Line row{{"  " + pad_left(std::to_string(q), index_width) + " " + pad_right(clip_label(labels[q], 6), 6) + " ",
               Role::Label}};
     for (std::size_t j = 0; j < a.keys; ++j) row.push_back(cell(a, o.scale, i, j, cell_width, o.color));
     out.push_back(row);
   }
   // The labels the grid abbreviates.
   std::vector<std::string> keys;
-  for (std::size_t j = 0; j < a.keys; ++j) keys.push_back(std::to_string(j) + "=" + label_of(labels, j, quoted));
+  for (std::size_t j = 0; j < a.keys; ++j) keys.push_back(std::to_string(j) + "=" + labels[j]);
   for (const auto& line : fill(keys, o.width, "  keys:", "        ")) out.push_back({{line, Role::Label}});
   if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
 }
@@ -458,7 +452,7 @@ std::vector<Line> overview_lines(const std::vector<HeatMap>& maps, const LayoutO
   }
   const HeatMap& m = maps.front();
   std::vector<std::string> labels;
-  for (std::size_t j = 0; j < m.keys; ++j) labels.push_back(std::to_string(j) + "=" + label_of(m.labels, j, m.of_tokens));
+  for (std::size_t j = 0; j < m.keys; ++j) labels.push_back(std::to_string(j) + "=" + m.labels[j]);
   for (const auto& line : fill(labels, o.width, m.of_tokens ? "  tokens:" : "  positions:", "        "))
     out.push_back({{line, Role::Label}});
   if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
@@ -566,7 +560,7 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
                              o.width, "  ", Role::Text))
       slide.text.push_back(l);
     std::vector<std::string> tokens{"tokens:"};
-    for (const auto& t : trace.inputs.tokens) tokens.push_back("'" + visible(t) + "'");
+    for (const auto& t : trace.inputs.tokens) tokens.push_back(token_repr(t));
     for (const auto& line : fill(tokens, o.width, "  ", "    ")) slide.text.push_back({{line, Role::Label}});
   }
   for (const auto& note : note_lines(trace))

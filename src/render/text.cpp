@@ -72,13 +72,9 @@ std::string prompt(const std::string& code) {
 
 std::string token_list(const std::vector<std::string>& tokens) {
   constexpr std::size_t kShown = 12;
-  // Tokens that carry their own spaces (GPT-2's " journey") are quoted, so the list shows where each ends.
-  const bool quoted = std::any_of(tokens.begin(), tokens.end(), [](const std::string& t) {
-    return t.empty() || std::isspace(static_cast<unsigned char>(t.front())) || std::isspace(static_cast<unsigned char>(t.back()));
-  });
+  // Each token as Python's repr shows it, its spaces as ␣ (token_repr), so the list shows where each ends.
   std::string out;
-  for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i)
-    out += (i ? " " : "") + (quoted ? "'" + visible(tokens[i]) + "'" : visible(tokens[i]));
+  for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i) out += (i ? " " : "") + token_repr(tokens[i]);
   if (tokens.size() > kShown) out += " ... (" + std::to_string(tokens.size() - kShown) + " more)";
   return out;
 }
