@@ -358,7 +358,7 @@ void fill_hashed(float* x, std::size_t n, std::uint64_t seed, unsigned threads) 
 // (At most kMaxDecodeLayers caches: a cache of a few dozen tokens would otherwise take millions of calls
 // to fill the pool; those fit in the CPU's caches whatever is done.)
 constexpr std::size_t kMaxDecodeLayers = 4096;
-constexpr std::size_t kQuickSweepSteps = 64;  // --quick's steps per timed sweep
+constexpr double kQuickSweepSeconds = 0.02;  // --quick's sweeps: a fiftieth of a second
 double decode_pool_bytes() {
   const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
   return std::max(double(1u << 30), 2.0 * static_cast<double>(std::max(0L, l3)));
@@ -409,22 +409,24 @@ DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(co
       decode_attention(shape, io(0, out.data()), threads);
       for (std::size_t i = 0; i < out.size(); ++i)
         row.max_abs_diff = std::max(row.max_abs_diff, static_cast<double>(std::fabs(out[i] - ref[i])));
+      // A sweep is every layer in turn, the cycle going on from where the last sweep stopped; under
+      // --quick it stops after kQuickSweepSeconds (at least one step), still reading each cache after all
+      // the others (so from memory): on a busy machine each step, a parallel region, can wait a scheduler's
+      // time slice for its second thread, and whole sweeps of 512 layers took seconds each. Returns the
+      // time per step.
       std::size_t next = 1 % row.layers;  // the layer the cycle reads next (the check has just read layer 0)
-      const auto sweep = [&](std::size_t steps) {
-        for (std::size_t s = 0; s < steps; ++s, next = (next + 1) % row.layers)
-          decode_attention(shape, io(next, out.data()), threads);
-      };
-      // A sweep is every layer in turn; under --quick, the next kQuickSweepSteps layers of the cycle, which
-      // still reads each cache after all the others (so from memory) in a few milliseconds: on a busy
-      // machine each step, a parallel region, can wait a scheduler's time slice for its second thread, and
-      // whole sweeps of 512 layers took seconds each.
-      const std::size_t steps = o.quick ? std::min(row.layers, kQuickSweepSteps) : row.layers;
-      warm_up(o, [&] { sweep(steps); });
-      for (std::size_t r = 0; r < o.repeats; ++r) {
+      const auto sweep = [&] {
         const auto t0 = Clock::now();
-        sweep(steps);
-        row.times.push_back(seconds_since(t0) / static_cast<double>(steps));
-      }
+        std::size_t steps = 0;
+        do {
+          decode_attention(shape, io(next, out.data()), threads);
+          next = (next + 1) % row.layers;
+          ++steps;
+        } while (steps < row.layers && !(o.quick && seconds_since(t0) >= kQuickSweepSeconds));
+        return seconds_since(t0) / static_cast<double>(steps);
+      };
+      warm_up(o, sweep);
+      for (std::size_t r = 0; r < o.repeats; ++r) row.times.push_back(sweep());
       row.time = time_range(row.times);
       row.gbps = row.bytes / row.time.median_s / 1e9;
       if (report.machine.measured) row.copy_percent = 100.0 * row.gbps / report.copy_gbps;
@@ -458,8 +460,7 @@ std::string render_decode_text(const DecodeReport& r) {
                 "cache from memory; time per step is one layer's, median of %zu sweeps of %s;\n"
                 "min..max: the fastest and the slowest sweep's\n\n",
                 r.pool_bytes / (1024.0 * 1024.0), o.repeats,
-                o.quick ? ("at most " + std::to_string(kQuickSweepSteps) + " layers after one such sweep (--quick)").c_str()
-                        : "every layer after a warm-up");
+                o.quick ? "at most 20 ms after one such sweep (--quick)" : "every layer after a warm-up");
   out += buf;
   std::vector<TimeRange> times;
   for (const auto& row : r.rows) times.push_back(row.time);
