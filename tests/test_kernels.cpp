@@ -7,8 +7,13 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
+#include <map>
+#include <optional>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +22,7 @@
 #include "inputs/embeddings.hpp"
 #include "modules/attention.hpp"
 #include "bench/impls.hpp"
+#include "bench/spread.hpp"
 #include "kernels/fast.hpp"
 #include "kernels/kernels.hpp"
 #include "cli/bench_options.hpp"
@@ -424,6 +430,71 @@ TEST_CASE("every bench implementation computes the chapter's function within its
   CHECK(names == bench_impls());  // the command line's names are the table's, in its order
 }
 
+TEST_CASE("a bench row's range is its fastest, median and slowest run, and its spread is the range over the median",
+          "[kernels]") {
+  const TimeRange odd = time_range({0.3, 0.1, 0.2});
+  CHECK(odd.min_s == 0.1);
+  CHECK(odd.median_s == 0.2);
+  CHECK(odd.max_s == 0.3);
+  CHECK(spread_percent(odd) == Approx(100.0));  // (0.3 - 0.1) / 0.2
+  const TimeRange even = time_range({4.0, 1.0, 3.0, 2.0});
+  CHECK(even.median_s == 2.5);
+  CHECK(spread_percent(time_range({0.5})) == 0.0);  // one run: a point, no spread
+  CHECK_THROWS_AS(time_range({}), std::logic_error);
+  CHECK(range_ms({0.0012345, 0.002, 0.0034567}) == "1.234..3.457");
+}
+
+TEST_CASE("the busy-machine warning: a spread of 9% is quiet, 11% names the widest row and what to do", "[kernels]") {
+  const auto row = [](const std::string& name, double spread) {
+    return NamedRange{name, {1.0, 1.0, 1.0 + spread / 100.0}};  // median 1 s, so the spread is the percent
+  };
+  CHECK(spread_percent(row("x", 9).range) == Approx(9.0));
+  CHECK(spread_percent(row("x", 11).range) == Approx(11.0));
+  CHECK_FALSE(busy_warning({row("wrapper", 9), row("mha", 0), row("fused", 9)}));
+  CHECK_FALSE(busy_warning({}));
+  const auto one = busy_warning({row("wrapper", 9), row("mha", 11), row("fused", 2)});
+  REQUIRE(one);
+  CHECK(*one == "attn bench: the machine is busy: mha's times vary by 11.0% of their median, more than 10%; close "
+                "other programs and run it again, and compare only rows whose ranges do not overlap");
+  CHECK(one->find('\n') == std::string::npos);  // one line
+  // Several busy rows: the widest is named, the others counted.
+  const auto three = busy_warning({row("wrapper", 11), row("mha", 40), row("fused", 9), row("gqa", 12)});
+  REQUIRE(three);
+  CHECK(three->rfind("attn bench: the machine is busy: mha's times vary by 40.0% of their median, more than 10% "
+                     "(2 other rows too); ",
+                     0) == 0);
+  // A decode row is named by its implementation and cache length.
+  CHECK(busy_warning({row("gqa 1024", 25)})->find(": gqa 1024's times vary by 25.0%") != std::string::npos);
+}
+
+TEST_CASE("attn bench says a row is faster only when the two ranges do not overlap", "[kernels]") {
+  const auto ms = [](const std::string& name, double min, double median, double max) {
+    return NamedRange{name, {min / 1e3, median / 1e3, max / 1e3}};
+  };
+  // Disjoint: the faster's slowest run beats the other's fastest; the ratio is of the medians, whichever
+  // row comes first.
+  const NamedRange fused = ms("fused", 175.0, 176.0, 184.0), mha = ms("mha", 520.0, 528.0, 540.0);
+  CHECK(speed_claim(fused, mha) == std::optional<std::string>("fused is 3.00x faster than mha"));
+  CHECK(speed_claim(mha, fused) == speed_claim(fused, mha));
+  // Overlapping: the issue's busy machine, where mha's median came out lower than fused's. No claim, in
+  // either direction; both ranges are given instead.
+  const NamedRange busy_fused = ms("fused", 170.0, 250.0, 700.0), busy_mha = ms("mha", 190.0, 200.0, 650.0);
+  const auto within = speed_claim(busy_fused, busy_mha);
+  REQUIRE(within);
+  CHECK(*within == "mha and fused are within each other's spread (mha 190.000..650.000 ms, fused 170.000..700.000 "
+                   "ms): this run cannot tell which is faster");
+  CHECK(within->find("faster than") == std::string::npos);
+  CHECK(speed_claim(busy_mha, busy_fused) == within);
+  // Touching ranges overlap: one run of each took the same time.
+  CHECK(speed_claim(ms("a", 1.0, 1.5, 2.0), ms("b", 2.0, 2.5, 3.0))->find("within each other's spread") !=
+        std::string::npos);
+  // Barely apart is apart.
+  CHECK(speed_claim(ms("a", 1.0, 1.5, 2.0), ms("b", 2.001, 3.0, 3.5)) ==
+        std::optional<std::string>("a is 2.00x faster than b"));
+  // No time, no sentence.
+  CHECK_FALSE(speed_claim(NamedRange{"a", {}}, mha));
+}
+
 TEST_CASE("attn bench runs every implementation on the same function (tiny shape, no timing asserted)",
           "[bench]") {
   const auto r = attn_test::run({"bench", "--batch", "1", "--tokens", "520", "--dim", "64", "--heads", "4",
@@ -471,6 +542,156 @@ TEST_CASE("attn bench runs every implementation on the same function (tiny shape
           Approx(100.0 * row["gflops"].get<double>() / m["fma_peak_gflops"].get<double>()));
 }
 
+namespace {
+
+// A claim of the bench's, read back: "X is Rx faster than Y", or "X and Y are within each other's spread
+// (X a..b ms, Y c..d ms): ...".
+struct Claim {
+  bool faster = false;
+  std::string x, y;
+  double ratio = 0;                          // faster claims
+  double x_min = 0, x_max = 0, y_min = 0, y_max = 0;  // within claims, as printed
+};
+std::optional<Claim> parse_claim(const std::string& line) {
+  static const std::regex faster(R"(^(\w+) is ([0-9.]+)x faster than (\w+)$)");
+  static const std::regex within(R"(^(\w+) and (\w+) are within each other's spread \((\w+) ([0-9.]+)\.\.([0-9.]+) ms, )"
+                                 R"((\w+) ([0-9.]+)\.\.([0-9.]+) ms\): this run cannot tell which is faster$)");
+  std::smatch m;
+  if (std::regex_match(line, m, faster)) return Claim{true, m[1], m[3], std::stod(m[2])};
+  if (std::regex_match(line, m, within)) {
+    CHECK(m[3] == m[1]);
+    CHECK(m[6] == m[2]);
+    return Claim{false, m[1], m[2], 0, std::stod(m[4]), std::stod(m[5]), std::stod(m[7]), std::stod(m[8])};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("attn bench prints each row's range and claims a speed-up only where the ranges do not overlap",
+          "[bench]") {
+  // The text report: read the table's ranges and the claims back, and hold each claim to the ranges
+  // printed above it. Printed figures are rounded the same way, which keeps "a < b" as "a <= b".
+  const std::vector<std::string> shape{"--batch", "1", "--tokens", "200", "--dim", "64", "--heads", "4",
+                                       "--kv-groups", "2", "--repeats", "5"};
+  std::vector<std::string> args{"bench"};
+  args.insert(args.end(), shape.begin(), shape.end());
+  const auto text = attn_test::run(args);
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("min..max: the fastest and the slowest of them") != std::string::npos);
+  struct Printed {
+    double median, min, max;
+  };
+  std::map<std::string, Printed> rows;
+  std::vector<Claim> claims;
+  std::istringstream lines(text.out);
+  bool in_table = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("impl ", 0) == 0) {
+      std::istringstream header(line);
+      std::vector<std::string> columns{std::istream_iterator<std::string>(header), {}};
+      REQUIRE(columns.size() >= 3);
+      CHECK(columns[1] == "median_ms");
+      CHECK(columns[2] == "min..max_ms");  // the range beside the median
+      in_table = true;
+      continue;
+    }
+    if (in_table && line.empty()) in_table = false;
+    if (in_table) {
+      static const std::regex row(R"(^(\w+) +([0-9.]+) +([0-9.]+)\.\.([0-9.]+) .*$)");
+      std::smatch m;
+      REQUIRE(std::regex_match(line, m, row));
+      rows[m[1]] = {std::stod(m[2]), std::stod(m[3]), std::stod(m[4])};
+      continue;
+    }
+    if (const auto claim = parse_claim(line)) claims.push_back(*claim);
+  }
+  REQUIRE(rows.size() == attn::bench_impls().size());
+  for (const auto& [name, r] : rows) {
+    INFO(name);
+    CHECK(r.min <= r.median);
+    CHECK(r.median <= r.max);
+  }
+  // One sentence for fused against each other implementation, and each consistent with the table.
+  REQUIRE(claims.size() == rows.size() - 1);
+  std::set<std::string> against;
+  for (const Claim& c : claims) {
+    INFO(c.x << " / " << c.y);
+    REQUIRE(rows.count(c.x) == 1);
+    REQUIRE(rows.count(c.y) == 1);
+    CHECK((c.x == "fused" || c.y == "fused"));
+    against.insert(c.x == "fused" ? c.y : c.x);
+    const Printed &x = rows[c.x], &y = rows[c.y];
+    if (c.faster) {
+      CHECK(x.max <= y.min);  // x's slowest run no slower than y's fastest
+      CHECK(x.median <= y.median);
+      CHECK(c.ratio >= 1.0);
+    } else {
+      CHECK(c.x_min == x.min);  // the ranges quoted are the table's
+      CHECK(c.x_max == x.max);
+      CHECK(c.y_min == y.min);
+      CHECK(c.y_max == y.max);
+      CHECK(x.min <= y.max);  // they overlap
+      CHECK(y.min <= x.max);
+    }
+  }
+  CHECK(against.size() == rows.size() - 1);
+  // The busy-machine line on the error stream when a printed range is more than 10% of its median (by a
+  // margin for the rounding); a quiet run says nothing.
+  double widest = 0;
+  for (const auto& [name, r] : rows) widest = std::max(widest, 100.0 * (r.max - r.min) / r.median);
+  INFO("widest printed spread " << widest << "%; stderr: " << text.err);
+  const bool warned = text.err.find("attn bench: the machine is busy: ") != std::string::npos;
+  if (widest > 12.0) CHECK(warned);
+  if (widest < 8.0) CHECK_FALSE(warned);
+
+  // The JSON under --quick: each row's min, median and max, its spread, the claims held to the exact
+  // times, the warning iff a spread is over 10%; no machine figure was measured, so none is given.
+  args.push_back("--json");
+  args.push_back("--quick");
+  const auto json = attn_test::run(args);
+  REQUIRE(json.status == 0);
+  const auto doc = nlohmann::json::parse(json.out);
+  CHECK(doc["config"]["quick"] == true);
+  for (const char* key : {"fma_peak_gflops", "sgemm_gflops", "openblas_sgemm_gflops"}) CHECK(doc["machine"][key].is_null());
+  std::map<std::string, TimeRange> exact;
+  bool busy = false;
+  for (const auto& row : doc["results"]) {
+    INFO(row.dump());
+    const std::vector<double> times = row["times_s"];
+    const TimeRange r{row["min_s"], row["median_s"], row["max_s"]};
+    CHECK(r.min_s == *std::min_element(times.begin(), times.end()));
+    CHECK(r.max_s == *std::max_element(times.begin(), times.end()));
+    CHECK(r.min_s <= r.median_s);
+    CHECK(r.median_s <= r.max_s);
+    CHECK(row["spread_percent"].get<double>() == Approx(100.0 * (r.max_s - r.min_s) / r.median_s));
+    busy = busy || row["spread_percent"].get<double>() > 10.0;
+    CHECK(row["peak_percent"].is_null());
+    CHECK(row["sgemm_percent"].is_null());
+    exact[row["impl"]] = r;
+  }
+  REQUIRE(exact.size() == attn::bench_impls().size());
+  REQUIRE(doc["claims"].size() == exact.size() - 1);
+  for (const auto& sentence : doc["claims"]) {
+    const auto c = parse_claim(sentence);
+    REQUIRE(c);
+    const TimeRange &x = exact[c->x], &y = exact[c->y];
+    INFO(sentence.get<std::string>());
+    const bool apart = x.max_s < y.min_s || y.max_s < x.min_s;
+    CHECK(c->faster == apart);  // a speed-up exactly when the ranges do not overlap
+    if (c->faster) CHECK(c->ratio == Approx(y.median_s / x.median_s).epsilon(0.01));
+  }
+  CHECK(doc["busy_warning"].is_null() == !busy);
+  if (busy) CHECK(json.err.find(doc["busy_warning"].get<std::string>() + "\n") != std::string::npos);
+  else CHECK(json.err.find("the machine is busy") == std::string::npos);
+  // And in text, --quick leaves the machine's shares out rather than dividing by nothing.
+  const auto quick_text = attn_test::run({"bench", "--quick", "--batch", "1", "--tokens", "8", "--dim", "8",
+                                          "--heads", "2", "--kv-groups", "1", "--repeats", "1", "--impl", "fused"});
+  REQUIRE(quick_text.status == 0);
+  CHECK(quick_text.out.find("--quick: its FMA peak, SGEMM rates and memory bandwidth not measured") != std::string::npos);
+  CHECK(std::regex_search(quick_text.out, std::regex(R"(\nfused +[0-9.]+ +[0-9.]+\.\.[0-9.]+ +[0-9.]+ +- +- )")));
+}
+
 TEST_CASE("attn bench --decode times MHA and GQA decode steps on each cache length (no timing asserted)",
           "[bench][decode]") {
   const auto r = attn_test::run({"bench", "--decode", "--cache", "16,300", "--dim", "32", "--heads", "4",
@@ -492,6 +713,9 @@ TEST_CASE("attn bench --decode times MHA and GQA decode steps on each cache leng
     CHECK(row["bytes"].get<double>() == 2.0 * rows[i].second * kv * 8 * 4);
     CHECK(row["max_abs_diff"].get<double>() <= 1e-5);
     CHECK(row["times_s"].size() == 2);
+    CHECK(row["min_s"].get<double>() <= row["median_s"].get<double>());
+    CHECK(row["median_s"].get<double>() <= row["max_s"].get<double>());
+    CHECK(row["spread_percent"].get<double>() >= 0.0);
     CHECK(row["gbps"].get<double>() == Approx(row["bytes"].get<double>() / row["median_s"].get<double>() / 1e9));
     CHECK(row["layers"].get<std::size_t>() >= 1);
     CHECK(row["layers"].get<std::size_t>() <= 4096);
@@ -499,7 +723,7 @@ TEST_CASE("attn bench --decode times MHA and GQA decode steps on each cache leng
   const auto text = attn_test::run({"bench", "--decode", "--cache", "8", "--dim", "16", "--heads", "2",
                                     "--kv-groups", "1", "--repeats", "1"});
   REQUIRE(text.status == 0);
-  CHECK(text.out.find("us/token") != std::string::npos);
+  CHECK(text.out.find("us/token  min..max_us") != std::string::npos);
   CHECK(text.out.find("%copy") != std::string::npos);
   CHECK(attn_test::run({"bench", "--decode", "--cache", "0"}).status == 2);
   CHECK(attn_test::run({"bench", "--decode", "--cache", "200000"}).status == 2);

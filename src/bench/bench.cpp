@@ -1,8 +1,9 @@
 // attn bench: causal multi-head self-attention forward, float32, for every implementation of
 // ATTN_BENCH_IMPLS (cli/bench_options.hpp; their runs in bench/impls.cpp) on the same weights: the
 // chapter's wrapper and MultiHeadAttention, the fused tiled kernel, grouped-query attention on it. Median
-// wall time after a warm-up, useful GFLOP/s (causal work only), share of the machine's SGEMM rate and FMA
-// peak (measured here), peak memory added, and agreement with mha.
+// wall time after a warm-up and the range of the timed runs, useful GFLOP/s (causal work only), share of
+// the machine's SGEMM rate and FMA peak (measured here, unless --quick), peak memory added, and agreement
+// with mha. What the ranges allow it to say (bench/spread.hpp) is said only where they allow it.
 #include "bench/bench.hpp"
 
 #include <algorithm>
@@ -41,19 +42,17 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 // Runs `once` until a quarter of a second has gone by (at least once, at most 100 times). A single run was
 // not enough at small shapes: on this kind of virtual machine the first parallel runs after the threads
-// have idled can take 30 ms instead of 0.2 while the scheduler settles where they run.
+// have idled can take 30 ms instead of 0.2 while the scheduler settles where they run. Under --quick it
+// runs once: with none, the first timed decode sweep after the check took twice the others.
 template <class F>
-void warm_up(F once) {
+void warm_up(const BenchOptions& o, F once) {
   const auto t0 = Clock::now();
-  for (int i = 0; i < 100 && (i == 0 || seconds_since(t0) < 0.25); ++i) once();
+  for (int i = 0; i < (o.quick ? 1 : 100) && (i == 0 || seconds_since(t0) < 0.25); ++i) once();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-// An SGEMM rate: a 2048^3 product, median of 5 after a warm-up.
+// An SGEMM rate: a 2048^3 product, best of 5 after a warm-up. The best, as the copy bandwidth and the FMA
+// peak take it: it is what the machine can do, and on a busy machine the median of 5 came out so low that
+// the implementations measured after it ran at 224% of it.
 template <class Product>
 double measure_sgemm(Product product) {
   const std::size_t n = 2048;
@@ -64,12 +63,12 @@ double measure_sgemm(Product product) {
     product(a.data(), b.data(), c.data(), n);
     if (r > 0) times.push_back(seconds_since(t0));
   }
-  return 2.0 * static_cast<double>(n * n * n) / median(times) / 1e9;
+  return 2.0 * static_cast<double>(n * n * n) / time_range(times).min_s / 1e9;
 }
 
 }  // namespace
 
-MachineReport measure_machine() {
+MachineReport describe_machine(bool rates) {
   MachineReport m;
   m.threads = std::max(1u, std::thread::hardware_concurrency());
   const VectorIsa isa = best_vector_isa();
@@ -77,6 +76,9 @@ MachineReport measure_machine() {
   m.isa = info.name;
   m.mr = info.mr;
   m.nr = info.nr;
+  m.openblas_core = openblas_get_corename();
+  if (!rates) return m;  // --quick: about 1.5 s idle, and seconds more on a busy machine
+  m.measured = true;
   m.fma_peak_gflops = fma_peak_gflops(isa, m.threads, 0.5);
   m.sgemm_gflops = measure_sgemm([](const float* a, const float* b, float* c, std::size_t n) {
     fast_linear(a, n, n, b, n, nullptr, c);  // a @ b.T: the same work as a @ b
@@ -85,7 +87,6 @@ MachineReport measure_machine() {
     const int k = static_cast<int>(n);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k, k, k, 1.0f, a, k, b, k, 0.0f, c, k);
   });
-  m.openblas_core = openblas_get_corename();
   return m;
 }
 
@@ -123,35 +124,46 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   const BenchModules m = make_bench_modules(o);
   report.useful_gflop_mha = mha_gflop(o);
   report.useful_gflop_gqa = gqa_gflop(o);
-  report.machine = measure_machine();
+  report.machine = describe_machine(!o.quick);
   report.sgemm_gflops = report.machine.sgemm_gflops;
 
   report.threads = report.machine.threads;
   const unsigned threads = report.threads;
   TorchGenerator gen(0);  // mha's forward draws nothing from it (dropout 0)
   const Tensor3 reference = m.mha.forward(m.x, gen, DropoutRng::Default, threads);  // (B, T, C)
+  std::vector<const BenchImpl*> impls;
   for (const BenchImpl& impl : bench_impl_table()) {
     if (std::find(o.impls.begin(), o.impls.end(), impl.name) == o.impls.end()) continue;
+    impls.push_back(&impl);
     BenchRow row;
     row.impl = impl.name;
     row.what = fill_impl_help(impl.help, std::to_string(o.kv_groups));
-    const auto run = [&] { return impl.run(m, threads); };
     const std::size_t live_before = alloc_counter::reset_peak();
-    const Tensor3 out = run();  // warm-up, and the output checked against mha
+    const Tensor3 out = impl.run(m, threads);  // warm-up, and the output checked against mha
     row.peak_mb = static_cast<double>(alloc_counter::peak() - live_before) / (1024.0 * 1024.0);
     row.max_abs_diff = xt::amax(xt::abs(out - reference))();
-    warm_up([&] { const Tensor3 more = run(); });
-    for (std::size_t r = 0; r < o.repeats; ++r) {
-      const auto t0 = Clock::now();
-      const Tensor3 timed = run();
-      row.times.push_back(seconds_since(t0));
-    }
-    row.median_s = median(row.times);
-    row.gflops = impl.gflop(o) / row.median_s;
-    row.sgemm_percent = 100.0 * row.gflops / report.sgemm_gflops;
-    row.peak_percent = 100.0 * row.gflops / report.machine.fma_peak_gflops;
     report.rows.push_back(row);
-    if (progress) progress(impl.name);
+  }
+  // Warmed up one after another, timed in rounds: each round runs every implementation once, in turn. Timed
+  // row after row, another program's work lasting a few seconds slowed all five runs of one row alike, so
+  // that its range stayed narrow and the bench claimed "fused is 1.67x faster than gqa" (1.28x slower on a
+  // quiet machine); in rounds it slows one run of every row and widens their ranges instead.
+  for (std::size_t i = 0; i < impls.size(); ++i) warm_up(o, [&] { const Tensor3 more = impls[i]->run(m, threads); });
+  for (std::size_t r = 0; r < o.repeats; ++r)
+    for (std::size_t i = 0; i < impls.size(); ++i) {
+      const auto t0 = Clock::now();
+      const Tensor3 timed = impls[i]->run(m, threads);
+      report.rows[i].times.push_back(seconds_since(t0));
+      if (r + 1 == o.repeats && progress) progress(impls[i]->name);
+    }
+  for (std::size_t i = 0; i < impls.size(); ++i) {
+    BenchRow& row = report.rows[i];
+    row.time = time_range(row.times);
+    row.gflops = impls[i]->gflop(o) / row.time.median_s;
+    if (report.machine.measured) {
+      row.sgemm_percent = 100.0 * row.gflops / report.sgemm_gflops;
+      row.peak_percent = 100.0 * row.gflops / report.machine.fma_peak_gflops;
+    }
   }
   return report;
 }
@@ -160,6 +172,13 @@ namespace {
 
 std::string render_machine(const MachineReport& m) {
   char buf[512];
+  if (!m.measured) {
+    std::snprintf(buf, sizeof buf,
+                  "machine: %u threads; fast kernels: %s (%zux%zu micro-kernel); OpenBLAS on its %s kernels (the "
+                  "chapter's)\n--quick: its FMA peak, SGEMM rates and memory bandwidth not measured, so no %% of them\n",
+                  m.threads, m.isa.c_str(), m.mr, m.nr, m.openblas_core.c_str());
+    return buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "machine: %u threads; fast kernels: %s (%zux%zu micro-kernel), FMA peak %.1f GFLOP/s (measured)\n"
                 "SGEMM 2048^3: oneDNN %.1f GFLOP/s (the fast projections); OpenBLAS %.1f GFLOP/s on its %s kernels "
@@ -169,14 +188,71 @@ std::string render_machine(const MachineReport& m) {
   return buf;
 }
 
+// A figure of the machine's, or null where --quick did not measure it.
+nlohmann::ordered_json measured(const MachineReport& m, double value) {
+  return m.measured ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
+}
+
 nlohmann::ordered_json machine_json(const MachineReport& m) {
   return {{"threads", m.threads},
           {"isa", m.isa},
           {"micro_kernel", {m.mr, m.nr}},
-          {"fma_peak_gflops", m.fma_peak_gflops},
-          {"sgemm_gflops", m.sgemm_gflops},
-          {"openblas_sgemm_gflops", m.openblas_gflops},
+          {"fma_peak_gflops", measured(m, m.fma_peak_gflops)},
+          {"sgemm_gflops", measured(m, m.sgemm_gflops)},
+          {"openblas_sgemm_gflops", measured(m, m.openblas_gflops)},
           {"openblas_core", m.openblas_core}};
+}
+
+// A share of a machine figure for the text table: "  67.8%", or "-" where it was not measured.
+std::string percent_cell(const MachineReport& m, double percent, int width) {
+  char buf[32];
+  if (m.measured)
+    std::snprintf(buf, sizeof buf, "%*.1f%%", width - 1, percent);
+  else
+    std::snprintf(buf, sizeof buf, "%*s", width, "-");
+  return buf;
+}
+
+// The range column: "min..max" in the unit of `scale` (1e3: ms, 1e6: us), padded to the widest.
+std::vector<std::string> range_cells(const std::vector<TimeRange>& ranges, double scale, int decimals,
+                                     const std::string& header) {
+  std::vector<std::string> cells{header};
+  char buf[96];
+  for (const TimeRange& r : ranges) {
+    std::snprintf(buf, sizeof buf, "%.*f..%.*f", decimals, r.min_s * scale, decimals, r.max_s * scale);
+    cells.push_back(buf);
+  }
+  std::size_t width = 0;
+  for (const auto& c : cells) width = std::max(width, c.size());
+  for (auto& c : cells) c.insert(0, width - c.size(), ' ');
+  return cells;
+}
+
+// A row's spread for the JSON: (max - min) / median, percent.
+nlohmann::ordered_json range_json(const TimeRange& r) {
+  return {{"median_s", r.median_s}, {"min_s", r.min_s}, {"max_s", r.max_s}, {"spread_percent", spread_percent(r)}};
+}
+
+}  // namespace
+
+std::vector<NamedRange> bench_ranges(const BenchReport& r) {
+  std::vector<NamedRange> ranges;
+  for (const auto& row : r.rows) ranges.push_back({row.impl, row.time});
+  return ranges;
+}
+
+namespace {
+
+// What the ranges allow the bench to say: fused against every other implementation, in the report's order.
+std::vector<std::string> bench_claims(const BenchReport& r) {
+  std::vector<std::string> claims;
+  const std::vector<NamedRange> ranges = bench_ranges(r);
+  const auto fused = std::find_if(ranges.begin(), ranges.end(), [](const NamedRange& n) { return n.name == "fused"; });
+  if (fused == ranges.end()) return claims;
+  for (const NamedRange& other : ranges)
+    if (other.name != fused->name)
+      if (auto claim = speed_claim(*fused, other)) claims.push_back(*claim);
+  return claims;
 }
 
 }  // namespace
@@ -193,35 +269,30 @@ std::string render_bench_text(const BenchReport& r) {
                 "useful work: %.4g GFLOP (mha; projections, out_proj and the causal half of attention), gqa %.4g\n",
                 r.useful_gflop_mha, r.useful_gflop_gqa);
   out += buf;
-  std::snprintf(buf, sizeof buf, "median of %zu runs after a warm-up\n\n", o.repeats);
+  std::snprintf(buf, sizeof buf, "median of %zu runs after %s; min..max: the fastest and the slowest of them\n\n",
+                o.repeats, o.quick ? "two warm-up runs (--quick)" : "a warm-up");
   out += buf;
-  std::snprintf(buf, sizeof buf, "%-8s %10s %9s %8s %8s %10s %12s\n", "impl", "median_ms", "GFLOP/s", "%peak", "%SGEMM",
-                "peak_MB", "max|diff|");
+  std::vector<TimeRange> times;
+  for (const auto& row : r.rows) times.push_back(row.time);
+  const std::vector<std::string> ranges = range_cells(times, 1e3, 3, "min..max_ms");
+  std::snprintf(buf, sizeof buf, "%-8s %10s  %s %9s %8s %8s %10s %12s\n", "impl", "median_ms", ranges[0].c_str(),
+                "GFLOP/s", "%peak", "%SGEMM", "peak_MB", "max|diff|");
   out += buf;
-  for (const auto& row : r.rows) {
-    std::snprintf(buf, sizeof buf, "%-8s %10.3f %9.1f %7.1f%% %7.1f%% %10.1f %12.2e\n", row.impl.c_str(),
-                  row.median_s * 1e3, row.gflops, row.peak_percent, row.sgemm_percent, row.peak_mb, row.max_abs_diff);
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    const BenchRow& row = r.rows[i];
+    std::snprintf(buf, sizeof buf, "%-8s %10.3f  %s %9.1f %s %s %10.1f %12.2e\n", row.impl.c_str(),
+                  row.time.median_s * 1e3, ranges[i + 1].c_str(), row.gflops,
+                  percent_cell(r.machine, row.peak_percent, 8).c_str(),
+                  percent_cell(r.machine, row.sgemm_percent, 8).c_str(), row.peak_mb, row.max_abs_diff);
     out += buf;
   }
   out += "\n";
   for (const auto& row : r.rows) out += "  " + row.impl + ": " + row.what + "\n";
-  const auto find = [&](const std::string& name) -> const BenchRow* {
-    for (const auto& row : r.rows)
-      if (row.impl == name) return &row;
-    return nullptr;
-  };
-  const BenchRow* fused = find("fused");
-  if (fused != nullptr) {
-    out += "\n";
-    for (const BenchRow& other : r.rows) {  // every other implementation, in the report's order
-      if (&other == fused) continue;
-      const bool fused_faster = fused->median_s <= other.median_s;
-      const char* name = other.impl.c_str();
-      std::snprintf(buf, sizeof buf, "%s is %.2fx faster than %s\n", fused_faster ? "fused" : name,
-                    fused_faster ? other.median_s / fused->median_s : fused->median_s / other.median_s,
-                    fused_faster ? name : "fused");
-      out += buf;
-    }
+  const std::vector<std::string> claims = bench_claims(r);
+  if (!claims.empty()) {
+    out += "\nfaster only where the ranges do not overlap (the slower row's fastest run is slower than the faster's\n"
+           "slowest); the ratio is of the medians:\n";
+    for (const auto& claim : claims) out += claim + "\n";
   }
   return out;
 }
@@ -231,20 +302,25 @@ nlohmann::ordered_json bench_json(const BenchReport& r) {
   doc["schema_version"] = 1;
   doc["lesson"] = "bench";
   doc["config"] = {{"batch", r.options.batch}, {"tokens", r.options.tokens}, {"dim", r.options.dim},
-                   {"heads", r.options.heads}, {"kv_groups", r.options.kv_groups}, {"repeats", r.options.repeats}};
+                   {"heads", r.options.heads}, {"kv_groups", r.options.kv_groups}, {"repeats", r.options.repeats},
+                   {"quick", r.options.quick}};
   doc["machine"] = machine_json(r.machine);
   doc["useful_gflop"] = {{"mha", r.useful_gflop_mha}, {"gqa", r.useful_gflop_gqa}};
   doc["results"] = nlohmann::ordered_json::array();
-  for (const auto& row : r.rows)
-    doc["results"].push_back({{"impl", row.impl},
-                              {"what", row.what},
-                              {"median_s", row.median_s},
-                              {"gflops", row.gflops},
-                              {"peak_percent", row.peak_percent},
-                              {"sgemm_percent", row.sgemm_percent},
-                              {"peak_mb", row.peak_mb},
-                              {"max_abs_diff", row.max_abs_diff},
-                              {"times_s", row.times}});
+  for (const auto& row : r.rows) {
+    nlohmann::ordered_json j = {{"impl", row.impl}, {"what", row.what}};
+    j.update(range_json(row.time));
+    j.update(nlohmann::ordered_json{{"gflops", row.gflops},
+                                    {"peak_percent", measured(r.machine, row.peak_percent)},
+                                    {"sgemm_percent", measured(r.machine, row.sgemm_percent)},
+                                    {"peak_mb", row.peak_mb},
+                                    {"max_abs_diff", row.max_abs_diff},
+                                    {"times_s", row.times}});
+    doc["results"].push_back(j);
+  }
+  doc["claims"] = bench_claims(r);
+  const auto warning = busy_warning(bench_ranges(r));
+  doc["busy_warning"] = warning ? nlohmann::ordered_json(*warning) : nlohmann::ordered_json(nullptr);
   return doc;
 }
 
@@ -291,6 +367,7 @@ void fill_hashed(float* x, std::size_t n, std::uint64_t seed, unsigned threads) 
 // (At most kMaxDecodeLayers caches: a cache of a few dozen tokens would otherwise take millions of calls
 // to fill the pool; those fit in the CPU's caches whatever is done.)
 constexpr std::size_t kMaxDecodeLayers = 4096;
+constexpr double kQuickSweepSeconds = 0.02;  // --quick's sweeps: a fiftieth of a second
 double decode_pool_bytes() {
   const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
   return std::max(double(1u << 30), 2.0 * static_cast<double>(std::max(0L, l3)));
@@ -301,26 +378,36 @@ double decode_pool_bytes() {
 DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
   DecodeReport report;
   report.options = o;
-  report.machine = measure_machine();
+  report.machine = describe_machine(!o.quick);
   const unsigned threads = report.machine.threads;
-  report.copy_gbps = measure_copy_gbps(threads);
+  if (!o.quick) report.copy_gbps = measure_copy_gbps(threads);
   report.pool_bytes = decode_pool_bytes();
   const std::size_t H = o.heads, hd = o.dim / o.heads;
+  const std::vector<std::pair<std::string, std::size_t>> impls{{"mha", H}, {"gqa", o.kv_groups}};
+  // Every row's layers of cache_k and cache_v, (layers, T, kv, hd) each, come from one pool, allocated and
+  // filled once for the largest (filling a fresh gigabyte per row took 0.3 s idle and 2 s on a busy machine).
+  const auto floats_per_layer = [&](std::size_t T, std::size_t kv) { return T * kv * hd; };
+  const auto layers_of = [&](std::size_t layer) {
+    const double bytes = 2.0 * static_cast<double>(layer * sizeof(float));
+    return std::min(kMaxDecodeLayers, static_cast<std::size_t>(std::ceil(report.pool_bytes / bytes)));
+  };
+  std::size_t pool = 0;
   for (const std::size_t T : o.cache)
-    for (const auto& [impl, kv] : {std::pair<std::string, std::size_t>{"mha", H}, {"gqa", o.kv_groups}}) {
+    for (const auto& [impl, kv] : impls) pool = std::max(pool, layers_of(floats_per_layer(T, kv)) * floats_per_layer(T, kv));
+  const std::unique_ptr<float[]> k(new float[pool]), v(new float[pool]);
+  fill_hashed(k.get(), pool, 1, threads);
+  fill_hashed(v.get(), pool, 2, threads);
+  for (const std::size_t T : o.cache)
+    for (const auto& [impl, kv] : impls) {
       DecodeRow row;
       row.impl = impl;
       row.cache_tokens = T;
       row.kv_heads = kv;
-      const std::size_t ld = kv * hd;        // one cached token's keys (or values), every key/value head
-      const std::size_t layer = T * ld;      // floats of one layer's keys (or values)
+      const std::size_t ld = kv * hd;                    // one cached token's keys (or values), every key/value head
+      const std::size_t layer = floats_per_layer(T, kv);  // floats of one layer's keys (or values)
       row.bytes = 2.0 * static_cast<double>(layer * sizeof(float));
-      row.layers = std::min(kMaxDecodeLayers, static_cast<std::size_t>(std::ceil(report.pool_bytes / row.bytes)));
-      // cache_k and cache_v of every layer: (layers, T, kv, hd) each, and each layer's new query (H, hd)
-      const std::size_t all = row.layers * layer;
-      const std::unique_ptr<float[]> k(new float[all]), v(new float[all]);
-      fill_hashed(k.get(), all, 1, threads);
-      fill_hashed(v.get(), all, 2, threads);
+      row.layers = layers_of(layer);
+      // each layer's new query (H, hd)
       std::vector<float> q(row.layers * H * hd), out(H * hd), ref(H * hd);
       fill_hashed(q.data(), q.size(), 3, 1);
       const DecodeShape shape{T, H, kv, hd};
@@ -331,21 +418,37 @@ DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(co
       decode_attention(shape, io(0, out.data()), threads);
       for (std::size_t i = 0; i < out.size(); ++i)
         row.max_abs_diff = std::max(row.max_abs_diff, static_cast<double>(std::fabs(out[i] - ref[i])));
-      warm_up([&] {
-        for (std::size_t l = 0; l < row.layers; ++l) decode_attention(shape, io(l, out.data()), threads);
-      });
-      for (std::size_t r = 0; r < o.repeats; ++r) {
+      // A sweep is every layer in turn, the cycle going on from where the last sweep stopped; under
+      // --quick it stops after kQuickSweepSeconds (at least one step), still reading each cache after all
+      // the others (so from memory): on a busy machine each step, a parallel region, can wait a scheduler's
+      // time slice for its second thread, and whole sweeps of 512 layers took seconds each. Returns the
+      // time per step.
+      std::size_t next = 1 % row.layers;  // the layer the cycle reads next (the check has just read layer 0)
+      const auto sweep = [&] {
         const auto t0 = Clock::now();
-        for (std::size_t l = 0; l < row.layers; ++l) decode_attention(shape, io(l, out.data()), threads);
-        row.times.push_back(seconds_since(t0) / static_cast<double>(row.layers));
-      }
-      row.median_s = median(row.times);
-      row.gbps = row.bytes / row.median_s / 1e9;
-      row.copy_percent = 100.0 * row.gbps / report.copy_gbps;
+        std::size_t steps = 0;
+        do {
+          decode_attention(shape, io(next, out.data()), threads);
+          next = (next + 1) % row.layers;
+          ++steps;
+        } while (steps < row.layers && !(o.quick && seconds_since(t0) >= kQuickSweepSeconds));
+        return seconds_since(t0) / static_cast<double>(steps);
+      };
+      warm_up(o, sweep);
+      for (std::size_t r = 0; r < o.repeats; ++r) row.times.push_back(sweep());
+      row.time = time_range(row.times);
+      row.gbps = row.bytes / row.time.median_s / 1e9;
+      if (report.machine.measured) row.copy_percent = 100.0 * row.gbps / report.copy_gbps;
       report.rows.push_back(row);
       if (progress) progress(impl + " " + std::to_string(T));
     }
   return report;
+}
+
+std::vector<NamedRange> decode_ranges(const DecodeReport& r) {
+  std::vector<NamedRange> ranges;
+  for (const auto& row : r.rows) ranges.push_back({row.impl + " " + std::to_string(row.cache_tokens), row.time});
+  return ranges;
 }
 
 std::string render_decode_text(const DecodeReport& r) {
@@ -356,19 +459,29 @@ std::string render_decode_text(const DecodeReport& r) {
                 o.dim, o.heads, o.dim / o.heads, o.heads, o.kv_groups);
   out += buf;
   out += render_machine(r.machine);
+  if (r.machine.measured) {
+    std::snprintf(buf, sizeof buf, "memory: copy %.1f GB/s (STREAM-like, 2 x 256 MiB on every thread; 2 x bytes copied / s)\n",
+                  r.copy_gbps);
+    out += buf;
+  }
   std::snprintf(buf, sizeof buf,
-                "memory: copy %.1f GB/s (STREAM-like, 2 x 256 MiB on every thread; 2 x bytes copied / s)\n"
                 "each row cycles through %.0f MiB of caches (one per layer, at most 4096 layers) so every step reads its\n"
-                "cache from memory; time per step is one layer's, median of %zu sweeps after a warm-up\n\n",
-                r.copy_gbps, r.pool_bytes / (1024.0 * 1024.0), o.repeats);
+                "cache from memory; time per step is one layer's, median of %zu sweeps of %s;\n"
+                "min..max: the fastest and the slowest sweep's\n\n",
+                r.pool_bytes / (1024.0 * 1024.0), o.repeats,
+                o.quick ? "at most 20 ms after one such sweep (--quick)" : "every layer after a warm-up");
   out += buf;
-  std::snprintf(buf, sizeof buf, "%-5s %7s %7s %10s %10s %8s %8s %12s\n", "impl", "cache", "layers", "us/token",
-                "MB/token", "GB/s", "%copy", "max|diff|");
+  std::vector<TimeRange> times;
+  for (const auto& row : r.rows) times.push_back(row.time);
+  const std::vector<std::string> ranges = range_cells(times, 1e6, 1, "min..max_us");
+  std::snprintf(buf, sizeof buf, "%-5s %7s %7s %10s  %s %10s %8s %8s %12s\n", "impl", "cache", "layers", "us/token",
+                ranges[0].c_str(), "MB/token", "GB/s", "%copy", "max|diff|");
   out += buf;
-  for (const auto& row : r.rows) {
-    std::snprintf(buf, sizeof buf, "%-5s %7zu %7zu %10.1f %10.2f %8.1f %7.1f%% %12.2e\n", row.impl.c_str(),
-                  row.cache_tokens, row.layers, row.median_s * 1e6, row.bytes / 1e6, row.gbps, row.copy_percent,
-                  row.max_abs_diff);
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    const DecodeRow& row = r.rows[i];
+    std::snprintf(buf, sizeof buf, "%-5s %7zu %7zu %10.1f  %s %10.2f %8.1f %s %12.2e\n", row.impl.c_str(),
+                  row.cache_tokens, row.layers, row.time.median_s * 1e6, ranges[i + 1].c_str(), row.bytes / 1e6,
+                  row.gbps, percent_cell(r.machine, row.copy_percent, 8).c_str(), row.max_abs_diff);
     out += buf;
   }
   out += "\n  us/token: one layer's decode step (the new token's attention over the cache, no projections)\n"
@@ -380,23 +493,25 @@ nlohmann::ordered_json decode_json(const DecodeReport& r) {
   nlohmann::ordered_json doc;
   doc["schema_version"] = 1;
   doc["lesson"] = "bench-decode";
-  doc["config"] = {{"dim", r.options.dim},         {"heads", r.options.heads}, {"kv_groups", r.options.kv_groups},
-                   {"cache", r.options.cache},     {"repeats", r.options.repeats}};
+  doc["config"] = {{"dim", r.options.dim},     {"heads", r.options.heads},     {"kv_groups", r.options.kv_groups},
+                   {"cache", r.options.cache}, {"repeats", r.options.repeats}, {"quick", r.options.quick}};
   doc["machine"] = machine_json(r.machine);
-  doc["machine"]["copy_gbps"] = r.copy_gbps;
+  doc["machine"]["copy_gbps"] = measured(r.machine, r.copy_gbps);
   doc["pool_bytes"] = r.pool_bytes;
   doc["results"] = nlohmann::ordered_json::array();
-  for (const auto& row : r.rows)
-    doc["results"].push_back({{"impl", row.impl},
-                              {"cache_tokens", row.cache_tokens},
-                              {"kv_heads", row.kv_heads},
-                              {"layers", row.layers},
-                              {"median_s", row.median_s},
-                              {"bytes", row.bytes},
-                              {"gbps", row.gbps},
-                              {"copy_percent", row.copy_percent},
-                              {"max_abs_diff", row.max_abs_diff},
-                              {"times_s", row.times}});
+  for (const auto& row : r.rows) {
+    nlohmann::ordered_json j = {
+        {"impl", row.impl}, {"cache_tokens", row.cache_tokens}, {"kv_heads", row.kv_heads}, {"layers", row.layers}};
+    j.update(range_json(row.time));
+    j.update(nlohmann::ordered_json{{"bytes", row.bytes},
+                                    {"gbps", row.gbps},
+                                    {"copy_percent", measured(r.machine, row.copy_percent)},
+                                    {"max_abs_diff", row.max_abs_diff},
+                                    {"times_s", row.times}});
+    doc["results"].push_back(j);
+  }
+  const auto warning = busy_warning(decode_ranges(r));
+  doc["busy_warning"] = warning ? nlohmann::ordered_json(*warning) : nlohmann::ordered_json(nullptr);
   return doc;
 }
 

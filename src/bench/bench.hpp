@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/impls.hpp"
+#include "bench/spread.hpp"
 #include "cli/bench_options.hpp"
 
 namespace attn {
@@ -16,17 +17,19 @@ namespace attn {
 struct BenchRow {
   std::string impl;
   std::string what;
-  double median_s = 0;
+  TimeRange time;             // the timed runs' min, median and max, seconds
   double gflops = 0;          // useful work / median time
-  double sgemm_percent = 0;   // gflops / the machine's SGEMM rate (oneDNN's)
-  double peak_percent = 0;    // gflops / the machine's FMA peak
+  double sgemm_percent = 0;   // gflops / the machine's SGEMM rate (oneDNN's); 0 when not measured (--quick)
+  double peak_percent = 0;    // gflops / the machine's FMA peak; 0 when not measured
   double peak_mb = 0;         // resident memory added at the peak of one run
   double max_abs_diff = 0;    // against mha's output
   std::vector<double> times;  // every timed run, seconds
 };
 
-// What the machine can do, measured in the same run as the implementations.
+// What the machine can do, measured in the same run as the implementations (the rates are 0, and
+// `measured` false, under --quick, which skips those seconds).
 struct MachineReport {
+  bool measured = false;          // the rates below were measured
   unsigned threads = 0;           // the machine's hardware threads, which every implementation runs on
   std::string isa;                // the fast kernels' build, picked by the CPU's feature flags
   std::size_t mr = 0, nr = 0;     // its micro-kernel's register block
@@ -35,7 +38,8 @@ struct MachineReport {
   double openblas_gflops = 0;     // OpenBLAS's SGEMM (the lessons' and mha's), 2048^3
   std::string openblas_core;      // the kernels OpenBLAS chose (openblas_get_corename)
 };
-MachineReport measure_machine();
+// The machine's threads and kernel builds, and with `rates` its FMA peak and SGEMM rates.
+MachineReport describe_machine(bool rates);
 
 struct BenchReport {
   BenchOptions options;
@@ -56,6 +60,8 @@ BenchReport run_bench(const BenchOptions& options, const std::function<void(cons
 
 std::string render_bench_text(const BenchReport& report);
 nlohmann::ordered_json bench_json(const BenchReport& report);
+// The rows' ranges, named as the busy-machine warning names them.
+std::vector<NamedRange> bench_ranges(const BenchReport& report);
 
 // attn bench --decode: one new token attending to KV caches of each --cache length, for MHA (--heads
 // key/value heads) and GQA (--kv-groups), timed against the machine's memory bandwidth.
@@ -64,22 +70,23 @@ struct DecodeRow {
   std::size_t cache_tokens = 0;
   std::size_t kv_heads = 0;
   std::size_t layers = 0;          // caches read in turn, so each step reads its cache from memory
-  double median_s = 0;             // one decode step of one layer
+  TimeRange time;                  // one decode step of one layer: min, median and max over the sweeps
   double bytes = 0;                // cache bytes one step reads: its keys and values
-  double gbps = 0;                 // bytes / median_s
-  double copy_percent = 0;         // gbps / the machine's copy bandwidth
+  double gbps = 0;                 // bytes / median time
+  double copy_percent = 0;         // gbps / the machine's copy bandwidth; 0 when not measured (--quick)
   double max_abs_diff = 0;         // against decode_attention_reference on layer 0
   std::vector<double> times;       // every timed sweep, per step
 };
 struct DecodeReport {
   BenchOptions options;
   MachineReport machine;
-  double copy_gbps = 0;            // a STREAM-like copy on every thread: 2 x bytes copied / time
+  double copy_gbps = 0;            // a STREAM-like copy on every thread: 2 x bytes copied / time (0: --quick)
   double pool_bytes = 0;           // the cache memory each row cycles through
   std::vector<DecodeRow> rows;
 };
 DecodeReport run_decode_bench(const BenchOptions& options, const std::function<void(const std::string&)>& progress);
 std::string render_decode_text(const DecodeReport& report);
 nlohmann::ordered_json decode_json(const DecodeReport& report);
+std::vector<NamedRange> decode_ranges(const DecodeReport& report);
 
 }  // namespace attn

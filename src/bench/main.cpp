@@ -46,11 +46,18 @@ int main(int argc, char** argv) {
     const auto say = [progress](const std::string& what) {
       if (progress) std::cerr << "attn: bench: " << what << " done" << std::endl;
     };
+    // The busy-machine warning is one line on stderr, as the progress lines are, whatever the format (the
+    // JSON also holds it, as "busy_warning").
+    const auto warn = [](const std::vector<NamedRange>& ranges) {
+      if (const auto line = busy_warning(ranges)) std::cerr << *line << std::endl;
+    };
     if (parsed.bench.decode) {
       const DecodeReport report = run_decode_bench(parsed.bench, say);
+      warn(decode_ranges(report));
       std::cout << (parsed.output.json ? dump_json(decode_json(report)) : render_decode_text(report)) << std::flush;
     } else {
       const BenchReport report = run_bench(parsed.bench, say);
+      warn(bench_ranges(report));
       std::cout << (parsed.output.json ? dump_json(bench_json(report)) : render_bench_text(report)) << std::flush;
     }
     if (!std::cout) {

@@ -56,6 +56,7 @@ struct BenchOptions {
   std::size_t repeats = 5;
   std::vector<std::string> impls = bench_impls();
   bool decode = false;  // --decode: time decoding steps against KV caches instead
+  bool quick = false;   // --quick: measure no machine figures, warm up with one run, short decode sweeps
   std::vector<std::size_t> cache = bench_cache_sizes();  // --cache: the KV caches' lengths, in tokens
 };
 

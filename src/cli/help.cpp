@@ -39,15 +39,19 @@ std::string bench_footer() {
   return "All of them compute the same function on the same weights (max|diff| is each\n"
          "one's distance from mha):\n" +
          bench_impls_help(HelpWidth) +
-         "Timing: a warm-up, then the median of --repeats runs. GFLOP/s counts useful work\n"
-         "only (the projections and the causal half of the scores, not the masked half);\n"
-         "%peak compares it with this machine's measured FMA peak, %SGEMM with its\n"
-         "matrix-product rate. The default shape is GPT-2 small's and takes about 20 s on\n"
-         "two cores.\n"
+         "Timing: a warm-up, then the median of --repeats runs and their range (min..max).\n"
+         "A row is called faster than another only when the two ranges do not overlap;\n"
+         "a range wider than 10% of its median gets a warning on stderr (a busy machine).\n"
+         "GFLOP/s counts useful work only (the projections and the causal half of the\n"
+         "scores, not the masked half); %peak compares it with this machine's measured FMA\n"
+         "peak, %SGEMM with its matrix-product rate. The default shape is GPT-2 small's\n"
+         "and takes about 15 s on two quiet cores.\n"
          "--decode times generation instead: one new token attending to a KV cache of each\n"
          "--cache length, MHA and GQA, in microseconds per token and in GB/s against a\n"
-         "copy of memory measured in the same run (about 30 s).\n"
-         "Examples: attn bench --tokens 256 --repeats 3; attn bench --decode --cache 1024.\n"
+         "copy of memory measured in the same run (about 5 s).\n"
+         "A quick look, about a second on two quiet cores (longer on a busy machine):\n"
+         "  attn bench --quick --tokens 256 --repeats 3\n"
+         "  attn bench --decode --quick --cache 1024 --repeats 3\n"
          "Figures: docs/performance.md.";
 }
 

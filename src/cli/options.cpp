@@ -528,6 +528,10 @@ std::vector<OptionSpec> make_table() {
                    "Time decoding instead: one new token attending to a KV cache of each --cache length, MHA and "
                    "GQA, against this machine's memory bandwidth (--batch, --tokens and --impl do not apply)"));
   t.push_back(cache_option());
+  t.push_back(flag(B, std::nullopt, "--quick", &BenchOptions::quick, "",
+                   "A quick look: measure neither the machine's FMA peak and SGEMM rates nor its memory bandwidth "
+                   "(no %peak, %SGEMM, %copy), warm up with one run, and with --decode time sweeps of at most 20 "
+                   "ms"));
   t.push_back(flag(B, std::nullopt, "--json", &OutputOptions::json, "", "Print the results as one JSON document"));
   t.push_back(flag(Scope::List, std::nullopt, "--json", &ListOptions::json, "", "Print the list as JSON"));
   // attn present

@@ -28,7 +28,7 @@ void decode_attention(const DecodeShape& s, const DecodeIO& io, unsigned threads
 void decode_attention_with(VectorIsa isa, const DecodeShape& s, const DecodeIO& io, unsigned threads);
 
 // The builds' register blocks and the peak-FMA calibration: GFLOP/s of `threads` threads each running the
-// build's independent FMA chains for about `seconds`.
+// build's independent FMA chains, the best of three timings, for about `seconds` in all.
 struct IsaInfo {
   const char* name;  // "avx512", "avx2", "portable"
   std::size_t mr, nr;
