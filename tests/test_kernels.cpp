@@ -454,13 +454,13 @@ TEST_CASE("the busy-machine warning: a spread of 9% is quiet, 11% names the wide
   CHECK_FALSE(busy_warning({}));
   const auto one = busy_warning({row("wrapper", 9), row("mha", 11), row("fused", 2)});
   REQUIRE(one);
-  CHECK(*one == "attn bench: the machine is busy: mha's times vary by 11.0% of their median, more than 10%; close "
+  CHECK(*one == "attn: bench: the machine is busy: mha's times vary by 11.0% of their median, more than 10%; close "
                 "other programs and run it again, and compare only rows whose ranges do not overlap");
   CHECK(one->find('\n') == std::string::npos);  // one line
   // Several busy rows: the widest is named, the others counted.
   const auto three = busy_warning({row("wrapper", 11), row("mha", 40), row("fused", 9), row("gqa", 12)});
   REQUIRE(three);
-  CHECK(three->rfind("attn bench: the machine is busy: mha's times vary by 40.0% of their median, more than 10% "
+  CHECK(three->rfind("attn: bench: the machine is busy: mha's times vary by 40.0% of their median, more than 10% "
                      "(2 other rows too); ",
                      0) == 0);
   // A decode row is named by its implementation and cache length.
@@ -641,7 +641,7 @@ TEST_CASE("attn bench prints each row's range and claims a speed-up only where t
   double widest = 0;
   for (const auto& [name, r] : rows) widest = std::max(widest, 100.0 * (r.max - r.min) / r.median);
   INFO("widest printed spread " << widest << "%; stderr: " << text.err);
-  const bool warned = text.err.find("attn bench: the machine is busy: ") != std::string::npos;
+  const bool warned = text.err.find("attn: bench: the machine is busy: ") != std::string::npos;
   if (widest > 12.0) CHECK(warned);
   if (widest < 8.0) CHECK_FALSE(warned);
 

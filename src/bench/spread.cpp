@@ -32,7 +32,7 @@ std::optional<std::string> busy_warning(const std::vector<NamedRange>& rows) {
   const std::string others =
       busy == 1 ? "" : fmt::format(" ({} other row{} too)", busy - 1, busy == 2 ? "" : "s");
   return fmt::format(
-      "attn bench: the machine is busy: {}'s times vary by {:.1f}% of their median, more than {:.0f}%{}; close "
+      "attn: bench: the machine is busy: {}'s times vary by {:.1f}% of their median, more than {:.0f}%{}; close "
       "other programs and run it again, and compare only rows whose ranges do not overlap",
       widest->name, spread_percent(widest->range), kBusySpreadPercent, others);
 }

@@ -28,7 +28,7 @@ struct NamedRange {
 };
 
 // One line when any row's spread is over kBusySpreadPercent, naming the widest and what to do; nothing
-// otherwise. "attn bench: the machine is busy: mha's times vary by 23% of their median (...) ...".
+// otherwise. "attn: bench: the machine is busy: mha's times vary by 23% of their median (...) ...".
 std::optional<std::string> busy_warning(const std::vector<NamedRange>& rows);
 
 // What the two rows' times support, as one sentence: "A is N.NNx faster than B" (the ratio of the
