@@ -19,7 +19,7 @@ imports without TensorFlow, so the tests check those parts on a tiny model witho
 
 DEST is written to a temporary directory beside it and renamed at the end, so a failure or an interrupt
 never leaves half a model. Exit status: 0 converted, 1 refused or failed (one line on stderr), 2 bad
-arguments.
+arguments, 130 interrupted (Ctrl-C).
 """
 
 import json
