@@ -19,7 +19,7 @@ imports without TensorFlow, so the tests check those parts on a tiny model witho
 
 DEST is written to a temporary directory beside it and renamed at the end, so a failure or an interrupt
 never leaves half a model. Exit status: 0 converted, 1 refused or failed (one line on stderr), 2 bad
-arguments.
+arguments, 130 interrupted (Ctrl-C).
 """
 
 import json
@@ -30,7 +30,11 @@ import shutil
 import sys
 import tempfile
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # one line, as every other refusal, rather than a traceback
+    sys.exit("gpt2-tf-to-hf: needs NumPy, as chapter 5 of the book does (pip install numpy); the python3 that "
+             "runs this script has none")
 
 PROG = "gpt2-tf-to-hf"
 
@@ -188,7 +192,8 @@ def vocab_json(encoder, hparams):
         raise Refused("encoder.json: not a JSON object of token ids")
     n_vocab = check_hparams(hparams)["n_vocab"]
     if len(vocab) != n_vocab:
-        raise Refused(f"encoder.json has {len(vocab)} tokens, but hparams.json's n_vocab is {n_vocab}")
+        tokens = "1 token" if len(vocab) == 1 else f"{len(vocab)} tokens"
+        raise Refused(f"encoder.json has {tokens}, but hparams.json's n_vocab is {n_vocab}")
     return encoder
 
 

@@ -1023,6 +1023,15 @@ TEST_CASE("the text view on a terminal of known width: wrapped between numbers, 
     CHECK(out.find("keys: 0='x1' 1='x2'") != std::string::npos);  // 20 keys: colour-only cells, the tokens listed
     CHECK(out.find("heatmap left out") == std::string::npos);
   }
+  // Every number of up to kHeatmapMaxTokens keys: the piped map where it fits, else fitted (issue 29 widened the
+  // piped map's cells, and a check still measured the old ones: 10 keys took 82 columns of 80).
+  for (const std::size_t width : {60, 80, 100, 120})
+    for (std::size_t n = 1; n <= kHeatmapMaxTokens; ++n) {
+      INFO(width << " columns, " << n << " tokens");
+      CHECK(fits(run_on(width, {"all-tokens", "--random", std::to_string(n) + "x3", "--step", "attn_weights", "--heatmap",
+                                "always", "--color", "never"}),
+                 width));
+    }
   // Not a terminal (or one of unknown width): the output of every other run, whatever the terminal.
   const std::string piped = attn_test::run(std::vector<std::string>(args.begin(), args.end() - 2)).out;
   CHECK(piped.find("keys:") == std::string::npos);

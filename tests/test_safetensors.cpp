@@ -190,8 +190,8 @@ TEST_CASE("safetensors: every bad file is one line that names it and says what i
   const std::pair<std::string, std::string> cases[] = {
       {"", "shorter than the 8-byte header length"},
       {std::string("\x10\0\0\0", 4), "shorter than the 8-byte header length"},
-      {file_of("{}").substr(0, 8) + "{", "past the end of the file"},
-      {std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) + "{}", "past the end of the file"},
+      {file_of("{}").substr(0, 8) + "{", "past the end of the file (1 byte follows it)"},
+      {std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) + "{}", "past the end of the file (2 bytes follow it)"},
       {file_of("{\"\xff\":1}"), "not UTF-8"},
       {file_of("{\"t\":"), "not JSON"},
       {file_of("[1,2]"), "not a JSON object"},
@@ -209,7 +209,7 @@ TEST_CASE("safetensors: every bad file is one line that names it and says what i
        "more bytes than fit"},
       {file_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", floats({1, 2})), "begin after they end"},
       {file_of(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})", floats({1, 2})), "past the 8 bytes"},
-      {file_of(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", floats({1, 2})), "need 12"},
+      {file_of(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", floats({1, 2})), "has 8 bytes where its dtype and shape need 12"},
       {file_of("{" + ok_entry + R"(,"u":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", floats({1, 2})), "overlap"},
       {file_of(R"({"__metadata__":[1],)" + ok_entry + "}", floats({1, 2})), "__metadata__ is not an object"},
       {file_of(R"({"__metadata__":{"a":1},)" + ok_entry + "}", floats({1, 2})), "\"a\" is not a string"},
@@ -355,11 +355,15 @@ TEST_CASE("model: the book's own GPT-2 download (a TensorFlow checkpoint) is ref
   const std::string moved = scratch.dir + "/share/gpt2-tf-to-hf.py";
   CHECK(attn_test::run({"causal", "--model", dir + "/"}).err == book_advice(dir + "/", moved, dir, dir + "-hf"));
   // Every lesson and the tour refuse it the same way, before any work.
-  for (const auto& lesson : attn_test::lesson_names()) {
-    if (lesson == "gqa") continue;  // refuses --model itself, as a usage error (tested above)
-    INFO(lesson);
-    CHECK(attn_test::run({lesson, "--model", dir}).err == book_advice(dir, moved, dir, dir + "-hf"));
+  // A lesson that takes no model (gqa) refuses --model itself, as a usage error (tested above).
+  std::size_t refused = 0;
+  for (const auto& lesson : attn::lessons()) {
+    if (!lesson.modes.front().takes_model) continue;
+    INFO(lesson.info.name);
+    CHECK(attn_test::run({lesson.info.name, "--model", dir}).err == book_advice(dir, moved, dir, dir + "-hf"));
+    ++refused;
   }
+  CHECK(refused >= 2);
   CHECK(attn_test::run({"tour", "--model", dir}).err == book_advice(dir, moved, dir, dir + "-hf"));
   // A path bash must see quoted is quoted; one a terminal must not see raw is escaped, in words bash reads
   // back to the same bytes.

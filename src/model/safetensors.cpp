@@ -153,7 +153,8 @@ void SafetensorsFile::check(const unsigned char* bytes, std::size_t size) {
   for (int i = 7; i >= 0; --i) header_length = (header_length << 8) | bytes[i];  // little-endian
   if (header_length > size - 8)
     fail("the header length " + std::to_string(header_length) + " is past the end of the file (" +
-         std::to_string(size - 8) + " bytes follow it): truncated, or not a safetensors file");
+         count_of(size - 8, "byte") + " " + (size - 8 == 1 ? "follows" : "follow") +
+         " it): truncated, or not a safetensors file");
   if (header_length > kMaxHeaderBytes)
     fail("a header of " + std::to_string(header_length) + " bytes, more than the 100 MiB any model needs");
   const std::string header(reinterpret_cast<const char*>(bytes + 8), static_cast<std::size_t>(header_length));
@@ -204,10 +205,10 @@ void SafetensorsFile::check(const unsigned char* bytes, std::size_t size) {
     const std::uint64_t begin = (*offsets)[0].get<std::uint64_t>(), end = (*offsets)[1].get<std::uint64_t>();
     if (begin > end) fail("tensor " + name + "'s data_offsets begin after they end");
     if (end > data_size)
-      fail("tensor " + name + "'s data ends at byte " + std::to_string(end) + ", past the " + std::to_string(data_size) +
-           " bytes of data: truncated");
+      fail("tensor " + name + "'s data ends at byte " + std::to_string(end) + ", past the " + count_of(data_size, "byte") +
+           " of data: truncated");
     if (end - begin != nbytes)
-      fail("tensor " + name + " has " + std::to_string(end - begin) + " bytes where its dtype and shape need " +
+      fail("tensor " + name + " has " + count_of(end - begin, "byte") + " where its dtype and shape need " +
            std::to_string(nbytes));
     // No alignment is required: the format does not ask for it and real checkpoints are not always aligned
     // (llama.cpp PR #18291, safetensors issue #695); values are read with memcpy.

@@ -223,6 +223,8 @@ std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& to
   return out;
 }
 
+std::size_t heatmap_width(std::size_t keys) { return 2 + kLabel + kCell * keys; }
+
 std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, const TextStyle& style) {
   const AnyTensor& t = step.tensor;
   const std::size_t keys = t.dimension() >= 2 && t.dimension() <= 4 ? t.shape().back() : 0;

@@ -67,5 +67,7 @@ std::vector<HeatMap> heat_maps(const Step& step, const std::vector<std::string>&
 // The text view's heatmaps of a step in a pipe (every number in its cell, up to kHeatmapMaxTokens keys):
 // "" for shapes that are not such a matrix and a one-line note past kHeatmapMaxTokens keys.
 std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, const TextStyle& style);
+// The columns one of those maps takes with `keys` keys (its widest line, a row: the label, then a cell per key).
+std::size_t heatmap_width(std::size_t keys);
 
 }  // namespace attn

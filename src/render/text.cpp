@@ -137,7 +137,7 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
       layout.width = style.width;
       layout.color = style.color;
       layout.scale = style.scale;
-      if (style.width == 0 || (keys <= kHeatmapMaxTokens && 10 + 6 * keys <= style.width &&
+      if (style.width == 0 || (keys <= kHeatmapMaxTokens && heatmap_width(keys) <= style.width &&
                                heads_across(s, trace.inputs.tokens, layout) < 2)) {
         out += heatmaps(s, trace.inputs.tokens, style);
       } else {  // fitted to the terminal: heads side by side where they fit, every number up to 16 keys that fit,

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import types
 
@@ -210,7 +211,7 @@ def main():
     check(status == 1 and "needs TensorFlow, as chapter 5 of the book does" in err and os.listdir(out) == [],
           f"without TensorFlow: exit {status}: {err!r}")
     for k, (name, data, needle) in enumerate((("vocab.bpe", merges.split(b"\n", 1)[1], "vocab.bpe: the first line is not"),
-                               ("encoder.json", b'{"a": 0}', "encoder.json has 1 tokens, but hparams.json's n_vocab"),
+                               ("encoder.json", b'{"a": 0}', "encoder.json has 1 token, but hparams.json's n_vocab"),
                                ("hparams.json", b'{"n_vocab": 2}', "hparams.json: n_ctx is null"),
                                ("hparams.json", None, "no hparams.json; SRC is the directory the book's"))):
         broken = os.path.join(WORK, f"broken-{k}")
@@ -220,6 +221,12 @@ def main():
         else:
             open(os.path.join(broken, name), "wb").write(data)
         refused([broken, dest], needle)
+
+    # Without NumPy (python3 -S leaves out dist-packages, where Debian's NumPy is): one line, not a traceback.
+    no_numpy = subprocess.run([sys.executable, "-S", SCRIPT, ckpt, dest], capture_output=True, text=True)
+    check(no_numpy.returncode == 1 and no_numpy.stderr.startswith("gpt2-tf-to-hf: needs NumPy")
+          and no_numpy.stderr.count("\n") == 1 and os.listdir(out) == [],
+          f"without NumPy: exit {no_numpy.returncode}: {no_numpy.stderr!r}")
 
     # 4. A failure while writing (here the disk, simulated) leaves no half-written DEST and no temporary.
     def full_disk(*_args):
