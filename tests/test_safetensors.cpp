@@ -387,6 +387,12 @@ TEST_CASE("model: the book's own GPT-2 download (a TensorFlow checkpoint) is ref
   ::unsetenv("ATTN_DATA_DIR");
   CHECK(in_place == book_advice(".", moved, ".", "gpt2-hf"));
   CHECK(relative == book_advice("124M", moved, "124M", "124M-hf"));
+  // The folder gpt_download.py downloads into (its models_dir), above the model's own: the message names
+  // the model's folder.
+  const std::string source_script = ATTN_SOURCE_DIR "/scripts/gpt2-tf-to-hf.py";
+  CHECK(attn_test::run({"mha", "--model", cwd}).err ==
+        "attn: " + cwd + ": is the folder gpt_download.py downloads into, not a model; " +
+            book_advice(dir, source_script, dir, dir + "-hf").substr(6));
   // Only that layout: Hugging Face's files beside a checkpoint are read as they are, and without
   // model.ckpt.index the missing config.json is the error, as before.
   const std::string both = model_with("", "");

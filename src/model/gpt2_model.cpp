@@ -131,9 +131,9 @@ std::string tensorflow_checkpoint_advice(const std::string& dir) {
 
 Gpt2Files Gpt2Files::inspect(const std::string& dir) {
   struct stat st {};
-  const bool exists = ::stat(dir.c_str(), &st) == 0;
-  if (!exists || !S_ISDIR(st.st_mode))
-    throw InputError(dir + ": " + (exists ? "is " + describe_file_type(st.st_mode) + ", not a directory"
+  const bool is_there = ::stat(dir.c_str(), &st) == 0;
+  if (!is_there || !S_ISDIR(st.st_mode))
+    throw InputError(dir + ": " + (is_there ? "is " + describe_file_type(st.st_mode) + ", not a directory"
                                           : std::string("cannot open the directory: ") + std::strerror(errno)) +
                      "; --model takes a Hugging Face GPT-2 directory (config.json, model.safetensors, vocab.json, "
                      "merges.txt)");
@@ -141,6 +141,12 @@ Gpt2Files Gpt2Files::inspect(const std::string& dir) {
   f.dir = dir;
   f.base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
   if (is_tensorflow_checkpoint(f.base)) throw InputError(tensorflow_checkpoint_advice(dir));
+  // gpt_download.py's models_dir ("gpt2") rather than the model's own folder in it: name the folder.
+  if (!exists(f.base + "config.json"))
+    for (const char* size : {"124M", "355M", "774M", "1558M"})  // the sizes gpt_download.py downloads
+      if (is_tensorflow_checkpoint(f.base + size + "/"))
+        throw InputError(dir + ": is the folder gpt_download.py downloads into, not a model; " +
+                         tensorflow_checkpoint_advice(f.base + size));
   f.config = read_config(f.base + "config.json");
   // Each file's kind and size, before any of them is read: a FIFO or a device is refused here.
   f.vocabulary = open_regular_file(f.base + "vocab.json", kVocabularyFile);
