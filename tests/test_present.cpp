@@ -1154,8 +1154,10 @@ TEST_CASE("one form of a token: the header and explanations and heatmap labels a
   CHECK(map.out.find("\n      '" + box + "can'   0.00   0.63") != std::string::npos);       // a row label, whole
   CHECK(map.out.find("\n    b'" + box + "\\xf0" + dots + "   0.00") != std::string::npos);   // cut between escapes
   CHECK(map.out.find("\n     b'\\xa7'   0.00") != std::string::npos);
-  CHECK(map.out.find(" '" + box + "can'   \"'t\" '" + box + "bel" + dots + "  '" + box + "it'") != std::string::npos);  // keys
-  CHECK(map.out.find("   b'" + box + dots + "    b'" + dots + "    b'" + dots + "    '!'\n") != std::string::npos);
+  // The keys, whole: on two lines, every other key on each, so that each may take two cells.
+  CHECK(map.out.find("\n                'I'          \"'t\"         '" + box + "it'        '" + box + "not'  b'" + box +
+                     "\\xf0\\x9f'       b'\\x88'\n                    '" + box + "can'    '" + box + "believe'          \"'s\"     '" +
+                     box + "butter'       b'\\xa7'           '!'\n") != std::string::npos);
   CHECK(map.out.find("the row of token 1 '" + box + "can', x^(2)") != std::string::npos);
   CHECK_FALSE(std::regex_search(map.out, cut_escape));
   CHECK_FALSE(std::regex_search(text.out, cut_escape));

@@ -191,3 +191,24 @@ TEST_CASE("scale: --scale is taken by every lesson, the tour and present, and re
   CHECK(present.err.find("--scale") == std::string::npos);
   CHECK(present.err.find("terminal") != std::string::npos);
 }
+
+TEST_CASE("key labels: one line when every label fits its cell, else two lines of whole labels, every other key on each",
+          "[heatmap]") {
+  using attn::key_label_lines;
+  // Numbers' labels (positions) fit: one line, each right-aligned over its cell of 6 after the indent of 4.
+  CHECK(key_label_lines({"0", "1", "10"}, 4, 6) == std::vector<std::string>{"         0     1    10"});
+  // The book's tokens as token_repr shows them do not fit 5 columns: two lines, each label whole and ending
+  // where its own column ends (indent 12 + 6 per key), with a space at least between labels on one line.
+  const std::vector<std::string> book{"'Your'", "'journey'", "'starts'", "'with'", "'one'", "'step'"};
+  const auto two = key_label_lines(book, 12, 6);
+  REQUIRE(two.size() == 2);
+  CHECK(two[0] == "            'Your'    'starts'       'one'");    // ending at columns 18, 30, 42
+  CHECK(two[1] == "               'journey'      'with'      'step'");  // and at 24, 36, 48
+  for (const auto& line : two) CHECK(line.size() <= 12 + 6 * book.size());
+  // Past two cells less a column (11 here), a label is cut between whole characters, with an ellipsis.
+  const auto cut = key_label_lines({"'a'", "'abcdefghijklmno'", "'b'"}, 12, 6);
+  REQUIRE(cut.size() == 2);
+  CHECK(cut[1] == "             'abcdefghi\xe2\x80\xa6");  // 11 columns, ending at 24
+  // One key alone: one line, the label whole, reaching into the indent if it must.
+  CHECK(key_label_lines({"'journey'"}, 12, 6) == std::vector<std::string>{"         'journey'"});
+}

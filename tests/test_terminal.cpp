@@ -142,8 +142,10 @@ TEST_CASE("heatmaps: labels, every number, masked cells marked without colour", 
   CHECK(plain.out.find("   'journey'   0.55   0.45      \xc2\xb7") != std::string::npos);
   CHECK(plain.out.find("  colours: 0 to 1   \xc2\xb7 masked (a later token)\n  a fixed scale, as probabilities are (here 0.15 to 1.00)\n") !=
         std::string::npos);
-  // The keys' labels in their cells' six columns, a longer one cut between whole characters, with an ellipsis.
-  CHECK(plain.out.find("\n             'Your' 'jour\xe2\x80\xa6 'star\xe2\x80\xa6 'with'  'one' 'step'\n") != std::string::npos);
+  // The keys' labels: wider than a cell, so every other one on each of two lines, whole, right-aligned over
+  // their own columns.
+  CHECK(plain.out.find("\n             'Your'      'starts'         'one'\n"
+                       "                 'journey'        'with'        'step'\n      'Your'   1.00") != std::string::npos);
   // auto: only on a terminal; never: not even there.
   CHECK(attn_test::run({"causal"}).out.find("heatmap:") == std::string::npos);
   CHECK(run_as({"causal"}, tty()).out.find("heatmap:") != std::string::npos);

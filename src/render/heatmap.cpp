@@ -148,12 +148,8 @@ std::string one_map(const HeatMap& m, const TextStyle& style) {
          m.high_end(style.scale) + (m.causal ? "   " + std::string(kMasked) + " masked (a later token)" : "") + "\n";
   out += "  " + m.scale_words(style.scale) + "\n";
   // Column labels: keys.
-  out += std::string(kLabel + 2, ' ');
-  for (std::size_t j = 0; j < m.keys; ++j) {
-    const std::string label = clip_label(m.labels[j], kCell - 1);
-    out += pad_left(label, kCell, display_width(label));
-  }
-  out += "\n";
+  for (const std::string& line : key_label_lines({m.labels.begin(), m.labels.begin() + m.keys}, kLabel + 2, kCell))
+    out += line + "\n";
   for (std::size_t i = 0; i < m.rows; ++i) {
     const std::string label = clip_label(m.labels[m.first + i], kLabel);
     out += "  " + pad_left(label, kLabel, display_width(label));
@@ -219,6 +215,23 @@ std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& to
   for (HeatMap& m : out) {
     m.step_min = lo;
     m.step_max = hi;
+  }
+  return out;
+}
+
+std::vector<std::string> key_label_lines(const std::vector<std::string>& labels, std::size_t indent, std::size_t cell) {
+  bool fit = true;
+  for (const std::string& label : labels) fit = fit && display_width(label) < cell;
+  const std::size_t lines = fit ? 1 : std::min<std::size_t>(2, labels.size());
+  std::vector<std::string> out(lines);
+  std::vector<std::size_t> used(lines, 0);  // each line's columns so far
+  for (std::size_t j = 0; j < labels.size(); ++j) {
+    const std::size_t k = j % lines;
+    const std::string label = clip_label(labels[j], fit ? cell - 1 : 2 * cell - 1);
+    const std::size_t end = indent + cell * (j + 1), width = display_width(label);
+    const std::size_t start = std::max(used[k], end > width ? end - width : 0);
+    out[k] += std::string(start - used[k], ' ') + label;
+    used[k] = start + width;
   }
   return out;
 }

@@ -70,4 +70,11 @@ std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, c
 // The columns one of those maps takes with `keys` keys (its widest line, a row: the label, then a cell per key).
 std::size_t heatmap_width(std::size_t keys);
 
+// The line or two of key labels over a map's columns: `cell` columns per key after `indent`, each label
+// right-aligned over its own column. When a label does not fit its cell (a token as token_repr shows it,
+// 'journey', is wider than a number), the labels alternate between two lines, so that each may take up to
+// two cells less a column, and the book's tokens show whole rather than cut to 'jou…'. No line is wider than
+// indent + cell * labels.size().
+std::vector<std::string> key_label_lines(const std::vector<std::string>& labels, std::size_t indent, std::size_t cell);
+
 }  // namespace attn

@@ -227,9 +227,8 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   constexpr std::size_t kLabel = kNumberLabel, kCell = kNumberCell;
   if (form.kind == Form::Numbers) {  // every number in its cell
     add_legend(a, o, false, false, out);
-    Line head{{std::string(kLabel + 2, ' '), Role::Text}};
-    for (std::size_t j = 0; j < a.keys; ++j) head.push_back({pad_left(clip_label(labels[j], kCell - 1), kCell), Role::Label});
-    out.push_back(head);
+    for (const std::string& head : key_label_lines({labels.begin(), labels.begin() + a.keys}, kLabel + 2, kCell))
+      out.push_back({{head, Role::Label}});
     for (std::size_t i = 0; i < a.rows; ++i) {
       Line row{{"  " + pad_left(clip_label(labels[a.first + i], kLabel), kLabel), Role::Label}};
       for (std::size_t j = 0; j < a.keys; ++j) {
