@@ -72,21 +72,16 @@ std::vector<std::string> doc_files() {
 // process's own (its data found beside the binary, as /usr/local/share/attn is), whose bin comes first on
 // PATH. Removed when the program ends.
 struct Installed {
-  std::string prefix;
+  attn_test::Scratch prefix;  // removed with it
   Installed() {
-    char tmpl[] = "/tmp/attn-docs-XXXXXX";
-    const char* dir = ::mkdtemp(tmpl);
-    if (dir == nullptr) throw std::runtime_error("mkdtemp failed");
-    prefix = dir;
-    const auto r = shell("cmake --install " + quote(ATTN_BUILD_DIR) + " --prefix " + quote(prefix) + " 2>&1");
-    if (r.status != 0) throw std::runtime_error("cmake --install into " + prefix + " failed:\n" + r.out);
+    const auto r = shell("cmake --install " + quote(ATTN_BUILD_DIR) + " --prefix " + quote(prefix.dir) + " 2>&1");
+    if (r.status != 0) throw std::runtime_error("cmake --install into " + prefix.dir + " failed:\n" + r.out);
   }
-  ~Installed() { shell("rm -rf " + quote(prefix)); }
 };
 
 const std::string& install_prefix() {
   static const Installed installed;
-  return installed.prefix;
+  return installed.prefix.dir;
 }
 
 // Runs a shell command in the checkout with the installed attn first on PATH.

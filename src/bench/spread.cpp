@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/strings.hpp"
+
 namespace attn {
 
 TimeRange time_range(const std::vector<double>& times) {
@@ -29,8 +31,7 @@ std::optional<std::string> busy_warning(const std::vector<NamedRange>& rows) {
     if (widest == nullptr || spread_percent(row.range) > spread_percent(widest->range)) widest = &row;
   }
   if (widest == nullptr) return std::nullopt;
-  const std::string others =
-      busy == 1 ? "" : fmt::format(" ({} other row{} too)", busy - 1, busy == 2 ? "" : "s");
+  const std::string others = busy == 1 ? "" : " (" + count_of(busy - 1, "other row") + " too)";
   return fmt::format(
       "attn: bench: the machine is busy: {}'s times vary by {:.1f}% of their median, more than {:.0f}%{}; close "
       "other programs and run it again, and compare only rows whose ranges do not overlap",

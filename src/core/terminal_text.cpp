@@ -227,11 +227,11 @@ std::string token_repr(const std::string& token) {
       out += e.empty() ? std::string(1, static_cast<char>(cp)) : e;
     } else if (python_printable(cp) && cp != kSpaceMarkCodePoint) {
       out.append(token, at, n);
+    } else if (cp <= 0xff) {
+      out += hex_byte(static_cast<unsigned char>(cp));
     } else {
       char buf[16];
-      if (cp <= 0xff) std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
-      else if (cp <= 0xffff) std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-      else std::snprintf(buf, sizeof buf, "\\U%08x", static_cast<unsigned>(cp));
+      std::snprintf(buf, sizeof buf, cp <= 0xffff ? "\\u%04x" : "\\U%08x", static_cast<unsigned>(cp));
       out += buf;
     }
     at += n;

@@ -267,17 +267,16 @@ std::unique_ptr<Content> load_lesson_content(const std::string& name, const std:
 std::string fill(const std::string& format, const TextValues& values, const std::string& where,
                  const std::string& language) {
   fmt::dynamic_format_arg_store<fmt::format_context> args;
-  for (const std::string& name : placeholders(format)) {
-    const auto it = values.find(name);
-    if (it == values.end()) throw std::logic_error(where + " uses {" + name + "}, which the lesson does not give");
-  }
-  // Each plural becomes the form its count picks, `#` the count, before {fmt} fills the rest.
+  // In one pass: every placeholder is given, and each plural becomes the form its count picks, `#` the
+  // count, before {fmt} fills the rest.
   std::string expanded;
   std::size_t copied = 0;
   scan_placeholders(format, [&](std::size_t begin, std::size_t end, const std::string& name,
                                 const std::vector<std::string>& forms) {
+    const auto it = values.find(name);
+    if (it == values.end()) throw std::logic_error(where + " uses {" + name + "}, which the lesson does not give");
     if (forms.empty()) return;
-    const std::string& count = values.at(name);
+    const std::string& count = it->second;
     if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos)
       throw std::logic_error(where + ": the plural {" + name + "|...} is given \"" + count + "\", not a whole number");
     const PluralRule* rule = plural_rule(language);
