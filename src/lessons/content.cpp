@@ -174,8 +174,9 @@ Content::Content(const std::string& path, const std::string& english, const std:
           placeholders(id);
           step_patterns_.push_back(id);
           for (const auto& [field, v] : fields.items()) {
-            if (field != "title" && field != "explanation" && field != "code")
-              throw std::invalid_argument("steps/" + id + "/" + field + ": a step has a title, an explanation and code");
+            if (field != "title" && field != "explanation" && field != "code" && field != "run" && field != "show")
+              throw std::invalid_argument("steps/" + id + "/" + field +
+                                          ": a step has a title, an explanation and code (and a notebook's run and show)");
             read_piece(nlohmann::json(v), "steps/" + id + "/" + field, true, "en", english_, has_variants_);
           }
           for (const char* field : {"title", "explanation", "code"})
@@ -313,8 +314,28 @@ std::string LessonText::phrase(const TextKey& key) const { return text("phrases/
 LessonText::Words LessonText::step(const TextKey& key) const {
   const std::string base = "steps/" + key.pattern + "/";
   const Content& c = own_->has(base + "title") ? *own_ : *shared_;
-  return {fill(key.pattern, values_, c.path() + ": step " + key.pattern), text(base + "title", key.variant),
-          text(base + "explanation", key.variant), text(base + "code", key.variant)};
+  Words w{fill(key.pattern, values_, c.path() + ": step " + key.pattern), text(base + "title", key.variant),
+          text(base + "explanation", key.variant), text(base + "code", key.variant), std::nullopt, ""};
+  if (c.has(base + "run")) w.run = text(base + "run", key.variant);
+  if (c.has(base + "show")) w.show = text(base + "show", key.variant);
+  return w;
+}
+
+Step& LessonText::notebook(Words& w, Step& s) const {
+  s.run = std::move(w.run);
+  s.show = std::move(w.show);
+  if (t_->notebook_setup.empty() && own_->has("phrases/notebook_setup")) t_->notebook_setup = phrase("notebook_setup");
+  return s;
+}
+
+void LessonText::run_first(const std::string& id, const std::string& code) const {
+  for (Step& s : t_->steps)
+    if (s.id == id) {
+      const std::string rest = s.run ? *s.run : s.code;
+      s.run = rest.empty() ? code : code + "\n" + rest;
+      return;
+    }
+  throw std::logic_error("run_first: no step " + id);
 }
 
 LessonInfo LessonText::info(const std::string& lesson, const std::string& section) {

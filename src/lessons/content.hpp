@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -155,32 +156,40 @@ class LessonText {
 
   struct Words {
     std::string id, title, explanation, code;
+    std::optional<std::string> run;  // the notebook's cell (Step::run), when the content gives one
+    std::string show;
   };
   Words step(const TextKey& key) const;
 
-  // Trace::add's three forms, with the id, title, explanation and code from the content.
+  // Trace::add's three forms, with the id, title, explanation and code (and the notebook's run and show)
+  // from the content.
   template <class E>
   Step& add(const TextKey& key, const E& tensor) const {
     Words w = step(key);
-    return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code), tensor);
+    return notebook(w, t_->add(w.id, w.title, w.explanation, w.code, tensor));
   }
   template <class F, class... A>
   Step& add(const TextKey& key, std::vector<std::size_t> shape, F f, A... inputs) const {
     Words w = step(key);
-    return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code),
-                   std::move(shape), std::move(f), std::move(inputs)...);
+    return notebook(w, t_->add(w.id, w.title, w.explanation, w.code, std::move(shape), std::move(f),
+                               std::move(inputs)...));
   }
   template <class T>
   Step& add(const TextKey& key, std::vector<std::size_t> shape, Node<T> value) const {
     Words w = step(key);
-    return t_->add(std::move(w.id), std::move(w.title), std::move(w.explanation), std::move(w.code),
-                   std::move(shape), value);
+    return notebook(w, t_->add(w.id, w.title, w.explanation, w.code, std::move(shape), value));
   }
+  // Puts `code` before the notebook's run of the step `id`, added already (Step::run): where the cells
+  // build a module the lesson built before its steps (the run of its first parameter's step).
+  void run_first(const std::string& id, const std::string& code) const;
 
   Trace& trace() const { return *t_; }
   const TextValues& values() const { return values_; }
 
  private:
+  // The step's notebook form from the content; with the lesson's first step, the lesson's notebook setup
+  // (Trace::notebook_setup), the phrase "notebook_setup" if it has one.
+  Step& notebook(Words& w, Step& s) const;
   // The content holding `path` (the lesson's, else the shared one), and the piece filled in.
   std::string text(const std::string& path, const std::string& variant) const;
 

@@ -8,7 +8,9 @@
   X(text, true, "the book's view: titles, explanations, the PyTorch code and every tensor as PyTorch prints it") \
   X(json, false, "one JSON document with every step's tensor (docs/json.md)")                                    \
   X(html, false, "one self-contained web page: every step, heatmaps, slides, print to PDF (docs/html.md)")     \
-  X(svg, false, "one figure for slides: the heatmap or table of the step chosen with --step (docs/html.md)")
+  X(svg, false, "one figure for slides: the heatmap or table of the step chosen with --step (docs/html.md)") \
+  X(py, false, "a Python script that reruns these steps with PyTorch and prints the same tensors (docs/notebook.md)") \
+  X(ipynb, false, "the same as a Jupyter notebook, each step's output already in it (docs/notebook.md)")
 
 namespace attn {
 

@@ -36,6 +36,11 @@ struct Step {
   std::string title;        // a few words
   std::string explanation;  // 1-3 sentences
   std::string code;         // the book's PyTorch line(s) that compute it
+  // The step as a notebook cell (--format py, ipynb; render/notebook.cpp): `run` is the Python that computes
+  // it when the cells run in order (none: `code` runs as it is; "": nothing left to run), `show` the
+  // expression print() shows ("": the id).
+  std::optional<std::string> run;
+  std::string show;
   AnyTensor tensor;         // float32, rank 0-4
   // A weight matrix (..., n, n) the text view may also draw as a heatmap; `causal` marks the cells above
   // the diagonal as masked. `of_tokens`: rows are queries and columns keys, labelled by the tokens; false
@@ -370,6 +375,9 @@ struct Trace {
   std::vector<std::string> notes;  // context lines for the text header ("query: ...")
   std::optional<NoteTable> note_table;  // a table among the notes: data, laid out by the renderers
   std::vector<ModuleInfo> modules;
+  // The notebook's setup of the lesson (--format py, ipynb): Python that names what its code uses (d_in,
+  // d_out, num_heads, ...), run after the inputs and before the first step.
+  std::string notebook_setup;
   bool show_inputs = true;         // false for reports that do not use the embeddings (gqa --kv-cache)
   nlohmann::ordered_json report;   // a lesson's non-tensor result (JSON key "report"); null when none
   Inputs inputs;

@@ -1,0 +1,258 @@
+// --format py and --format ipynb: the run as a Python script, or a Jupyter notebook (nbformat 4), that
+// rebuilds it with PyTorch and prints what attn printed (docs/notebook.md). The cells, in order:
+//   - what the file is, and for a dropout lesson which PyTorch builds draw the same masks;
+//   - the imports, and the book's classes (data/notebook/classes.py; GPT-2's, data/notebook/gpt.py, for --model);
+//   - per lesson: its inputs (a torch.tensor literal of the very float32 values attn used, unless the
+//     lesson's first steps make them: --text, --model), the names its code uses (Trace::notebook_setup),
+//     then a markdown cell and a code cell per step: Step::run (or the step's code) and print(Step::show).
+// A code cell's stored output is the step's value as attn prints it (value_text), so the notebook shows
+// the results before it runs and running it shows the same. Nothing here computes attention: the values
+// are the document's, the code the lessons' content.
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "core/strings.hpp"
+#include "core/terminal_text.hpp"
+#include "io/files.hpp"
+#include "io/paths.hpp"
+#include "render/layout.hpp"
+#include "render/renderer.hpp"
+
+namespace attn {
+
+namespace {
+
+constexpr FileKind kNotebookCode{"the notebook's classes", std::size_t{1} << 20};
+
+struct Cell {
+  bool code = false;
+  std::string source;  // markdown, or Python
+  std::string output;  // a code cell's stored output: what it prints
+};
+
+std::string bundled_code(const std::string& name) {
+  const std::string path = find_data_file("notebook/" + name);
+  if (path.empty()) throw InputError("notebook/" + name + ": the notebook's code is missing (looked in " + data_dirs_text() + ")");
+  std::string text = read_regular_file(path, kNotebookCode);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+// A float32 as a Python literal that reads back as the same float32 through torch.tensor (decimal to double,
+// then double to float): the shortest form when it survives that double rounding, the double's otherwise.
+std::string py_literal(float v) {
+  if (std::isnan(v)) return "float('nan')";
+  if (std::isinf(v)) return v > 0 ? "float('inf')" : "float('-inf')";
+  std::string s = exact_number(v);
+  if (static_cast<float>(std::strtod(s.c_str(), nullptr)) != v) s = py_float(static_cast<double>(v));
+  if (s.find_first_of(".en") == std::string::npos) s += ".";  // a float literal, not an int
+  return s;
+}
+
+// inputs = torch.tensor([...]) of the embeddings, one row per line, each row's token in a comment.
+std::string inputs_literal(const Inputs& in) {
+  std::string out = "inputs = torch.tensor(\n  [";
+  const std::size_t n = in.num_tokens(), d = in.d_in();
+  for (std::size_t i = 0; i < n; ++i) {
+    out += i ? "   [" : "[";
+    for (std::size_t j = 0; j < d; ++j) out += (j ? ", " : "") + py_literal(in.embeddings(i, j));
+    out += i + 1 < n ? "]," : "]]";
+    if (i < in.tokens.size()) out += std::string(i + 1 < n ? " " : "") + " # " + visible(token_repr(in.tokens[i]));
+    out += "\n";
+  }
+  return out + ")  # (num_tokens, d_in)";
+}
+
+// Markdown text from a lesson, whose tokens come from outside: no HTML reaches the notebook's page.
+std::string markdown_safe(const std::string& text) {
+  std::string out;
+  for (char c : visible(text)) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else out += c;
+  }
+  return out;
+}
+
+std::string dropout_note(const Trace& t) {
+  const auto p = t.config.find("dropout");
+  if (p == t.config.end() || !p->is_number() || p->get<double>() <= 0) return "";
+  const bool mkl = t.config.value("dropout_rng", std::string("default")) == "mkl";
+  return mkl ? "Dropout masks are drawn as PyTorch's MKL builds draw them (--dropout-rng mkl: the x86-64 Linux "
+               "and Windows wheels). A build without MKL (Debian's python3-torch, Apple silicon) draws other "
+               "masks from the same seed: there, rerun attn with --dropout-rng default."
+             : "Dropout masks are drawn as PyTorch builds without MKL draw them (--dropout-rng default: Debian's "
+               "python3-torch, Apple silicon, the book's numbers). The x86-64 wheels from pip use MKL and draw "
+               "other masks from the same seed: if python3 -c 'import torch; print(torch.backends.mkl."
+               "is_available())' prints True, rerun attn with --dropout-rng mkl.";
+}
+
+std::string step_source(const Step& s) {
+  std::string run = s.run ? *s.run : s.code;
+  while (!run.empty() && run.back() == '\n') run.pop_back();
+  return (run.empty() ? "" : run + "\n") + "print(" + (s.show.empty() ? s.id : s.show) + ")";
+}
+
+bool uses_model(const Document& doc) {
+  for (const Trace& t : doc.traces)
+    if (t.inputs.model) return true;
+  return false;
+}
+
+std::vector<Cell> cells_of(const Document& doc) {
+  std::vector<Cell> cells;
+  const Trace& first = doc.traces.front();
+  std::string intro = doc.is_tour() ? "# attn tour: chapter 3 of *Build a Large Language Model (From Scratch)*"
+                                    : "# " + markdown_safe(first.info.title) + "\n\nattn " + first.info.name + ", " +
+                                          markdown_safe(where_in_book(first.info)) + ".";
+  intro += "\n\nWritten by attn: the same inputs, seeds and options, and the book's code step by step. Each code "
+           "cell prints the step's tensor; its stored output is what attn printed, and running the cells in "
+           "order with PyTorch prints the same.";
+  for (const Trace& t : doc.traces) {
+    const std::string note = dropout_note(t);
+    if (!note.empty()) {
+      intro += "\n\n" + note;
+      break;
+    }
+  }
+  cells.push_back({false, intro, ""});
+  cells.push_back({true,
+                   "import torch\nimport torch.nn as nn\n\n"
+                   "torch.set_grad_enabled(False)  # nothing is trained here: print() shows values without grad_fn",
+                   ""});
+  cells.push_back({false, "The book's classes, as chapter 3 and its bonus material build them.", ""});
+  cells.push_back({true, bundled_code("classes.py"), ""});
+  if (uses_model(doc)) {
+    cells.push_back({false, "Chapter 4's GPTModel, and GPT-2's weights from a Hugging Face model.safetensors loaded "
+                            "into it (ch05/02_alternative_weight_loading).", ""});
+    cells.push_back({true, bundled_code("gpt.py"), ""});
+  }
+  for (const Trace& t : doc.traces) {
+    if (doc.is_tour())
+      cells.push_back({false, "## attn " + t.info.name + ": " + markdown_safe(t.info.title) + " (" +
+                                  markdown_safe(where_in_book(t.info)) + ")", ""});
+    if (t.inputs.steps.empty()) {
+      cells.push_back({false, "The inputs: " + markdown_safe(t.inputs.source) + ".", ""});
+      cells.push_back({true, inputs_literal(t.inputs), ""});
+    }
+    if (!t.notebook_setup.empty()) cells.push_back({true, t.notebook_setup, ""});
+    const std::size_t total = t.steps.size();
+    for (std::size_t i = 0; i < total; ++i) {
+      const Step& s = t.steps[i];
+      cells.push_back({false, "**[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] `" + s.id + "`: " +
+                                  markdown_safe(s.title) + "**\n\n" + markdown_safe(s.explanation), ""});
+      cells.push_back({true, step_source(s), value_text(s) + "\n"});
+    }
+  }
+  return cells;
+}
+
+// Lines of `text` as nbformat keeps a multi-line string: each line but the last with its "\n".
+nlohmann::ordered_json lines_of(const std::string& text) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    const std::size_t stop = end == std::string::npos ? text.size() : end + 1;
+    out.push_back(text.substr(start, stop - start));
+    start = stop;
+  }
+  return out;
+}
+
+// Prose as Python comments, wrapped; a blank line of the prose is a bare "#".
+std::string comment_lines(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (line.empty()) out += "#\n";
+    for (const std::string& w : wrap_words(visible(line), 98)) out += "# " + w + "\n";
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
+class PyRenderer : public Renderer {
+ public:
+  explicit PyRenderer(bool notebook) : notebook_(notebook) {}
+
+  void check(const Document& doc) const override {
+    const std::string format = notebook_ ? "ipynb" : "py";
+    if (!doc.only.empty())
+      throw UsageError("--step and --format " + format + " exclude each other: a notebook runs every step in order");
+    for (const Trace& t : doc.traces)
+      if (t.steps.empty())
+        throw UsageError("--format " + format + " writes a lesson's steps, and attn " + t.info.name +
+                         " here computes a report without steps: use --format text or json");
+  }
+
+  std::size_t working_bytes(const Document& doc) const override {
+    std::size_t bytes = 0;
+    for (const Trace& t : doc.traces) {
+      bytes = saturating_sum(bytes, t.inputs.embeddings.size() * 48);  // the literal, and its copy in JSON
+      for (const Step& s : t.steps) bytes = saturating_sum(bytes, printed_tensor_bytes(s) * 3);
+    }
+    return bytes;
+  }
+
+  std::vector<Chunk> render(const Document& doc) const override {
+    const std::vector<Cell> cells = cells_of(doc);
+    return {{notebook_ ? ipynb(doc, cells) : script(cells), false}};
+  }
+
+ private:
+  static std::string script(const std::vector<Cell>& cells) {
+    std::string out = "#!/usr/bin/env python3\n";
+    for (const Cell& c : cells) {
+      out += c.code ? c.source + "\n\n" : comment_lines(c.source);
+    }
+    return out;
+  }
+
+  static std::string ipynb(const Document& doc, const std::vector<Cell>& cells) {
+    using ojson = nlohmann::ordered_json;
+    ojson list = ojson::array();
+    int count = 0;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const Cell& c = cells[i];
+      ojson cell{{"cell_type", c.code ? "code" : "markdown"}, {"id", "cell-" + std::to_string(i)}};
+      if (c.code) {
+        cell["execution_count"] = ++count;
+        cell["metadata"] = ojson::object();
+        ojson outputs = ojson::array();
+        if (!c.output.empty())
+          outputs.push_back({{"name", "stdout"}, {"output_type", "stream"}, {"text", lines_of(c.output)}});
+        cell["outputs"] = outputs;
+      } else {
+        cell["metadata"] = ojson::object();
+      }
+      cell["source"] = lines_of(c.source);
+      list.push_back(cell);
+    }
+    ojson config = ojson::array();
+    for (const Trace& t : doc.traces) config.push_back({{"lesson", t.info.name}, {"config", t.config}});
+    ojson nb{{"cells", list},
+             {"metadata",
+              {{"kernelspec", {{"display_name", "Python 3"}, {"language", "python"}, {"name", "python3"}}},
+               {"language_info", {{"name", "python"}}},
+               {"attn", {{"command", doc.command}, {"lessons", config}}}}},
+             {"nbformat", 4},
+             {"nbformat_minor", 5}};
+    return nb.dump(1) + "\n";
+  }
+
+  bool notebook_;
+};
+
+}  // namespace
+
+std::unique_ptr<Renderer> make_py_renderer(const RenderOptions&) { return std::make_unique<PyRenderer>(false); }
+std::unique_ptr<Renderer> make_ipynb_renderer(const RenderOptions&) { return std::make_unique<PyRenderer>(true); }
+
+}  // namespace attn
