@@ -14,6 +14,7 @@
 // the including code is itself compiled for FMA (FP_FAST_FMA), which attn is not.
 #ifndef FP_FAST_FMAF
 extern "C" float Sleef_expf1_u10purecfma(float);
+extern "C" float Sleef_tanhf1_u10purecfma(float);
 #endif
 
 namespace attn {
@@ -88,11 +89,8 @@ namespace {
 // is NaN somewhere, so the sum is NaN and so is every weight. Nothing here refuses such a row.
 void softmax_row(const float* x, float* out, std::size_t n) {
   const float max_value = max_propagating_nan(x, n, -std::numeric_limits<float>::infinity());
-  float total = 0.0f;
-  for (std::size_t i = 0; i < n; ++i) {
-    out[i] = torch_exp(x[i] - max_value);
-    total += out[i];
-  }
+  for (std::size_t i = 0; i < n; ++i) out[i] = torch_exp(x[i] - max_value);
+  const float total = n == 0 ? 0.0f : softmax_sum(out, n, n);
   const float inv = 1.0f / total;
   for (std::size_t i = 0; i < n; ++i) out[i] *= inv;
 }
@@ -154,16 +152,96 @@ Vector softmax_naive(const Vector& x) {
   return out;
 }
 
-float sum_of(const float* x, std::size_t n) {
-  // at::native's scalar row_sum: four interleaved accumulators (x0 + x4 + ..., x1 + x5 + ...), the
-  // leftover elements added to the first, then the other three added to it in order.
-  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  const std::size_t whole = n / 4 * 4;
-  for (std::size_t i = 0; i < whole; i += 4)
-    for (std::size_t k = 0; k < 4; ++k) acc[k] += x[i + k];
-  for (std::size_t i = whole; i < n; ++i) acc[0] += x[i];
-  for (std::size_t k = 1; k < 4; ++k) acc[0] += acc[k];
+namespace {
+
+// at::native's sum of a contiguous row of floats (ReduceOps/SumKernel.cpp, PyTorch 1.13), written here
+// because the order of the additions decides the last bit and no library adds in PyTorch's order. A row of
+// at least kTorchLanes numbers is summed as vectors of that many lanes (Vectorized<float> of the AVX2
+// kernels, which Debian's python3-torch runs on AVX2 and AVX-512 CPUs alike), lane by lane; the leftover
+// numbers are added to 0 in order, then the lanes in order. A shorter row is summed as scalars. Either way
+// the elements go to four interleaved accumulators (x0 + x4 + ..., x1 + x5 + ...), the leftovers to the
+// first, then the other three added to it in order; long rows through up to four levels of partial sums.
+constexpr std::size_t kTorchLanes = 8;
+
+std::size_t ceil_log2(std::size_t x) {  // c10::utils::CeilLog2
+  if (x <= 2) return 1;
+  std::size_t bits = 0;
+  for (std::size_t v = x - 1; v != 0; v >>= 1) ++bits;
+  return bits;
+}
+
+// Sums `count` elements of L floats each, element i at x + i * L, into acc (L floats): multi_row_sum's
+// cascade over rows of four elements, then row_sum's leftovers and the merge of its four accumulators.
+template <std::size_t L>
+void row_sum(const float* x, std::size_t count, float (&out)[L]) {
+  constexpr std::size_t kLevels = 4, kIlp = 4;
+  const std::size_t rows = count / kIlp;
+  const std::size_t level_power = std::max<std::size_t>(4, ceil_log2(rows) / kLevels);
+  const std::size_t level_step = std::size_t{1} << level_power, level_mask = level_step - 1;
+  float acc[kLevels][kIlp][L] = {};
+  const auto add_row = [&](std::size_t i) {
+    for (std::size_t k = 0; k < kIlp; ++k)
+      for (std::size_t l = 0; l < L; ++l) acc[0][k][l] += x[(i * kIlp + k) * L + l];
+  };
+  std::size_t i = 0;
+  while (i + level_step <= rows) {
+    for (std::size_t j = 0; j < level_step; ++j, ++i) add_row(i);
+    for (std::size_t j = 1; j < kLevels; ++j) {
+      for (std::size_t k = 0; k < kIlp; ++k)
+        for (std::size_t l = 0; l < L; ++l) {
+          acc[j][k][l] += acc[j - 1][k][l];
+          acc[j - 1][k][l] = 0.0f;
+        }
+      if ((i & (level_mask << (j * level_power))) != 0) break;
+    }
+  }
+  for (; i < rows; ++i) add_row(i);
+  for (std::size_t j = 1; j < kLevels; ++j)
+    for (std::size_t k = 0; k < kIlp; ++k)
+      for (std::size_t l = 0; l < L; ++l) acc[0][k][l] += acc[j][k][l];
+  for (std::size_t e = rows * kIlp; e < count; ++e)
+    for (std::size_t l = 0; l < L; ++l) acc[0][0][l] += x[e * L + l];
+  for (std::size_t k = 1; k < kIlp; ++k)
+    for (std::size_t l = 0; l < L; ++l) acc[0][0][l] += acc[0][k][l];
+  for (std::size_t l = 0; l < L; ++l) out[l] = acc[0][0][l];
+}
+
+}  // namespace
+
+float softmax_sum(const float* e, std::size_t visible, std::size_t n) {
+  const auto at = [&](std::size_t i) { return i < visible ? e[i] : 0.0f; };
+  if (n < kTorchLanes) {
+    float total = at(0);
+    for (std::size_t i = 1; i < n; ++i) total += at(i);
+    return total;
+  }
+  float acc[kTorchLanes];
+  for (std::size_t l = 0; l < kTorchLanes; ++l) acc[l] = at(l);
+  std::size_t d = kTorchLanes;
+  for (; d + kTorchLanes <= n; d += kTorchLanes)
+    for (std::size_t l = 0; l < kTorchLanes; ++l) acc[l] += at(d + l);
+  for (std::size_t l = 0; d + l < n; ++l) acc[l] += at(d + l);
+  for (std::size_t half = kTorchLanes / 2; half >= 1; half /= 2) {
+    float next[kTorchLanes];
+    for (std::size_t l = 0; l < kTorchLanes; ++l) next[l] = acc[l] + acc[l ^ half];
+    std::copy(next, next + kTorchLanes, acc);
+  }
   return acc[0];
+}
+
+float sum_of(const float* x, std::size_t n) {
+  if (n < kTorchLanes) {
+    float total[1];
+    row_sum<1>(x, n, total);
+    return total[0];
+  }
+  const std::size_t vectors = n / kTorchLanes;
+  float lanes[kTorchLanes];
+  row_sum<kTorchLanes>(x, vectors, lanes);
+  float total = 0.0f;
+  for (std::size_t i = vectors * kTorchLanes; i < n; ++i) total += x[i];
+  for (float lane : lanes) total += lane;
+  return total;
 }
 
 float sum_of(const Vector& x) { return sum_of(x.data(), x.size()); }
@@ -218,12 +296,17 @@ Matrix Linear::forward(const Matrix& x) const {
 Matrix layer_norm(const Matrix& x, const Vector& scale, const Vector& shift, float eps) {
   const std::size_t n = x.shape(0), d = x.shape(1);
   Matrix out = xt::empty<float>({n, d});  // (n, d)
-  std::vector<float> centred(d);
   for (std::size_t r = 0; r < n; ++r) {
     const float* row = &x(r, 0);
     const float mean = sum_of(row, d) / static_cast<float>(d);  // x.mean(dim=-1, keepdim=True)
-    for (std::size_t c = 0; c < d; ++c) centred[c] = (row[c] - mean) * (row[c] - mean);
-    const float var = sum_of(centred.data(), d) / static_cast<float>(d);  // x.var(dim=-1, unbiased=False)
+    // x.var(dim=-1, unbiased=False): PyTorch's Welford update, in double, divided by d, then rounded.
+    double running_mean = 0.0, m2 = 0.0;
+    for (std::size_t c = 0; c < d; ++c) {
+      const double v = row[c], delta = v - running_mean;
+      running_mean += delta / static_cast<double>(c + 1);
+      m2 += delta * (v - running_mean);
+    }
+    const float var = static_cast<float>(m2 / static_cast<double>(d));
     const float denominator = std::sqrt(var + eps);
     for (std::size_t c = 0; c < d; ++c) out(r, c) = scale(c) * ((row[c] - mean) / denominator) + shift(c);
   }
@@ -233,7 +316,12 @@ Matrix layer_norm(const Matrix& x, const Vector& scale, const Vector& shift, flo
 Matrix gelu(const Matrix& x) {
   const float k = std::sqrt(static_cast<float>(2.0 / M_PI));  // torch.sqrt(torch.tensor(2.0 / torch.pi))
   Matrix out = x;  // (n, d)
-  for (float& v : out) v = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * (v * v * v))));
+  // torch.tanh is SLEEF's tanhf_u10 in PyTorch's vector kernels, as torch.exp is its expf_u10 (torch_exp).
+  static const bool has_fma = __builtin_cpu_supports("fma");
+  for (float& v : out) {
+    const float inner = k * (v + 0.044715f * (v * v * v));
+    v = 0.5f * v * (1.0f + (has_fma ? Sleef_tanhf1_u10purecfma(inner) : Sleef_tanhf1_u10purec(inner)));
+  }
   return out;
 }
 

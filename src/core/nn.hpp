@@ -59,6 +59,11 @@ Vector softmax_naive(const Vector& x);  // (n,) -> (n,)
 // adds them when n is below its vector width (8 or 16 floats): bit-exact for the book's six tokens, and
 // within rounding of PyTorch's vectorised order for longer rows.
 float sum_of(const float* x, std::size_t n);
+// The sum a softmax divides by, added in PyTorch's order (vec::reduce_all of its AVX2 kernels, 8 lanes: in
+// order below 8 numbers; else the vectors lane by lane, the leftovers into the first lanes, then the lanes
+// paired 4, 2 and 1 apart, as its shuffles do), over a row of n exps whose first `visible` are e[0..visible)
+// and the rest 0 (the exps of masked scores, -inf).
+float softmax_sum(const float* e, std::size_t visible, std::size_t n);
 float sum_of(const Vector& x);
 Vector row_sums(const Matrix& x);  // (rows, n) -> (rows,)
 

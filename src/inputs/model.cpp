@@ -29,6 +29,9 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
   const auto model = Gpt2Model::load(std::move(files), std::move(tokenizer));
   const std::size_t n = in.token_ids.size(), E = c.n_embd;
   const std::string L = std::to_string(layer), shape = "(" + std::to_string(n) + ", " + std::to_string(E) + ")";
+  // The notebook (--format py, ipynb) loads the model from the same directory, before the tokens.
+  in.steps.front().run = "model = load_gpt2(" + py_repr(dir) + ")  # chapter 4's GPTModel with GPT-2's weights\n" +
+                         *in.steps.front().run + "\nnum_tokens = token_ids.shape[0]";
   const Matrix tok_embeds = model->token_embeddings(in.token_ids);  // (n, E)
   const Matrix pos_embeds = model->position_embeddings(n);          // (n, E)
   in.steps.push_back({"tok_embeds", "GPT-2's token embeddings",
@@ -43,7 +46,7 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
   in.steps.push_back({"x_block_0", "Block 0's input: token plus position",
                       "What the first transformer block takes: the two embeddings summed (GPTModel.forward; dropout "
                       "is off when the model is used).",
-                      "x = tok_embeds + pos_embeds", AnyTensor(x)});
+                      "x = tok_embeds + pos_embeds", AnyTensor(x), false, std::nullopt, "x"});
   for (std::size_t l = 0; l < layer; ++l) {
     x = model->block(x, l);  // (n, E)
     in.steps.push_back({"x_block_" + std::to_string(l + 1), "Block " + std::to_string(l) + "'s output, block " +
@@ -51,13 +54,15 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
                         "Block " + std::to_string(l) + " as chapter 4 builds it: x + att(norm1(x)), then that plus "
                         "ff(norm2(...)), the feed-forward of Linear(" + std::to_string(E) + ", " + std::to_string(4 * E) +
                             "), GELU and Linear(" + std::to_string(4 * E) + ", " + std::to_string(E) + ").",
-                        "x = model.trf_blocks[" + std::to_string(l) + "](x)", AnyTensor(x)});
+                        "x = model.trf_blocks[" + std::to_string(l) + "](x)", AnyTensor(x), false,
+                        "x = model.trf_blocks[" + std::to_string(l) + "](x[None])[0]  # a batch of one", "x"});
   }
   in.embeddings = model->norm1(x, layer);  // (n, E)
   in.steps.push_back({"norm1_x", "Block " + L + "'s attention input: norm1(x)",
                       "Block " + L + " normalises each token's vector (mean 0, variance 1, then its trained scale and "
                       "shift) before its attention: this is what the lesson's attention takes as inputs.",
-                      "inputs = model.trf_blocks[" + L + "].norm1(x)", AnyTensor(in.embeddings)});
+                      "inputs = model.trf_blocks[" + L + "].norm1(x)", AnyTensor(in.embeddings), false, std::nullopt,
+                      "inputs"});
   in.source = "--model " + dir + ": GPT-2 (" + count_of(c.n_layer, "block") + ", " + count_of(c.n_head, "head") +
               ", n_embd " + std::to_string(E) + "), block " + L + "'s norm1";
   in.model = std::make_shared<ModelLayer>(ModelLayer{model, layer, model->attention(layer), std::move(x)});

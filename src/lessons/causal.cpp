@@ -74,6 +74,8 @@ ResolvedTrace run_causal(const Inputs& in, const LessonConfig& given, const Sele
   LessonText text(t, "causal");
   text.set("seed_v2", seed_v2).set("seed_ca", seed_ca).set("bias_arg", bias_arg).set("d_out", d_out);
   text.set("real", text.phrase({"real", in.model ? "model" : "book"}));
+  text.set("real_sa_v2", real_head_run(text, in, "sa_v2", cfg.head.value_or(0)));
+  text.set("real_ca", real_head_run(text, in, "ca", cfg.head.value_or(0)));
 
   const CausalWeights w(t, in, d_out, seed_v2, cfg.qkv_bias, cfg.head.value_or(0));
   text.add("queries", {n, d_out}, w.queries);

@@ -80,6 +80,23 @@ void add_linear_steps(const LessonText& text, const std::string& path, const Lin
   words.add("{path}.bias", layer.bias);  // (out_features,)
 }
 
+namespace {
+std::string real_run(const LessonText& text, const Inputs& in, const std::string& phrase, const TextValues& values) {
+  if (!in.model) return "";
+  TextValues all = values;
+  all["layer"] = std::to_string(in.model->layer);
+  return "\n" + text.with(all).phrase(phrase);
+}
+}  // namespace
+
+std::string real_head_run(const LessonText& text, const Inputs& in, const std::string& module, std::size_t head) {
+  return real_run(text, in, "real_head_run", {{"module_var", module}, {"head", std::to_string(head)}});
+}
+
+std::string real_layer_run(const LessonText& text, const Inputs& in, const std::string& module) {
+  return real_run(text, in, "real_layer_run", {{"module_var", module}});
+}
+
 std::string token_label(const Inputs& in, std::size_t i) {
   return std::to_string(i) + " " + token_repr(in.tokens.at(i)) + ", x^(" + std::to_string(i + 1) + ")";
 }

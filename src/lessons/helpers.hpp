@@ -75,5 +75,9 @@ void use_real_head(const Inputs& in, std::size_t head, Linear& W_query, Linear& 
 void use_real_layer(const Inputs& in, Linear& W_query, Linear& W_key, Linear& W_value, Linear& out_proj);
 // What a lesson's notes say under --model: "Weights: GPT-2's block 0, head 3 (--head)".
 std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use);
+// The notebook's line (--format py, ipynb) after building `module` that gives it the real layer's weights
+// under --model, as use_real_head and use_real_layer do here; "" without --model. Each begins with a newline.
+std::string real_head_run(const LessonText& text, const Inputs& in, const std::string& module, std::size_t head);
+std::string real_layer_run(const LessonText& text, const Inputs& in, const std::string& module);
 
 }  // namespace attn

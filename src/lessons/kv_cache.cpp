@@ -318,6 +318,7 @@ ResolvedTrace run_kv_cache(const Inputs& in, const LessonConfig& given, const Se
   const State<TorchGenerator> gen = t.state(TorchGenerator(seed));
   const Module m = add_module(text, in, cfg, d, *gen);
   text.set("module", m.name).set("ctor", m.ctor).set("seed", seed);
+  text.set("real_mha", grouped ? "" : real_layer_run(text, in, "mha"));
   text.run_first(m.name + (grouped ? ".W_key.weight" : ".W_query.weight"), text.phrase("notebook_module"));
   t.modules.push_back({m.name, m.ctor, m.num_params});
   add_num_params_step(text, m.name, m.num_params);

@@ -208,6 +208,7 @@ ResolvedTrace run_mha(const Inputs& in, const LessonConfig& given, const Selecti
   LessonText text(t, "mha");
   text.set("shape_bnhd", shape_tuple({b, n, h, hd})).set("shape_bhnd", shape_tuple({b, h, n, hd}));
   text.set("h", h).set("hd", hd).set("seed", seed).set("ctor", ctor).set("d_out", cfg.d_out);
+  text.set("real_mha", real_layer_run(text, in, "mha"));
   const Node<Tensor3> batch = add_batch_step(text, b);  // (b, num_tokens, d_in)
 
   const State<TorchGenerator> gen = t.state(TorchGenerator(seed));

@@ -160,6 +160,9 @@ void add_classes(const LessonText& text, const Inputs& in, const LessonConfig& c
 
 }  // namespace
 
+// --model: the first of the head's rows in the layer's W_query, W_key, W_value (d_out = head_dim each).
+static std::size_t head_rows_from(const LessonConfig& cfg) { return cfg.head.value_or(0) * cfg.d_out; }
+
 ResolvedTrace run_trainable(const Inputs& in, const LessonConfig& given, const Selection& sel) {
   Trace t(trainable_info(), in, sel);
   const LessonConfig cfg = model_config(given, in, ModelUse::OneHead, t);
@@ -191,9 +194,12 @@ ResolvedTrace run_trainable(const Inputs& in, const LessonConfig& given, const S
   TorchGenerator gen(seed_w);
   text.set("rand_call", "torch.nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)");
   text.set("real", text.phrase({"real", in.model ? "model" : "book"}));
+  text.set("real_sa_v2", real_head_run(text, in, "sa_v2", cfg.head.value_or(0)));
+  text.set("rows_from", head_rows_from(cfg)).set("rows_to", head_rows_from(cfg) + d_out);
+  text.set("layer", in.model ? in.model->layer : 0);
   // --model: where the head's biases sit in c_attn.bias, (3 * n_embd,): the queries', keys' and values'
   // thirds, each split into heads of d_out = head_dim.
-  const std::size_t head_from = cfg.head.value_or(0) * d_out;
+  const std::size_t head_from = head_rows_from(cfg);
   text.set("query_from", head_from).set("query_to", head_from + d_out);
   text.set("key_from", d_in + head_from).set("key_to", d_in + head_from + d_out);
   text.set("value_from", 2 * d_in + head_from).set("value_to", 2 * d_in + head_from + d_out);

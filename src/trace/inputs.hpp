@@ -19,6 +19,7 @@ struct InputStep {
   AnyTensor tensor;
   bool integer = false;  // an integer dtype in the book's code (token ids)
   std::optional<std::string> run;  // the notebook's form of `code` when it differs (Step::run)
+  std::string show;                // what the notebook prints (Step::show; "": the id)
 };
 
 struct ModelLayer;  // model/gpt2_model.hpp

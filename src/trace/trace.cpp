@@ -16,6 +16,7 @@ Trace::Trace(LessonInfo lesson_info, const Inputs& in, Selection sel)
     Step& s = add(is.id, is.title, is.explanation, is.code, is.tensor);
     s.integer = is.integer;
     s.run = is.run;
+    s.show = is.show;
   }
 }
 
