@@ -212,7 +212,10 @@ std::string bytes_repr(const std::string& bytes) {
 
 // Written here: Python's repr() rules are a dozen lines over utf8proc's categories, and no library of the
 // project gives them.
-std::string token_repr(const std::string& token) {
+namespace {
+
+// Python's repr() of the text, a str (valid UTF-8) or bytes; `mark_spaces` shows each space as ␣.
+std::string repr_of(const std::string& token, bool mark_spaces) {
   if (!valid_utf8(token)) return bytes_repr(token);
   const char quote = repr_quote(token);
   std::string out(1, quote);
@@ -220,12 +223,12 @@ std::string token_repr(const std::string& token) {
   while (at < token.size()) {
     utf8proc_int32_t cp = 0;
     const auto n = static_cast<std::size_t>(next_code_point(token, at, cp));
-    if (cp == ' ') {
+    if (cp == ' ' && mark_spaces) {
       out += kSpaceMark;
     } else if (cp < 0x80) {
       const std::string e = ascii_escape(static_cast<unsigned char>(cp), quote);
       out += e.empty() ? std::string(1, static_cast<char>(cp)) : e;
-    } else if (python_printable(cp) && cp != kSpaceMarkCodePoint) {
+    } else if (python_printable(cp) && (cp != kSpaceMarkCodePoint || !mark_spaces)) {
       out.append(token, at, n);
     } else if (cp <= 0xff) {
       out += hex_byte(static_cast<unsigned char>(cp));
@@ -238,6 +241,12 @@ std::string token_repr(const std::string& token) {
   }
   return out + quote;
 }
+
+}  // namespace
+
+std::string token_repr(const std::string& token) { return repr_of(token, true); }
+
+std::string py_repr(const std::string& text) { return repr_of(text, false); }
 
 std::string backslash_replaced(const std::string& bytes) {
   return escape_where(bytes, [](utf8proc_int32_t cp) { return cp < 0; }, [](utf8proc_int32_t) { return false; });

@@ -52,6 +52,9 @@ std::string clip_to_width(const std::string& text, std::size_t width);
 // book's tokenizer.decode_single_token_bytes() gives them: b'\xf0\x9f', b'␣\xf0\x9f'.
 // 'Your', '␣journey', "'t", '\n', b'\xa7'.
 std::string token_repr(const std::string& token);
+// Python's own repr() of `text`, spaces as spaces: a literal Python reads back as the same str (or bytes,
+// when `text` is not UTF-8), for the code attn writes (--format py): 'Your journey', "it's", '\u202e'.
+std::string py_repr(const std::string& text);
 
 // `text` as Python's bytes.decode("utf-8", "backslashreplace") gives it: each byte that is not part of
 // valid UTF-8 as the four characters \xNN, the rest kept. How JSON writes a token's bytes as a string.

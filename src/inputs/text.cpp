@@ -28,6 +28,18 @@ Matrix embedding_rows(TorchGenerator& gen, std::size_t num_embeddings, std::size
   return out;
 }
 
+// The notebook's token_ids (--format py, ipynb): the text, then tiktoken's ids when it is installed, else the
+// ids this tokenizer gave, which tiktoken's "gpt2" encoding gives too.
+std::string notebook_tokenizer(const std::string& text, const std::vector<std::int64_t>& ids) {
+  std::string literal;
+  for (std::size_t i = 0; i < ids.size(); ++i) literal += (i ? ", " : "") + std::to_string(ids[i]);
+  return "text = " + py_repr(text) +
+         "\ntry:\n    import tiktoken\n    tokenizer = tiktoken.get_encoding(\"gpt2\")\n"
+         "    token_ids = torch.tensor(tokenizer.encode(text, allowed_special={\"<|endoftext|>\"}))\n"
+         "except ImportError:  # without tiktoken: the ids GPT-2's tokenizer gives the text, as attn found them\n"
+         "    token_ids = torch.tensor([" + literal + "])";
+}
+
 }  // namespace
 
 void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string& text, std::size_t max_tokens,
@@ -58,7 +70,7 @@ void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string
                                              "Python shows bytes: b'...'" : "") + "): " + listed + ".",
                       "tokenizer = tiktoken.get_encoding(\"gpt2\")\ntoken_ids = torch.tensor(tokenizer.encode(text, "
                       "allowed_special={\"<|endoftext|>\"}))",
-                      AnyTensor(ids), /*integer=*/true});
+                      AnyTensor(ids), /*integer=*/true, notebook_tokenizer(text, in.token_ids)});
 }
 
 Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed) {

@@ -67,7 +67,8 @@ ResolvedTrace run_all_tokens(const Inputs& in, const LessonConfig&, const Select
       sum += std::strtod(w.c_str(), nullptr);
       row += (j ? ", " : "") + w;
     }
-    return WithCode<PyFloat>{PyFloat{sum}, text.with({{"values", row}}).step("row_2_sum").code};
+    LessonText::Words words = text.with({{"values", row}}).step("row_2_sum");
+    return WithCode<PyFloat>{PyFloat{sum}, std::move(words.code), std::move(words.run)};
   };
   text.with({{"values", "attn_weights[" + std::to_string(q) + "]"}}).add("row_2_sum", {}, row_2_sum, attn_weights, q, text);
   text.add("all_row_sums", {n}, [](const Matrix& attn_weights) { return row_sums(attn_weights); },

@@ -72,7 +72,7 @@ ResolvedTrace run_causal(const Inputs& in, const LessonConfig& given, const Sele
   t.config["manual_seeds"] = {seed_v2, seed_ca};
   if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead));
   LessonText text(t, "causal");
-  text.set("seed_v2", seed_v2).set("seed_ca", seed_ca).set("bias_arg", bias_arg);
+  text.set("seed_v2", seed_v2).set("seed_ca", seed_ca).set("bias_arg", bias_arg).set("d_out", d_out);
   text.set("real", text.phrase({"real", in.model ? "model" : "book"}));
 
   const CausalWeights w(t, in, d_out, seed_v2, cfg.qkv_bias, cfg.head.value_or(0));
@@ -103,6 +103,7 @@ ResolvedTrace run_causal(const Inputs& in, const LessonConfig& given, const Sele
   add_linear_steps(text, "ca.W_query", ca->W_query, text.phrase("role_query"));
   add_linear_steps(text, "ca.W_key", ca->W_key, text.phrase("role_key"));
   add_linear_steps(text, "ca.W_value", ca->W_value, text.phrase("role_value"));
+  text.run_first("ca.W_query.weight", text.phrase("notebook_module"));
   add_num_params_step(text, "ca", ca->num_parameters());
   // One forward pass: its dropout draws from gen after the parameters, as ca(batch) does.
   const auto pass = t.lazy<CausalAttention::Pass>([](const CausalAttention& ca, const Tensor3& batch,

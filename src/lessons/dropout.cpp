@@ -17,7 +17,8 @@ ResolvedTrace run_dropout(const Inputs& in, const LessonConfig& given, const Sel
   const std::string p = py_float(cfg.dropout);
   t.config["manual_seeds"] = {seed_v2, seed_drop, seed_drop};
   LessonText text(t, "dropout");
-  text.set("p", p).set("n", n).set("seed_v2", seed_v2).set("seed_drop", seed_drop);
+  text.set("p", p).set("n", n).set("seed_v2", seed_v2).set("seed_drop", seed_drop).set("d_out", cfg.d_out);
+  text.set("bias_arg", cfg.qkv_bias ? ", qkv_bias=True" : "");
   text.set("scale", py_float(1.0 / (1.0 - cfg.dropout)));
   t.notes.push_back(text.phrase({"note", cfg.dropout_rng == DropoutRng::Mkl ? "mkl" : "default"}));
 

@@ -25,7 +25,7 @@ ResolvedTrace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection
                            (cfg.qkv_bias ? ", qkv_bias=True" : "") + ")";
 
   LessonText text(t, "gqa");
-  text.set("seed", seed).set("ctor", ctor).set("h", h).set("kv", kv).set("group_size", group_size);
+  text.set("seed", seed).set("ctor", ctor).set("h", h).set("kv", kv).set("group_size", group_size).set("d_out", cfg.d_out);
   const Node<Tensor3> batch = add_batch_step(text, b);  // (b, num_tokens, d_in)
 
   const State<TorchGenerator> gen = t.state(TorchGenerator(seed));
@@ -45,6 +45,7 @@ ResolvedTrace run_gqa(const Inputs& in, const LessonConfig& cfg, const Selection
   add_linear_steps(text, "gqa.W_value", gqa->W_value, text.phrase("role_value"));
   add_linear_steps(text, "gqa.W_query", gqa->W_query, text.phrase("role_query"));
   add_linear_steps(text, "gqa.out_proj", gqa->out_proj, text.phrase("role_out_proj"));
+  text.run_first("gqa.W_key.weight", text.phrase("notebook_module"));
   add_num_params_step(text, "gqa", gqa->num_parameters());
   using GQA = GroupedQueryAttention;
   const MultiHeadSteps p(t, batch, gqa.part(&GQA::W_query), gqa.part(&GQA::W_key), gqa.part(&GQA::W_value),

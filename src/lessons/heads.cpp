@@ -147,7 +147,7 @@ ResolvedTrace run_heads(const Inputs& in, const LessonConfig& given, const Selec
   LessonText text(t, "heads");
   const std::size_t h = cfg.heads, hd = cfg.d_out / cfg.heads;
   static_assert(kHeadNoteShare == 0.5f, "the share the rule note states");
-  text.set("h", h).set("hd", hd).set("share", "0.5");
+  text.set("h", h).set("hd", hd).set("share", "0.5").set("d_out", cfg.d_out);
   for (const auto& line : wrap_words(text.phrase("rule_note"), 80)) t.notes.push_back(line);
   const HeadNoteWords words = head_note_words(sel.language);
   if (in.model)

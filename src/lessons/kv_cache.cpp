@@ -296,6 +296,11 @@ ResolvedTrace run_kv_cache(const Inputs& in, const LessonConfig& given, const Se
   check_heads(shape, grouped);
   const std::size_t n = in.num_tokens();
   text.set("tokens", count_of(n, "token")).set("prompt", cfg.prompt).set("last", n - 1).set("n", n);
+  text.set("d_out", cfg.d_out).set("h", cfg.heads);
+  text.set("kv_setup", grouped ? "\nnum_kv_groups = " + std::to_string(cfg.kv_groups) : "");
+  std::string call_shapes = "[(" + std::to_string(cfg.prompt) + ", " + std::to_string(cfg.prompt) + ")";
+  for (std::size_t k = cfg.prompt + 1; k <= n; ++k) call_shapes += ", (1, " + std::to_string(k) + ")";
+  text.set("call_shapes", call_shapes + "]");
   if (n < 2) throw UsageError(text.phrase("too_short"));
   if (cfg.prompt >= n) throw UsageError(text.phrase("no_decode"));
   const Dims d{cfg.batch, n, cfg.heads, shape.kv_groups, cfg.d_out / cfg.heads, in.d_in(), cfg.d_out, cfg.prompt};
@@ -312,6 +317,8 @@ ResolvedTrace run_kv_cache(const Inputs& in, const LessonConfig& given, const Se
 
   const State<TorchGenerator> gen = t.state(TorchGenerator(seed));
   const Module m = add_module(text, in, cfg, d, *gen);
+  text.set("module", m.name).set("ctor", m.ctor).set("seed", seed);
+  text.run_first(m.name + (grouped ? ".W_key.weight" : ".W_query.weight"), text.phrase("notebook_module"));
   t.modules.push_back({m.name, m.ctor, m.num_params});
   add_num_params_step(text, m.name, m.num_params);
   text.set("kv_name", grouped ? "self.num_kv_groups" : "self.num_heads");

@@ -91,6 +91,7 @@ Node<MultiHeadAttention> add_module(const LessonText& text, const Inputs& in, co
   add_linear_steps(text, "mha.W_key", mha.W_key, text.phrase("role_key"));
   add_linear_steps(text, "mha.W_value", mha.W_value, text.phrase("role_value"));
   add_linear_steps(text, "mha.out_proj", mha.out_proj, text.phrase("role_out_proj"));
+  text.run_first("mha.W_query.weight", text.phrase("notebook_module"));
   add_num_params_step(text, "mha", mha.num_parameters());
   return t.keep(std::move(mha));
 }
@@ -206,7 +207,7 @@ ResolvedTrace run_mha(const Inputs& in, const LessonConfig& given, const Selecti
 
   LessonText text(t, "mha");
   text.set("shape_bnhd", shape_tuple({b, n, h, hd})).set("shape_bhnd", shape_tuple({b, h, n, hd}));
-  text.set("h", h).set("hd", hd).set("seed", seed).set("ctor", ctor);
+  text.set("h", h).set("hd", hd).set("seed", seed).set("ctor", ctor).set("d_out", cfg.d_out);
   const Node<Tensor3> batch = add_batch_step(text, b);  // (b, num_tokens, d_in)
 
   const State<TorchGenerator> gen = t.state(TorchGenerator(seed));

@@ -42,7 +42,11 @@ ResolvedTrace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const
     add_linear_steps(of_head, head + ".W_key", mha->heads[h].W_key, of_head.phrase("role_key"));
     add_linear_steps(of_head, head + ".W_value", mha->heads[h].W_value, of_head.phrase("role_value"));
   }
+  text.run_first("mha.heads.0.W_query.weight", text.phrase("notebook_module"));
   add_num_params_step(text, "mha", mha->num_parameters());
+  std::string head_outputs;  // the notebook's names of the heads' outputs, for torch.cat
+  for (std::size_t h = 0; h < mha->heads.size(); ++h) head_outputs += (h ? ", head_" : "head_") + std::to_string(h) + "_context_vec";
+  text.set("head_outputs", head_outputs);
   // The heads run one after another, each drawing its dropout mask after the one before: one lazy value.
   using Passes = std::vector<CausalAttention::Pass>;
   const auto passes = t.lazy<Passes>([](const MultiHeadAttentionWrapper& mha, const Tensor3& batch,

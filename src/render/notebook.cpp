@@ -139,9 +139,10 @@ std::vector<Cell> cells_of(const Document& doc) {
       cells.push_back({false, "The inputs: " + markdown_safe(t.inputs.source) + ".", ""});
       cells.push_back({true, inputs_literal(t.inputs), ""});
     }
-    if (!t.notebook_setup.empty()) cells.push_back({true, t.notebook_setup, ""});
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
+      // The lesson's names after the steps that make its inputs (--text, --model), which come first.
+      if (i == t.inputs.steps.size() && !t.notebook_setup.empty()) cells.push_back({true, t.notebook_setup, ""});
       const Step& s = t.steps[i];
       cells.push_back({false, "**[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] `" + s.id + "`: " +
                                   markdown_safe(s.title) + "**\n\n" + markdown_safe(s.explanation), ""});

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct InputStep {
   std::string id, title, explanation, code;
   AnyTensor tensor;
   bool integer = false;  // an integer dtype in the book's code (token ids)
+  std::optional<std::string> run;  // the notebook's form of `code` when it differs (Step::run)
 };
 
 struct ModelLayer;  // model/gpt2_model.hpp

@@ -12,7 +12,11 @@ Trace::Trace(LessonInfo lesson_info, const Inputs& in, Selection sel)
     : info(std::move(lesson_info)), inputs(in), selection(std::move(sel)), graph_(std::make_shared<detail::Graph>()) {
   graph_->lesson = info.name;
   // How the inputs were made comes first, in every lesson (made already: copied only if shown).
-  for (const InputStep& is : inputs.steps) add(is.id, is.title, is.explanation, is.code, is.tensor).integer = is.integer;
+  for (const InputStep& is : inputs.steps) {
+    Step& s = add(is.id, is.title, is.explanation, is.code, is.tensor);
+    s.integer = is.integer;
+    s.run = is.run;
+  }
 }
 
 std::size_t Step::numel() const {

@@ -127,6 +127,7 @@ template <class V>
 struct WithCode {
   V value;
   std::string code;
+  std::optional<std::string> run;  // the notebook's form of that code (Step::run), when it has its own
 };
 
 // A step's value whose head notes (Step::head_notes) are known only once it is computed: attn heads reads
@@ -402,6 +403,7 @@ struct Trace {
   static void set_value(Step& s, const WithCode<V>& v) {
     set_value(s, v.value);
     s.code = v.code;
+    if (v.run) s.run = v.run;
   }
   template <class V>
   static void set_value(Step& s, const WithHeadNotes<V>& v) {
