@@ -109,8 +109,15 @@ def check(attn, config, coretype):
         env["OPENBLAS_CORETYPE"] = coretype
     where = " ".join(config) + (f" ({coretype})" if coretype else "")
     args = [attn, *attn_args(config)]
-    script = subprocess.run(args + ["--format", "py"], check=True, capture_output=True, env=env).stdout
-    notebook = subprocess.run(args + ["--format", "ipynb"], check=True, capture_output=True, env=env).stdout
+
+    def attn_output(fmt):
+        done = subprocess.run(args + ["--format", fmt], capture_output=True, env=env)
+        if done.returncode != 0:
+            raise SystemExit(f"{where}: attn --format {fmt} exited {done.returncode}: {done.stderr.decode().strip()}")
+        return done.stdout
+
+    script = attn_output("py")
+    notebook = attn_output("ipynb")
     nb = json.loads(notebook)
     import torch
     torch.set_grad_enabled(True)
@@ -145,9 +152,12 @@ def main():
             try:
                 check(attn, config, None)
                 print("ok:", " ".join(config), file=sys.stderr)
-            except (Exception, SystemExit) as e:
+            except SystemExit as e:  # says which configuration itself
                 failed += 1
-                print("FAILED:", " ".join(config) + ":", e, file=sys.stderr)
+                print("FAILED:", e, file=sys.stderr)
+            except Exception as e:  # a cell that raised, attn's output that is not JSON, ...
+                failed += 1
+                print("FAILED:", " ".join(config) + ":", type(e).__name__ + ":", e, file=sys.stderr)
         print(f"{len(chosen) - failed} of {len(chosen)} configurations printed what attn stored", file=sys.stderr)
         sys.exit(1 if failed or not chosen else 0)
     records = []
