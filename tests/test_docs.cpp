@@ -6,7 +6,10 @@
 //   the output that command must print. Lines that run other programs (bash scripts/..., apt-get) are
 //   recipes for a person and are not run here. A block of timing examples (`attn bench` at GPT-2's size
 //   takes seconds to minutes, and tests/test_kernels.cpp runs attn bench on tiny shapes) says
-//   "<!-- not run: why -->" on the line above, and may hold nothing but attn bench lines.
+//   "<!-- not run: why -->" on the line above, and may hold nothing but attn bench lines; a block that
+//   runs a notebook with PyTorch, which the suite does not install (the torch tier runs them all:
+//   tests/test_notebook.cpp), says "<!-- not run: needs PyTorch -->" and may hold nothing but attn lines
+//   that hand python3 their output.
 // - ```text whose first line is "$ attn ...": the command is run (and must exit 0, or the status that
 //   "<!-- exit status N -->" on the line above says), and every line shown below it must
 //   appear in its output in the same order ("..." lines stand for what the page leaves out; "~/attn/" is
@@ -100,6 +103,14 @@ std::string drop_comment(const std::string& line) {
 
 bool is_bench(const std::string& command) { return command.rfind("attn bench", 0) == 0; }
 
+// What a block marked "<!-- not run: why -->" may hold: timings (attn bench), or, when the reason is
+// PyTorch, a notebook attn writes run with python3.
+bool may_go_unrun(const std::string& comment, const std::string& command) {
+  return is_bench(command) ||
+         (comment == "<!-- not run: needs PyTorch -->" && command.find("--format py") != std::string::npos &&
+          command.find("python3") != std::string::npos);
+}
+
 // Every line of `shown` (but "..." lines) appears in `output`, in order.
 void check_shown(const std::vector<std::string>& shown, const std::string& output) {
   std::size_t at = 0;
@@ -137,7 +148,7 @@ void check_page(const std::string& file, bool run, Counts& n) {
         if (command.rfind("attn ", 0) != 0) continue;
         INFO(command);
         if (not_run) {
-          CHECK(is_bench(command));  // only timings may go unrun
+          CHECK(may_go_unrun(b.comment, command));  // only timings and PyTorch's runs may go unrun
           continue;
         }
         ++n.commands;
@@ -152,7 +163,7 @@ void check_page(const std::string& file, bool run, Counts& n) {
       std::string command;
       std::vector<std::string> shown = b.body;
       if (b.comment.rfind("<!-- not run: ", 0) == 0) {  // a reason not to run wins over a "$ attn" line
-        if (!b.body.empty() && b.body[0].rfind("$ attn ", 0) == 0) CHECK(is_bench(b.body[0].substr(2)));
+        if (!b.body.empty() && b.body[0].rfind("$ attn ", 0) == 0) CHECK(may_go_unrun(b.comment, b.body[0].substr(2)));
         continue;
       } else if (!b.body.empty() && b.body[0].rfind("$ attn ", 0) == 0) {
         command = b.body[0].substr(2);
@@ -273,6 +284,12 @@ std::string table_problems(const std::string& name, const std::vector<std::strin
 // small margin for pages that shrink; fewer found means the parsing, not the pages, changed. Counted
 // without running anything, so it is in the quick tier.
 TEST_CASE("docs: the pages hold their examples, and each page is a test case of its own", "[docs-count]") {
+  // What may go unrun: timings, and notebooks run with PyTorch when the page says that is why.
+  CHECK(may_go_unrun("<!-- not run: timings -->", "attn bench --impl mha"));
+  CHECK(may_go_unrun("<!-- not run: needs PyTorch -->", "attn causal --format py > x.py && python3 x.py"));
+  CHECK_FALSE(may_go_unrun("<!-- not run: needs PyTorch -->", "attn causal --format json"));
+  CHECK_FALSE(may_go_unrun("<!-- not run: needs PyTorch -->", "attn causal --json | python3 -c 'print(1)'"));
+  CHECK_FALSE(may_go_unrun("<!-- not run: slow -->", "attn causal --format py | python3"));
   Counts n;
   for (const auto& file : doc_files()) check_page(file, false, n);
   CHECK(n.commands >= 58u);

@@ -1,22 +1,29 @@
 #!/usr/bin/python3
 """Runs attn's --format ipynb and --format py with PyTorch, and records that they print what attn printed.
 
-    /usr/bin/python3 tests/golden/notebooks.py [ATTN]        # ATTN: build/attn by default
-    /usr/bin/python3 tests/golden/notebooks.py --only causal  # the configurations whose arguments contain it
+    /usr/bin/python3 tests/golden/notebooks.py [ATTN]          # ATTN: build/attn by default
+    /usr/bin/python3 tests/golden/notebooks.py --only causal    # the configurations whose arguments contain it
+    /usr/bin/python3 tests/golden/notebooks.py --check [ATTN]   # the same runs, no record written (the torch tier)
 
 For every configuration in CONFIGURATIONS it asks attn for the notebook and the script, then
   - runs the notebook's code cells in order in one namespace, each cell's printed text compared with the
     output attn stored in it;
   - runs the script with python3, its whole output compared with the stored outputs joined.
-It writes tests/golden/notebooks/record.json: per configuration, the arguments, the SHA-256 of the script and
-of the notebook attn wrote, and what PyTorch printed. tests/test_notebook.cpp checks attn against that record,
-so the suite needs no PyTorch; rerun this when a lesson's notebook changes.
+It writes tests/golden/notebooks/record.json: per configuration, its arguments ("args": "tiny-f32" and the
+like stand for tests/golden/models/<name>), "code_hash", the FNV-1a 64 hash (src/lessons/content.hpp's
+text_hash) of the notebook's code cells joined with "\n", the model directory as attn was given it written
+MODEL there (the notebook names it, and the checkout may be anywhere), and "printed", what PyTorch printed.
+tests/test_notebook.cpp checks attn against that record, so the suite needs no PyTorch; rerun this when a
+lesson's notebook changes. With --only, the record keeps its other configurations and the ones run replace
+theirs. --check runs every configuration (or those of --only) under the kernels this process's
+environment gives, writes nothing, and exits 1 when any printed other than attn stored (the `torch` tier of
+the suite, tests/test_notebook.cpp).
 
 Printed numbers come out of OpenBLAS, whose kernels for AVX2 and AVX-512 CPUs may differ in a last bit: the
-record keeps what PyTorch printed with OPENBLAS_CORETYPE=Haswell and with SkylakeX, where they differ.
+record keeps what PyTorch printed with OPENBLAS_CORETYPE=Haswell, and with SkylakeX under "skylakex"
+({code_hash, printed}) where that differs.
 """
 import contextlib
-import hashlib
 import io
 import json
 import os
@@ -62,8 +69,25 @@ def attn_args(config):
     return out
 
 
+def text_hash(text):
+    """FNV-1a, 64 bits, of the text's UTF-8 bytes as 16 lowercase hex digits: src/lessons/content.cpp's text_hash."""
+    h = 14695981039346656037
+    for byte in text.encode():
+        h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
+def code_hash(nb, config):
+    """text_hash of the code cells joined with "\n", each model directory given to attn written MODEL."""
+    code = "\n".join("".join(cell["source"]) for cell in nb["cells"] if cell["cell_type"] == "code")
+    for given, arg in zip(attn_args(config), config):
+        if arg != given:
+            code = code.replace(given, "MODEL")
+    return text_hash(code)
+
+
 def run_notebook(nb):
-    """Each code cell in order in one namespace; a list of (stored output, printed output) per code cell."""
+    """Each code cell in order in one namespace; a list of (source, stored output, printed output) per code cell."""
     ns = {"__name__": "__main__"}
     pairs = []
     for cell in nb["cells"]:
@@ -78,24 +102,35 @@ def run_notebook(nb):
 
 
 def check(attn, config, coretype):
-    env = dict(os.environ, OPENBLAS_CORETYPE=coretype)
+    """Runs one configuration's notebook and script (under OPENBLAS_CORETYPE=coretype, unless None) and returns
+    its record, {code_hash, printed}; SystemExit on any difference from what attn stored."""
+    env = dict(os.environ)
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    where = " ".join(config) + (f" ({coretype})" if coretype else "")
     args = [attn, *attn_args(config)]
-    script = subprocess.run(args + ["--format", "py"], check=True, capture_output=True, env=env).stdout
-    notebook = subprocess.run(args + ["--format", "ipynb"], check=True, capture_output=True, env=env).stdout
+
+    def attn_output(fmt):
+        done = subprocess.run(args + ["--format", fmt], capture_output=True, env=env)
+        if done.returncode != 0:
+            raise SystemExit(f"{where}: attn --format {fmt} exited {done.returncode}: {done.stderr.decode().strip()}")
+        return done.stdout
+
+    script = attn_output("py")
+    notebook = attn_output("ipynb")
     nb = json.loads(notebook)
     import torch
     torch.set_grad_enabled(True)
     pairs = run_notebook(nb)
     for source, stored, printed in pairs:
         if stored != printed:
-            raise SystemExit(f"{' '.join(config)} ({coretype}): a cell printed other than attn stored\n--- cell\n"
+            raise SystemExit(f"{where}: a cell printed other than attn stored\n--- cell\n"
                              f"{source}\n--- attn\n{stored}--- PyTorch\n{printed}")
     stored_all = "".join(s for _, s, _ in pairs)
     printed = subprocess.run([sys.executable, "-"], input=script, check=True, capture_output=True, env=env).stdout
     if printed.decode() != stored_all:
-        raise SystemExit(f"{' '.join(config)} ({coretype}): the script printed other than the notebook")
-    return {"script_sha256": hashlib.sha256(script).hexdigest(),
-            "notebook_sha256": hashlib.sha256(notebook).hexdigest(), "printed": printed.decode()}
+        raise SystemExit(f"{where}: the script printed other than the notebook")
+    return {"code_hash": code_hash(nb, config), "printed": printed.decode()}
 
 
 def main():
@@ -105,22 +140,45 @@ def main():
         i = argv.index("--only")
         only = argv[i + 1]
         del argv[i:i + 2]
+    checking = "--check" in argv
+    if checking:
+        argv.remove("--check")
     attn = argv[0] if argv else os.path.join(ROOT, "build", "attn")
+    every = CONFIGURATIONS + MODEL_CONFIGURATIONS
+    chosen = [c for c in every if not only or only in " ".join(c)]
+    if checking:  # every configuration run, each failure said, nothing written
+        failed = 0
+        for config in chosen:
+            try:
+                check(attn, config, None)
+                print("ok:", " ".join(config), file=sys.stderr)
+            except SystemExit as e:  # says which configuration itself
+                failed += 1
+                print("FAILED:", e, file=sys.stderr)
+            except Exception as e:  # a cell that raised, attn's output that is not JSON, ...
+                failed += 1
+                print("FAILED:", " ".join(config) + ":", type(e).__name__ + ":", e, file=sys.stderr)
+        print(f"{len(chosen) - failed} of {len(chosen)} configurations printed what attn stored", file=sys.stderr)
+        sys.exit(1 if failed or not chosen else 0)
     records = []
-    for config in CONFIGURATIONS + MODEL_CONFIGURATIONS:
-        if only and only not in " ".join(config):
-            continue
+    for config in chosen:
         by_core = {core: check(attn, config, core) for core in ("Haswell", "SkylakeX")}
         record = {"args": config, **by_core["Haswell"]}
         if by_core["SkylakeX"] != by_core["Haswell"]:
             record["skylakex"] = by_core["SkylakeX"]
         records.append(record)
         print("ok:", " ".join(config), file=sys.stderr)
-    if only is None:
-        with open(os.path.join(HERE, "notebooks", "record.json"), "w") as f:
-            json.dump({"generator": "tests/golden/notebooks.py", "torch": __import__("torch").__version__,
-                       "configurations": records}, f, indent=1, ensure_ascii=False)
-            f.write("\n")
+    path = os.path.join(HERE, "notebooks", "record.json")
+    if only is not None and os.path.exists(path):  # the configurations not run keep their records
+        with open(path) as f:
+            kept = {json.dumps(r["args"]): r for r in json.load(f)["configurations"]}
+        kept.update({json.dumps(r["args"]): r for r in records})
+        records = [kept[key] for key in map(json.dumps, every) if key in kept]
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"generator": "tests/golden/notebooks.py", "torch": __import__("torch").__version__,
+                   "configurations": records}, f, indent=1, ensure_ascii=False)
+        f.write("\n")
 
 
 if __name__ == "__main__":
