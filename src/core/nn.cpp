@@ -268,28 +268,39 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, bool with_bias
   }
 }
 
+namespace {
+
+// x (rows, in) @ weight.T (+ bias) into out (rows, out_features), as at::linear computes it: with a bias,
+// addmm(bias, x, weight.t()), the bias copied into every row and SGEMM adding the product to it (beta 1;
+// some OpenBLAS kernels round that sum otherwise than a product and a separate addition); without, SGEMM
+// with beta 0.
+void linear_rows(const float* x, std::size_t rows, std::size_t in, const Matrix& weight, const Vector& bias, float* out) {
+  const std::size_t features = weight.shape(0);
+  const bool with_bias = bias.size() > 0;
+  if (with_bias)
+    for (std::size_t r = 0; r < rows; ++r) std::copy(bias.begin(), bias.end(), out + r * features);
+  using xt::blas_index_t;
+  cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, cxxblas::Transpose::Trans,
+                              static_cast<blas_index_t>(rows), static_cast<blas_index_t>(features),
+                              static_cast<blas_index_t>(in), 1.0f, x, static_cast<blas_index_t>(in), weight.data(),
+                              static_cast<blas_index_t>(in), with_bias ? 1.0f : 0.0f, out,
+                              static_cast<blas_index_t>(features));
+}
+
+}  // namespace
+
 Tensor3 Linear::forward(const Tensor3& x) const {
   // PyTorch folds a contiguous (b, n, in) input into one (b*n, in) matrix product: the same SGEMM as the
   // 2-d forward, run on x's and the result's memory directly (no copies of batch-sized tensors).
   const std::size_t b = x.shape(0), n = x.shape(1), in = x.shape(2), out = weight.shape(0);
-  Tensor3 result = xt::empty<float>({b, n, out});  // (b, n, out): SGEMM with beta 0 writes it all
-  using xt::blas_index_t;
-  cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, cxxblas::Transpose::Trans,
-                              static_cast<blas_index_t>(b * n), static_cast<blas_index_t>(out),
-                              static_cast<blas_index_t>(in), 1.0f, x.data(), static_cast<blas_index_t>(in),
-                              weight.data(), static_cast<blas_index_t>(in), 0.0f, result.data(),
-                              static_cast<blas_index_t>(out));
-  if (bias.size() > 0) {
-    float* row = result.data();
-    for (std::size_t r = 0; r < b * n; ++r, row += out)
-      for (std::size_t c = 0; c < out; ++c) row[c] += bias(c);
-  }
+  Tensor3 result = xt::empty<float>({b, n, out});  // (b, n, out): the bias, or SGEMM with beta 0, writes it all
+  linear_rows(x.data(), b * n, in, weight, bias, result.data());
   return result;
 }
 
 Matrix Linear::forward(const Matrix& x) const {
-  Matrix out = matmul(x, weight, /*transpose_b=*/true);  // (n, out)
-  if (bias.size() > 0) out += xt::view(bias, xt::newaxis(), xt::all());
+  Matrix out = xt::empty<float>({x.shape(0), weight.shape(0)});  // (n, out)
+  linear_rows(x.data(), x.shape(0), x.shape(1), weight, bias, out.data());
   return out;
 }
 

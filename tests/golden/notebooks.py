@@ -119,9 +119,13 @@ def check(attn, config, coretype):
     script = attn_output("py")
     notebook = attn_output("ipynb")
     nb = json.loads(notebook)
-    import torch
-    torch.set_grad_enabled(True)
-    pairs = run_notebook(nb)
+    # The cells run in a process of their own, with the same OPENBLAS_CORETYPE as attn: OpenBLAS reads it once,
+    # when it loads.
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--run-cells"], input=notebook,
+                          capture_output=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"{where}: a cell failed:\n{done.stderr.decode()}")
+    pairs = [tuple(p) for p in json.loads(done.stdout)]
     for source, stored, printed in pairs:
         if stored != printed:
             raise SystemExit(f"{where}: a cell printed other than attn stored\n--- cell\n"
@@ -135,6 +139,9 @@ def check(attn, config, coretype):
 
 def main():
     argv = sys.argv[1:]
+    if argv == ["--run-cells"]:  # check()'s child: the notebook on stdin, (source, stored, printed) per cell out
+        json.dump(run_notebook(json.load(sys.stdin)), sys.stdout)
+        return
     only = None
     if "--only" in argv:
         i = argv.index("--only")
