@@ -153,7 +153,7 @@ bool uses_model(const Configuration& c) {
   return std::find(c.args.begin(), c.args.end(), "--model") != c.args.end();
 }
 
-// Every step of one configuration within 1e-5 of PyTorch, and bit for bit below 8 tokens.
+// Every step of one configuration within 1e-5 of PyTorch, and bit for bit without --model.
 void check_whole_run(const Configuration& c) {
   const json expected_doc = read_expected(c);
   std::vector<std::string> args{c.lesson, "--json"};
@@ -169,10 +169,12 @@ void check_whole_run(const Configuration& c) {
   for (const auto& s : steps) ids.push_back(s.at("id"));
   for (const auto& s : expected) expected_ids.push_back(s.at("id"));
   REQUIRE(ids == expected_ids);
-  // Below PyTorch's vector width (8 floats) every reduction adds in a known order, so inputs of fewer
-  // than 8 tokens, the book's six among them, must match PyTorch to the bit. A pretrained model's forward
-  // (--model: LayerNorm, GELU, products of n_embd-long rows) is held to 1e-5 only.
-  const bool bit_exact = doc.at("inputs").at("tokens").size() < 8 && !uses_model(c);
+  // attn adds sums and softmax in the order of PyTorch's kernels (docs/architecture.md, "Arithmetic, to the
+  // bit"), so every configuration must match PyTorch to the bit, on the kernels its data were computed with.
+  // The --model configurations' data come from one OpenBLAS kernel family each, with no variant for the
+  // other (blas_variants.py recomputes only those without a model), so they are held to 1e-5 here; the
+  // notebooks' record holds --model runs to PyTorch's printed digits under both families (test_notebook.cpp).
+  const bool bit_exact = !uses_model(c);
   for (std::size_t i = 0; i < steps.size(); ++i) {
     INFO("step " << ids[i]);
     CHECK(steps[i].at("shape") == expected[i].at("shape"));
@@ -199,8 +201,7 @@ void check_each_step_alone(const Configuration& c) {
   const json expected_doc = read_expected(c);
   std::vector<std::string> args{c.lesson, "--json"};
   args.insert(args.end(), c.args.begin(), c.args.end());
-  const std::size_t tokens = json::parse(attn_test::run(args).out).at("inputs").at("tokens").size();
-  const bool bit_exact = tokens < 8 && !uses_model(c);
+  const bool bit_exact = !uses_model(c);
   std::size_t checked = 0;
   for (const auto& expected : expected_doc.at("steps")) {
     const std::string id = expected.at("id");

@@ -285,6 +285,14 @@ Gpt2Attention Gpt2Model::attention(std::size_t layer) const {
 }
 
 Matrix Gpt2Model::conv1d(const Matrix& x, const std::string& name) const {
+  const std::size_t out = tensor(name + ".weight").shape[1];
+  Matrix y = xt::empty<float>({x.shape(0), out});  // (n, out)
+  conv1d_columns(x, name, 0, out, y);
+  return y;
+}
+
+void Gpt2Model::conv1d_columns(const Matrix& x, const std::string& name, std::size_t first, std::size_t count,
+                               Matrix& y) const {
   const SafeTensor& w = tensor(name + ".weight");  // (in, out)
   const std::size_t n = x.shape(0), in = w.shape[0], out = w.shape[1];
   // F32 weights are used where they lie in the mapping (Conv1D's (in, out) layout is what x @ W reads);
@@ -296,24 +304,24 @@ Matrix Gpt2Model::conv1d(const Matrix& x, const std::string& name) const {
     w.to_float(converted.data());
     W = converted.data();
   }
-  Matrix y = xt::empty<float>({n, out});  // (n, out)
   const Vector bias = vector(name + ".bias");  // (out,)
-  for (std::size_t r = 0; r < n; ++r) std::copy(bias.begin(), bias.end(), &y(r, 0));
+  for (std::size_t r = 0; r < n; ++r) std::copy(bias.begin() + first, bias.begin() + first + count, &y(r, first));
   using xt::blas_index_t;
   cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, cxxblas::Transpose::NoTrans,
-                              static_cast<blas_index_t>(n), static_cast<blas_index_t>(out), static_cast<blas_index_t>(in),
-                              1.0f, x.data(), static_cast<blas_index_t>(in), W, static_cast<blas_index_t>(out), 1.0f,
-                              y.data(), static_cast<blas_index_t>(out));  // y = x @ W + bias
-  return y;
+                              static_cast<blas_index_t>(n), static_cast<blas_index_t>(count), static_cast<blas_index_t>(in),
+                              1.0f, x.data(), static_cast<blas_index_t>(in), W + first, static_cast<blas_index_t>(out),
+                              1.0f, &y(0, first), static_cast<blas_index_t>(out));  // y[:, cols] = x @ W[:, cols] + bias
 }
 
 Matrix Gpt2Model::block(const Matrix& x, std::size_t layer) const {
   const std::size_t n = x.shape(0), E = config_.n_embd, H = config_.n_head;
-  // x = x + att(norm1(x)): queries, keys and values from one product with c_attn (what the book's three
-  // nn.Linear layers compute, side by side), then the chapter's causal multi-head attention on them as
+  // x = x + att(norm1(x)): queries, keys and values, each its own product with its third of c_attn as the
+  // book's three nn.Linear layers compute them (one product of all 3E columns adds otherwise in OpenBLAS
+  // once the rows are many), side by side; then the chapter's causal multi-head attention on them as
   // strided views (causal_attention_unfused, as MultiHeadAttention.forward runs it), then out_proj.
-  const Matrix h = norm1(x, layer);                                  // (n, E)
-  const Matrix qkv = conv1d(h, layer_name(layer, "attn.c_attn"));    // (n, 3E): [queries | keys | values]
+  const Matrix h = norm1(x, layer);  // (n, E)
+  Matrix qkv = xt::empty<float>({n, 3 * E});  // (n, 3E): [queries | keys | values]
+  for (std::size_t part = 0; part < 3; ++part) conv1d_columns(h, layer_name(layer, "attn.c_attn"), part * E, E, qkv);
   Matrix context = xt::empty<float>({n, E});                         // (n, E): the heads side by side
   causal_attention_unfused({1, n, H, H, E / H},
                            {qkv.data(), 3 * E, qkv.data() + E, 3 * E, qkv.data() + 2 * E, 3 * E, context.data(), E},

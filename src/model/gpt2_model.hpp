@@ -91,6 +91,9 @@ class Gpt2Model {
   Matrix layer_norm_of(const Matrix& x, const std::string& prefix) const;
   // Hugging Face's Conv1D `name`: x (n, in) @ name.weight (in, out) + name.bias.
   Matrix conv1d(const Matrix& x, const std::string& name) const;
+  // Columns [first, first + count) of that product into out's columns [first, first + count) (out is
+  // (n, out_features)): one of the projections a c_attn holds side by side.
+  void conv1d_columns(const Matrix& x, const std::string& name, std::size_t first, std::size_t count, Matrix& out) const;
 
   SafetensorsFile file_;
   Gpt2Tokenizer tokenizer_;
