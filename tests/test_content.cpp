@@ -133,6 +133,11 @@ std::vector<std::vector<std::string>> every_kind_of_run() {
   runs.push_back({"gqa", "--kv-cache", "--json"});
   runs.push_back({"kv-cache", "--estimate"});  // the text view, which lays out its table
   runs.push_back({"heads", "--model", ATTN_TESTS_DIR "/golden/models/tiny-f32", "--layer", "2", "--json"});  // one block
+  // The notebook's own words (render/notebook.cpp): a lesson, the tour, both dropout notes and --model's cells.
+  runs.push_back({"tour", "--format", "ipynb"});
+  runs.push_back({"dropout", "--format", "py"});
+  runs.push_back({"dropout", "--dropout-rng", "mkl", "--format", "py"});
+  runs.push_back({"simple", "--model", ATTN_TESTS_DIR "/golden/models/tiny-f32", "--format", "py"});
   return runs;
 }
 

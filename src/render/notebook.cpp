@@ -18,6 +18,7 @@
 #include "core/terminal_text.hpp"
 #include "io/files.hpp"
 #include "io/paths.hpp"
+#include "lessons/content.hpp"
 #include "render/layout.hpp"
 #include "render/renderer.hpp"
 
@@ -78,17 +79,15 @@ std::string markdown_safe(const std::string& text) {
   return out;
 }
 
+// The notebook's own words (data/lessons/shared.json, "notebook_*"), filled in.
+std::string words(const std::string& name, const TextValues& values = {}, const std::string& variant = "") {
+  return fill(lesson_content("shared").piece("phrases/notebook_" + name, variant), values, "notebook_" + name);
+}
+
 std::string dropout_note(const Trace& t) {
   const auto p = t.config.find("dropout");
   if (p == t.config.end() || !p->is_number() || p->get<double>() <= 0) return "";
-  const bool mkl = t.config.value("dropout_rng", std::string("default")) == "mkl";
-  return mkl ? "Dropout masks are drawn as PyTorch's MKL builds draw them (--dropout-rng mkl: the x86-64 Linux "
-               "and Windows wheels). A build without MKL (Debian's python3-torch, Apple silicon) draws other "
-               "masks from the same seed: there, rerun attn with --dropout-rng default."
-             : "Dropout masks are drawn as PyTorch builds without MKL draw them (--dropout-rng default: Debian's "
-               "python3-torch, Apple silicon, the book's numbers). The x86-64 wheels from pip use MKL and draw "
-               "other masks from the same seed: if python3 -c 'import torch; print(torch.backends.mkl."
-               "is_available())' prints True, rerun attn with --dropout-rng mkl.";
+  return words("dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default");
 }
 
 std::string step_source(const Step& s) {
@@ -106,12 +105,11 @@ bool uses_model(const Document& doc) {
 std::vector<Cell> cells_of(const Document& doc) {
   std::vector<Cell> cells;
   const Trace& first = doc.traces.front();
-  std::string intro = doc.is_tour() ? "# attn tour: chapter 3 of *Build a Large Language Model (From Scratch)*"
-                                    : "# " + markdown_safe(first.info.title) + "\n\nattn " + first.info.name + ", " +
-                                          markdown_safe(where_in_book(first.info)) + ".";
-  intro += "\n\nWritten by attn: the same inputs, seeds and options, and the book's code step by step. Each code "
-           "cell prints the step's tensor; its stored output is what attn printed, and running the cells in "
-           "order with PyTorch prints the same.";
+  std::string intro = doc.is_tour() ? words("tour")
+                                    : words("lesson", {{"title", markdown_safe(first.info.title)},
+                                                       {"lesson", first.info.name},
+                                                       {"where", markdown_safe(where_in_book(first.info))}});
+  intro += "\n\n" + words("intro");
   for (const Trace& t : doc.traces) {
     const std::string note = dropout_note(t);
     if (!note.empty()) {
@@ -124,19 +122,18 @@ std::vector<Cell> cells_of(const Document& doc) {
                    "import torch\nimport torch.nn as nn\n\n"
                    "torch.set_grad_enabled(False)  # nothing is trained here: print() shows values without grad_fn",
                    ""});
-  cells.push_back({false, "The book's classes, as chapter 3 and its bonus material build them.", ""});
+  cells.push_back({false, words("classes"), ""});
   cells.push_back({true, bundled_code("classes.py"), ""});
   if (uses_model(doc)) {
-    cells.push_back({false, "Chapter 4's GPTModel, and GPT-2's weights from a Hugging Face model.safetensors loaded "
-                            "into it (ch05/02_alternative_weight_loading).", ""});
+    cells.push_back({false, words("gpt"), ""});
     cells.push_back({true, bundled_code("gpt.py"), ""});
   }
   for (const Trace& t : doc.traces) {
     if (doc.is_tour())
-      cells.push_back({false, "## attn " + t.info.name + ": " + markdown_safe(t.info.title) + " (" +
-                                  markdown_safe(where_in_book(t.info)) + ")", ""});
+      cells.push_back({false, words("lesson_heading", {{"lesson", t.info.name}, {"title", markdown_safe(t.info.title)},
+                                                       {"where", markdown_safe(where_in_book(t.info))}}), ""});
     if (t.inputs.steps.empty()) {
-      cells.push_back({false, "The inputs: " + markdown_safe(t.inputs.source) + ".", ""});
+      cells.push_back({false, words("inputs", {{"source", markdown_safe(t.inputs.source)}}), ""});
       cells.push_back({true, inputs_literal(t.inputs), ""});
     }
     const std::size_t total = t.steps.size();
