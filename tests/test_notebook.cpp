@@ -6,6 +6,7 @@
 // python3 but no PyTorch (docs tier), every code cell of every lesson's notebook and the tour's parses and
 // uses only names earlier cells made; the usage errors; and, where python3-torch is installed (torch tier),
 // the generator's own check, which runs every notebook and script again.
+#include <cctype>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -180,6 +181,16 @@ std::string joined(const json& lines) {
   return text;
 }
 
+// Markdown as it reads: CommonMark's backslash escapes of punctuation (attn escapes text from outside) undone.
+std::string unescaped(const std::string& markdown) {
+  std::string out;
+  for (std::size_t i = 0; i < markdown.size(); ++i) {
+    if (markdown[i] == '\\' && i + 1 < markdown.size() && std::ispunct(static_cast<unsigned char>(markdown[i + 1]))) ++i;
+    out += markdown[i];
+  }
+  return out;
+}
+
 std::vector<std::string> words_of(const std::string& text) {
   std::istringstream in(text);
   std::vector<std::string> out;
@@ -210,7 +221,7 @@ std::vector<std::string> script_problems(const std::string& script, const json& 
   for (const auto& c : nb.at("cells")) {
     const std::string source = joined(c.at("source"));
     if (c.at("cell_type") == "markdown") {
-      for (auto& w : words_of(source)) prose.push_back(w);
+      for (auto& w : words_of(unescaped(source))) prose.push_back(w);
       continue;
     }
     const std::string where = "code cell " + std::to_string(++code_cells);
@@ -614,4 +625,32 @@ TEST_CASE("notebook: PyTorch runs every notebook and script of the record and pr
   REQUIRE(std::regex_search(r.err, count, std::regex("([0-9]+) of ([0-9]+) configurations printed what attn stored")));
   CHECK(count[1] == count[2]);
   CHECK(std::stoul(count[2]) >= recorded().size());
+}
+
+TEST_CASE("notebook: text from outside is markdown that shows it, and the script's comments show it as it is", "[notebook]") {
+  // A sentence that would be a link, a tag and emphasis if markdown acted on it.
+  const std::string text = "[x](javascript:alert(1)) <b>bold</b> *a* `b`";
+  const attn_test::Run nb = attn_test::run({"simple", "--text", text, "--format", "ipynb"});
+  REQUIRE(nb.status == 0);
+  std::string markdown;
+  const json doc = json::parse(nb.out);
+  for (const auto& c : doc.at("cells"))
+    if (c.at("cell_type") == "markdown") markdown += joined(c.at("source"));
+  // The tokens are in the markdown (the token_ids step lists them), each active mark behind a backslash.
+  CHECK_THAT(markdown, Catch::Contains("'\\['"));
+  CHECK_THAT(markdown, Catch::Contains("'\\]\\('"));
+  for (std::size_t i = 0; i < markdown.size(); ++i) {
+    const char c = markdown[i];
+    if (c != '[' && c != '<' && c != '(' && c != '*' && c != '`') continue;
+    // attn's own markup: the step headings' "**[k/n] `id`: ", and the content's "*Build a Large ...*"
+    const bool own = markdown.compare(i, 3, "**[") == 0 || (i > 0 && markdown.compare(i - 1, 3, "**[") == 0) ||
+                     (i > 1 && markdown.compare(i - 2, 3, "**[") == 0);
+    if (own || c == '*' || c == '`') continue;
+    INFO("an unescaped '" << c << "' at " << i << ": " << markdown.substr(i > 30 ? i - 30 : 0, 60));
+    CHECK((i > 0 && markdown[i - 1] == '\\'));
+  }
+  const attn_test::Run py = attn_test::run({"simple", "--text", text, "--format", "py"});
+  REQUIRE(py.status == 0);
+  CHECK_THAT(py.out, Catch::Contains("'](' 16151"));  // the comment shows the token as it is
+  CHECK_THAT(py.out, !Catch::Contains("'\\['"));
 }

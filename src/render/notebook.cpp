@@ -32,6 +32,7 @@ struct Cell {
   bool code = false;
   std::string source;  // markdown, or Python
   std::string output;  // a code cell's stored output: what it prints
+  std::string plain;   // a markdown cell's words for the script's comments: its text from outside unescaped
 };
 
 std::string bundled_code(const std::string& name) {
@@ -67,27 +68,48 @@ std::string inputs_literal(const Inputs& in) {
   return out + ")  # (num_tokens, d_in)";
 }
 
-// Markdown text from a lesson, whose tokens come from outside: no HTML reaches the notebook's page.
-std::string markdown_safe(const std::string& text) {
+// Text from a lesson or from outside (a token, a file's name) as markdown that shows it as it is: every ASCII
+// punctuation mark that markdown or HTML could act on behind a backslash (CommonMark's escape), so no link,
+// image, tag or emphasis comes of it; control characters made visible.
+std::string markdown_escaped(const std::string& text) {
+  static const std::string kActive = "\\`*_[]<>&#!|~{}()+-";
   std::string out;
   for (char c : visible(text)) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+    if (kActive.find(c) != std::string::npos) out += '\\';
+    out += c;
   }
   return out;
 }
 
-// The notebook's own words (data/lessons/shared.json, "notebook_*"), filled in.
-std::string words(const std::string& name, const TextValues& values = {}, const std::string& variant = "") {
-  return fill(lesson_content("shared").piece("phrases/notebook_" + name, variant), values, "notebook_" + name);
+// Prose as markdown, and the same words as the script's comments show them (unescaped, made visible).
+struct Prose {
+  std::string markdown, plain;
+  Prose& markup(const std::string& s) {  // attn's own words and markup: the same in both
+    markdown += s;
+    plain += s;
+    return *this;
+  }
+  Prose& text(const std::string& s) {  // a lesson's words, which carry text from outside
+    markdown += markdown_escaped(s);
+    plain += visible(s);
+    return *this;
+  }
+  Cell cell() const { return {false, markdown, "", plain}; }
+};
+
+// The notebook's own words (data/lessons/shared.json, "notebook_*"), filled in: the values escaped for the
+// markdown, as they are for the comments.
+Prose words(const std::string& name, const TextValues& values = {}, const std::string& variant = "") {
+  const std::string& piece = lesson_content("shared").piece("phrases/notebook_" + name, variant);
+  TextValues escaped = values, plain = values;
+  for (auto& [key, value] : escaped) value = markdown_escaped(value);
+  for (auto& [key, value] : plain) value = visible(value);
+  return {fill(piece, escaped, "notebook_" + name), fill(piece, plain, "notebook_" + name)};
 }
 
-std::string dropout_note(const Trace& t) {
+bool has_dropout(const Trace& t) {
   const auto p = t.config.find("dropout");
-  if (p == t.config.end() || !p->is_number() || p->get<double>() <= 0) return "";
-  return words("dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default");
+  return p != t.config.end() && p->is_number() && p->get<double>() > 0;
 }
 
 std::string step_source(const Step& s) {
@@ -105,45 +127,45 @@ bool uses_model(const Document& doc) {
 std::vector<Cell> cells_of(const Document& doc) {
   std::vector<Cell> cells;
   const Trace& first = doc.traces.front();
-  std::string intro = doc.is_tour() ? words("tour")
-                                    : words("lesson", {{"title", markdown_safe(first.info.title)},
-                                                       {"lesson", first.info.name},
-                                                       {"where", markdown_safe(where_in_book(first.info))}});
-  intro += "\n\n" + words("intro");
-  for (const Trace& t : doc.traces) {
-    const std::string note = dropout_note(t);
-    if (!note.empty()) {
-      intro += "\n\n" + note;
+  Prose intro = doc.is_tour() ? words("tour")
+                              : words("lesson", {{"title", first.info.title}, {"lesson", first.info.name},
+                                                 {"where", where_in_book(first.info)}});
+  const Prose about = words("intro");
+  intro.markup("\n\n").markup(about.markdown);
+  for (const Trace& t : doc.traces)
+    if (has_dropout(t)) {
+      const std::string rng = t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default";
+      intro.markup("\n\n").markup(words("dropout", {}, rng).markdown);
       break;
     }
-  }
-  cells.push_back({false, intro, ""});
+  cells.push_back(intro.cell());
   cells.push_back({true,
                    "import torch\nimport torch.nn as nn\n\n"
                    "torch.set_grad_enabled(False)  # nothing is trained here: print() shows values without grad_fn",
-                   ""});
-  cells.push_back({false, words("classes"), ""});
-  cells.push_back({true, bundled_code("classes.py"), ""});
+                   "", ""});
+  cells.push_back(words("classes").cell());
+  cells.push_back({true, bundled_code("classes.py"), "", ""});
   if (uses_model(doc)) {
-    cells.push_back({false, words("gpt"), ""});
-    cells.push_back({true, bundled_code("gpt.py"), ""});
+    cells.push_back(words("gpt").cell());
+    cells.push_back({true, bundled_code("gpt.py"), "", ""});
   }
   for (const Trace& t : doc.traces) {
     if (doc.is_tour())
-      cells.push_back({false, words("lesson_heading", {{"lesson", t.info.name}, {"title", markdown_safe(t.info.title)},
-                                                       {"where", markdown_safe(where_in_book(t.info))}}), ""});
+      cells.push_back(words("lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
+                                               {"where", where_in_book(t.info)}}).cell());
     if (t.inputs.steps.empty()) {
-      cells.push_back({false, words("inputs", {{"source", markdown_safe(t.inputs.source)}}), ""});
-      cells.push_back({true, inputs_literal(t.inputs), ""});
+      cells.push_back(words("inputs", {{"source", t.inputs.source}}).cell());
+      cells.push_back({true, inputs_literal(t.inputs), "", ""});
     }
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
       // The lesson's names after the steps that make its inputs (--text, --model), which come first.
-      if (i == t.inputs.steps.size() && !t.notebook_setup.empty()) cells.push_back({true, t.notebook_setup, ""});
+      if (i == t.inputs.steps.size() && !t.notebook_setup.empty()) cells.push_back({true, t.notebook_setup, "", ""});
       const Step& s = t.steps[i];
-      cells.push_back({false, "**[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] `" + s.id + "`: " +
-                                  markdown_safe(s.title) + "**\n\n" + markdown_safe(s.explanation), ""});
-      cells.push_back({true, step_source(s), value_text(s) + "\n"});
+      Prose heading;
+      heading.markup("**[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] `" + s.id + "`: ");
+      cells.push_back(heading.text(s.title).markup("**\n\n").text(s.explanation).cell());
+      cells.push_back({true, step_source(s), value_text(s) + "\n", ""});
     }
   }
   return cells;
@@ -208,7 +230,7 @@ class PyRenderer : public Renderer {
   static std::string script(const std::vector<Cell>& cells) {
     std::string out = "#!/usr/bin/env python3\n";
     for (const Cell& c : cells) {
-      out += c.code ? c.source + "\n\n" : comment_lines(c.source);
+      out += c.code ? c.source + "\n\n" : comment_lines(c.plain);
     }
     return out;
   }
