@@ -209,18 +209,18 @@ void row_sum(const float* x, std::size_t count, float (&out)[L]) {
 }  // namespace
 
 float softmax_sum(const float* e, std::size_t visible, std::size_t n) {
-  const auto at = [&](std::size_t i) { return i < visible ? e[i] : 0.0f; };
+  // The masked exps are 0, and adding 0 to a sum of exps (never -0) changes nothing: only the visible ones
+  // are added, each to the lane its position gives (leftovers go to the first lanes, which is the same).
+  visible = std::min(visible, n);
+  float acc[kTorchLanes] = {};
   if (n < kTorchLanes) {
-    float total = at(0);
-    for (std::size_t i = 1; i < n; ++i) total += at(i);
-    return total;
+    for (std::size_t i = 0; i < visible; ++i) acc[0] += e[i];
+    return acc[0];
   }
-  float acc[kTorchLanes];
-  for (std::size_t l = 0; l < kTorchLanes; ++l) acc[l] = at(l);
-  std::size_t d = kTorchLanes;
-  for (; d + kTorchLanes <= n; d += kTorchLanes)
-    for (std::size_t l = 0; l < kTorchLanes; ++l) acc[l] += at(d + l);
-  for (std::size_t l = 0; d + l < n; ++l) acc[l] += at(d + l);
+  std::size_t i = 0;
+  for (; i + kTorchLanes <= visible; i += kTorchLanes)
+    for (std::size_t l = 0; l < kTorchLanes; ++l) acc[l] += e[i + l];
+  for (; i < visible; ++i) acc[i % kTorchLanes] += e[i];
   for (std::size_t half = kTorchLanes / 2; half >= 1; half /= 2) {
     float next[kTorchLanes];
     for (std::size_t l = 0; l < kTorchLanes; ++l) next[l] = acc[l] + acc[l ^ half];
