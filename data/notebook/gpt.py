@@ -91,7 +91,8 @@ def read_safetensors(path):
 def load_gpt2(model_dir):
     # A Hugging Face GPT-2 (config.json, model.safetensors) as the book's GPTModel, in float32, as
     # ch05/02_alternative_weight_loading loads it. Conv1D keeps its weights (in, out): nn.Linear's transpose.
-    import json
+    import json, os
+    model_dir = os.fsdecode(model_dir)  # attn writes a directory whose name is not UTF-8 as bytes
     with open(model_dir + "/config.json") as f:
         hf = json.load(f)
     cfg = {"vocab_size": hf["vocab_size"], "context_length": hf["n_positions"], "emb_dim": hf["n_embd"],

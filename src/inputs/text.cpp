@@ -36,7 +36,7 @@ std::string notebook_tokenizer(const std::string& text, const std::vector<std::i
   return "text = " + py_repr(text) +
          "\ntry:\n    import tiktoken\n    tokenizer = tiktoken.get_encoding(\"gpt2\")\n"
          "    token_ids = torch.tensor(tokenizer.encode(text, allowed_special={\"<|endoftext|>\"}))\n"
-         "except ImportError:  # without tiktoken: the ids GPT-2's tokenizer gives the text, as attn found them\n"
+         "except (ImportError, OSError):  # no tiktoken, or no network for its vocabulary: the ids attn found\n"
          "    token_ids = torch.tensor([" + literal + "])";
 }
 

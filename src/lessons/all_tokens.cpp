@@ -61,16 +61,18 @@ ResolvedTrace run_all_tokens(const Inputs& in, const LessonConfig&, const Select
   // code names the row, and computing the step writes the values in.
   const auto row_2_sum = [](const Matrix& attn_weights, std::size_t q, const LessonText& text) {
     double sum = 0;  // Python's sum() of the printed (4-decimal) weights, in double
-    std::string row;
+    std::string row, run_row;  // as printed; as Python reads them (a NaN row, from scores that overflowed)
     for (std::size_t j = 0; j < attn_weights.shape(1); ++j) {
       const std::string w = printed_weight(attn_weights(q, j));
       sum += std::strtod(w.c_str(), nullptr);
       row += (j ? ", " : "") + w;
+      run_row += (j ? ", " : "") + (w == "nan" ? std::string("float('nan')") : w);
     }
-    LessonText::Words words = text.with({{"values", row}}).step("row_2_sum");
+    LessonText::Words words = text.with({{"values", row}, {"run_values", run_row}}).step("row_2_sum");
     return WithCode<PyFloat>{PyFloat{sum}, std::move(words.code), std::move(words.run)};
   };
-  text.with({{"values", "attn_weights[" + std::to_string(q) + "]"}}).add("row_2_sum", {}, row_2_sum, attn_weights, q, text);
+  const std::string row_q = "attn_weights[" + std::to_string(q) + "]";
+  text.with({{"values", row_q}, {"run_values", row_q}}).add("row_2_sum", {}, row_2_sum, attn_weights, q, text);
   text.add("all_row_sums", {n}, [](const Matrix& attn_weights) { return row_sums(attn_weights); },
            attn_weights);  // (num_tokens,)
 

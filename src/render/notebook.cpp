@@ -8,6 +8,7 @@
 // A code cell's stored output is the step's value as attn prints it (value_text), so the notebook shows
 // the results before it runs and running it shows the same. Nothing here computes attention: the values
 // are the document's, the code the lessons' content.
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -69,13 +70,12 @@ std::string inputs_literal(const Inputs& in) {
 }
 
 // Text from a lesson or from outside (a token, a file's name) as markdown that shows it as it is: every ASCII
-// punctuation mark that markdown or HTML could act on behind a backslash (CommonMark's escape), so no link,
-// image, tag or emphasis comes of it; control characters made visible.
+// punctuation mark behind a backslash (CommonMark's escape, which any of them takes), so no link, autolink,
+// image, tag, emphasis or maths ($) comes of it; control characters made visible.
 std::string markdown_escaped(const std::string& text) {
-  static const std::string kActive = "\\`*_[]<>&#!|~{}()+-";
   std::string out;
   for (char c : visible(text)) {
-    if (kActive.find(c) != std::string::npos) out += '\\';
+    if (std::ispunct(static_cast<unsigned char>(c))) out += '\\';
     out += c;
   }
   return out;
@@ -92,6 +92,11 @@ struct Prose {
   Prose& text(const std::string& s) {  // a lesson's words, which carry text from outside
     markdown += markdown_escaped(s);
     plain += visible(s);
+    return *this;
+  }
+  Prose& then(const Prose& more) {  // a paragraph more
+    markdown += "\n\n" + more.markdown;
+    plain += "\n\n" + more.plain;
     return *this;
   }
   Cell cell() const { return {false, markdown, "", plain}; }
@@ -130,19 +135,14 @@ std::vector<Cell> cells_of(const Document& doc) {
   Prose intro = doc.is_tour() ? words("tour")
                               : words("lesson", {{"title", first.info.title}, {"lesson", first.info.name},
                                                  {"where", where_in_book(first.info)}});
-  const Prose about = words("intro");
-  intro.markup("\n\n").markup(about.markdown);
+  intro.then(words("intro"));
   for (const Trace& t : doc.traces)
     if (has_dropout(t)) {
-      const std::string rng = t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default";
-      intro.markup("\n\n").markup(words("dropout", {}, rng).markdown);
+      intro.then(words("dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default"));
       break;
     }
   cells.push_back(intro.cell());
-  cells.push_back({true,
-                   "import torch\nimport torch.nn as nn\n\n"
-                   "torch.set_grad_enabled(False)  # nothing is trained here: print() shows values without grad_fn",
-                   "", ""});
+  cells.push_back({true, bundled_code("imports.py"), "", ""});
   cells.push_back(words("classes").cell());
   cells.push_back({true, bundled_code("classes.py"), "", ""});
   if (uses_model(doc)) {
@@ -264,7 +264,9 @@ class PyRenderer : public Renderer {
                {"attn", {{"command", doc.command}, {"lessons", config}}}}},
              {"nbformat", 4},
              {"nbformat_minor", 5}};
-    return nb.dump(1) + "\n";
+    // A path from outside that is not UTF-8 (the configuration's input or model) written with U+FFFD, as
+    // the JSON format writes it.
+    return nb.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   }
 
   bool notebook_;
