@@ -40,26 +40,33 @@ float dot(std::size_t n, const float* x, std::size_t incx, const float* y, std::
   return result;
 }
 
+void batch_matrix_product(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                          const float* b, std::size_t ldb, bool transpose_b, float* c, std::size_t ldc) {
+  if (k * m * n < 400) {
+    // at::native's baddbmm_cpu_kernel for small products: a plain float loop.
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        float acc = 0.0f;
+        for (std::size_t p = 0; p < k; ++p) acc += a[i * lda + p] * (transpose_b ? b[j * ldb + p] : b[p * ldb + j]);
+        c[i * ldc + j] = acc;
+      }
+    return;
+  }
+  using xt::blas_index_t;
+  cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans,
+                              transpose_b ? cxxblas::Transpose::Trans : cxxblas::Transpose::NoTrans,
+                              static_cast<blas_index_t>(m), static_cast<blas_index_t>(n), static_cast<blas_index_t>(k),
+                              1.0f, a, static_cast<blas_index_t>(lda), b, static_cast<blas_index_t>(ldb), 0.0f, c,
+                              static_cast<blas_index_t>(ldc));
+}
+
 Tensor3 bmm(const Tensor3& a, const Tensor3& b, bool transpose_b) {
   const std::size_t batches = a.shape(0), m = a.shape(1), k = a.shape(2);
   const std::size_t n = transpose_b ? b.shape(1) : b.shape(2);
   Tensor3 out = xt::empty<float>({batches, m, n});  // (B, m, n): every element is written below
-  if (k * m * n < 400) {
-    // at::native's baddbmm_cpu_kernel for small products.
-    for (std::size_t s = 0; s < batches; ++s)
-      for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t j = 0; j < n; ++j) {
-          float acc = 0.0f;
-          for (std::size_t p = 0; p < k; ++p) acc += a(s, i, p) * (transpose_b ? b(s, j, p) : b(s, p, j));
-          out(s, i, j) = acc;
-        }
-    return out;
-  }
-  for (std::size_t s = 0; s < batches; ++s) {
-    const Matrix as = xt::view(a, s, xt::all(), xt::all());  // (m, k)
-    const Matrix bs = xt::view(b, s, xt::all(), xt::all());  // (k, n) or (n, k)
-    xt::view(out, s, xt::all(), xt::all()) = matmul(as, bs, transpose_b);
-  }
+  for (std::size_t s = 0; s < batches; ++s)
+    batch_matrix_product(m, n, k, a.data() + s * m * k, k, b.data() + s * b.shape(1) * b.shape(2), b.shape(2),
+                         transpose_b, out.data() + s * m * n, n);
   return out;
 }
 
@@ -274,7 +281,7 @@ namespace {
 // addmm(bias, x, weight.t()), the bias copied into every row and SGEMM adding the product to it (beta 1;
 // some OpenBLAS kernels round that sum otherwise than a product and a separate addition); without, SGEMM
 // with beta 0.
-void linear_rows(const float* x, std::size_t rows, std::size_t in, const Matrix& weight, const Vector& bias, float* out) {
+void addmm_rows(const float* x, std::size_t rows, std::size_t in, const Matrix& weight, const Vector& bias, float* out) {
   const std::size_t features = weight.shape(0);
   const bool with_bias = bias.size() > 0;
   if (with_bias)
@@ -294,13 +301,13 @@ Tensor3 Linear::forward(const Tensor3& x) const {
   // 2-d forward, run on x's and the result's memory directly (no copies of batch-sized tensors).
   const std::size_t b = x.shape(0), n = x.shape(1), in = x.shape(2), out = weight.shape(0);
   Tensor3 result = xt::empty<float>({b, n, out});  // (b, n, out): the bias, or SGEMM with beta 0, writes it all
-  linear_rows(x.data(), b * n, in, weight, bias, result.data());
+  addmm_rows(x.data(), b * n, in, weight, bias, result.data());
   return result;
 }
 
 Matrix Linear::forward(const Matrix& x) const {
   Matrix out = xt::empty<float>({x.shape(0), weight.shape(0)});  // (n, out)
-  linear_rows(x.data(), x.shape(0), x.shape(1), weight, bias, out.data());
+  addmm_rows(x.data(), x.shape(0), x.shape(1), weight, bias, out.data());
   return out;
 }
 

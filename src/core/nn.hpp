@@ -23,6 +23,10 @@ inline float dot(const Vector& x, const Vector& y) { return dot(x.size(), x.data
 // (B, m, k) @ (B, n, k).transpose(1, 2). Like PyTorch's bmm: products of fewer than 400 multiply-adds
 // per matrix are summed in a plain loop (k ascending, in float), larger ones are one SGEMM per matrix.
 Tensor3 bmm(const Tensor3& a, const Tensor3& b, bool transpose_b = false);
+// One matrix of that product on strided rows: c (m, n) = a (m, k) @ b (k, n), or @ b.T with b (n, k); the loop
+// below 400 multiply-adds, SGEMM (beta 0) above. bmm's, and the unfused kernel's per head.
+void batch_matrix_product(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                          const float* b, std::size_t ldb, bool transpose_b, float* c, std::size_t ldc);
 
 // torch.exp on one float, to the bit.
 float torch_exp(float x);
@@ -55,9 +59,9 @@ AnyTensor dropout(const AnyTensor& x, double p, TorchGenerator& gen, DropoutRng 
 // The book's softmax_naive: exp(x) / exp(x).sum(), which overflows for large scores.
 Vector softmax_naive(const Vector& x);  // (n,) -> (n,)
 
-// tensor.sum() / .sum(dim=-1) over n contiguous floats, added in the order PyTorch's CPU reduction
-// adds them when n is below its vector width (8 or 16 floats): bit-exact for the book's six tokens, and
-// within rounding of PyTorch's vectorised order for longer rows.
+// tensor.sum() / .sum(dim=-1) over n contiguous floats, added in the order of PyTorch's CPU reduction
+// (at::native's cascade_sum as its AVX2 kernels run it: four accumulators of scalars below 8 floats, of
+// 8-lane vectors from 8 on, levels of partial sums for long rows): bit-exact at any length.
 float sum_of(const float* x, std::size_t n);
 // The sum a softmax divides by, added in PyTorch's order (vec::reduce_all of its AVX2 kernels, 8 lanes: in
 // order below 8 numbers; else the vectors lane by lane, the leftovers into the first lanes, then the lanes

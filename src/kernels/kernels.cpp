@@ -130,29 +130,6 @@ void decode_attention_reference(const DecodeShape& s, const DecodeIO& io) {
   }
 }
 
-namespace {
-
-// One head's (m, k) @ (k, n) (or @ (n, k).T) on strided rows, as PyTorch's bmm computes it: a product of
-// fewer than 400 multiply-adds in at::native's baddbmm_cpu_kernel (a plain loop, as nn's bmm), a larger one
-// by SGEMM. The same bits as the lessons' bmm, so a GPT-2 block's attention adds up as the book's does.
-void head_product(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda, const float* b,
-                  std::size_t ldb, bool transpose_b, float* c, std::size_t ldc) {
-  if (k * m * n < 400) {
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t j = 0; j < n; ++j) {
-        float acc = 0.0f;
-        for (std::size_t p = 0; p < k; ++p) acc += a[i * lda + p] * (transpose_b ? b[j * ldb + p] : b[p * ldb + j]);
-        c[i * ldc + j] = acc;
-      }
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f,
-              c, static_cast<int>(ldc));
-}
-
-}  // namespace
-
 void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, unsigned threads) {
   const std::size_t T = s.tokens, hd = s.head_dim, BH = s.batch * s.heads;
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(hd)));
@@ -160,8 +137,9 @@ void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, un
   for (std::size_t bh = 0; bh < BH; ++bh) {
     const std::size_t b = bh / s.heads, h = bh % s.heads, kvh = s.kv_head(h);
     // attn_scores = queries @ keys.transpose(2, 3), one head at a time on strided views
-    head_product(T, T, hd, io.q + b * T * io.ldq + h * hd, io.ldq, io.k + b * T * io.ldk + kvh * hd, io.ldk,
-                 /*transpose_b=*/true, scores.data() + bh * T * T, T);
+    // (PyTorch's bmm of one head: a plain loop for a small product, SGEMM otherwise)
+    batch_matrix_product(T, T, hd, io.q + b * T * io.ldq + h * hd, io.ldq, io.k + b * T * io.ldk + kvh * hd, io.ldk,
+                         /*transpose_b=*/true, scores.data() + bh * T * T, T);
   }
   // masked_fill(-inf), / sqrt(hd), softmax: row r is query r % T of its head.
   const std::size_t rows = BH * T;
@@ -184,8 +162,8 @@ void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, un
   for (std::size_t bh = 0; bh < BH; ++bh) {
     const std::size_t b = bh / s.heads, h = bh % s.heads, kvh = s.kv_head(h);
     // context = attn_weights @ values, written straight into the head's columns of the output
-    head_product(T, hd, T, scores.data() + bh * T * T, T, io.v + b * T * io.ldv + kvh * hd, io.ldv,
-                 /*transpose_b=*/false, io.out + b * T * io.ldo + h * hd, io.ldo);
+    batch_matrix_product(T, hd, T, scores.data() + bh * T * T, T, io.v + b * T * io.ldv + kvh * hd, io.ldv,
+                         /*transpose_b=*/false, io.out + b * T * io.ldo + h * hd, io.ldo);
   }
 }
 

@@ -54,8 +54,9 @@ struct AttentionIO {
 void causal_attention_reference(const AttentionShape& s, const AttentionIO& io);
 
 // The chapter's MultiHeadAttention way, with heads as strided views: every (batch, head) scores matrix
-// computed by one SGEMM (OpenBLAS threads) into a full (B, heads, T, T) tensor, as PyTorch holds it,
-// masked and softmaxed row by row on `threads` threads, then one SGEMM per head for the context.
+// computed as PyTorch's bmm computes one (batch_matrix_product: SGEMM, or a plain loop below 400
+// multiply-adds) into a full (B, heads, T, T) tensor, as PyTorch holds it, masked and softmaxed row by row
+// on `threads` threads (the sum in PyTorch's order, softmax_sum), then the same product per head for the context.
 void causal_attention_unfused(const AttentionShape& s, const AttentionIO& io, unsigned threads);
 
 // out (rows, n) = x (rows, k) @ w.T + bias for a row-major w (n, k) and bias (n,) or null: nn.Linear on a

@@ -324,7 +324,8 @@ LessonText::Words LessonText::step(const TextKey& key) const {
 Step& LessonText::notebook(Words& w, Step& s) const {
   s.run = std::move(w.run);
   s.show = std::move(w.show);
-  if (t_->notebook_setup.empty() && own_->has("phrases/notebook_setup")) t_->notebook_setup = phrase("notebook_setup");
+  // Filled again with every step, so it holds the lesson's values as of its last step.
+  if (own_->has("phrases/notebook_setup")) t_->notebook_setup = phrase("notebook_setup");
   return s;
 }
 

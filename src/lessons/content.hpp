@@ -187,8 +187,8 @@ class LessonText {
   const TextValues& values() const { return values_; }
 
  private:
-  // The step's notebook form from the content; with the lesson's first step, the lesson's notebook setup
-  // (Trace::notebook_setup), the phrase "notebook_setup" if it has one.
+  // The step's notebook form from the content, and the lesson's notebook setup (Trace::notebook_setup), the
+  // phrase "notebook_setup" if it has one, filled with the values given so far.
   Step& notebook(Words& w, Step& s) const;
   // The content holding `path` (the lesson's, else the shared one), and the piece filled in.
   std::string text(const std::string& path, const std::string& variant) const;

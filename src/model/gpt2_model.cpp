@@ -285,14 +285,10 @@ Gpt2Attention Gpt2Model::attention(std::size_t layer) const {
 }
 
 Matrix Gpt2Model::conv1d(const Matrix& x, const std::string& name) const {
-  const std::size_t out = tensor(name + ".weight").shape[1];
-  Matrix y = xt::empty<float>({x.shape(0), out});  // (n, out)
-  conv1d_columns(x, name, 0, out, y);
-  return y;
+  return conv1d_parts(x, name, 1);
 }
 
-void Gpt2Model::conv1d_columns(const Matrix& x, const std::string& name, std::size_t first, std::size_t count,
-                               Matrix& y) const {
+Matrix Gpt2Model::conv1d_parts(const Matrix& x, const std::string& name, std::size_t parts) const {
   const SafeTensor& w = tensor(name + ".weight");  // (in, out)
   const std::size_t n = x.shape(0), in = w.shape[0], out = w.shape[1];
   // F32 weights are used where they lie in the mapping (Conv1D's (in, out) layout is what x @ W reads);
@@ -304,13 +300,17 @@ void Gpt2Model::conv1d_columns(const Matrix& x, const std::string& name, std::si
     w.to_float(converted.data());
     W = converted.data();
   }
+  Matrix y = xt::empty<float>({n, out});  // (n, out)
   const Vector bias = vector(name + ".bias");  // (out,)
-  for (std::size_t r = 0; r < n; ++r) std::copy(bias.begin() + first, bias.begin() + first + count, &y(r, first));
+  for (std::size_t r = 0; r < n; ++r) std::copy(bias.begin(), bias.end(), &y(r, 0));
+  const std::size_t count = out / parts;
   using xt::blas_index_t;
-  cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, cxxblas::Transpose::NoTrans,
-                              static_cast<blas_index_t>(n), static_cast<blas_index_t>(count), static_cast<blas_index_t>(in),
-                              1.0f, x.data(), static_cast<blas_index_t>(in), W + first, static_cast<blas_index_t>(out),
-                              1.0f, &y(0, first), static_cast<blas_index_t>(out));  // y[:, cols] = x @ W[:, cols] + bias
+  for (std::size_t first = 0; first < out; first += count)  // y[:, cols] = x @ W[:, cols] + bias[cols]
+    cxxblas::gemm<blas_index_t>(cxxblas::StorageOrder::RowMajor, cxxblas::Transpose::NoTrans, cxxblas::Transpose::NoTrans,
+                                static_cast<blas_index_t>(n), static_cast<blas_index_t>(count),
+                                static_cast<blas_index_t>(in), 1.0f, x.data(), static_cast<blas_index_t>(in), W + first,
+                                static_cast<blas_index_t>(out), 1.0f, &y(0, first), static_cast<blas_index_t>(out));
+  return y;
 }
 
 Matrix Gpt2Model::block(const Matrix& x, std::size_t layer) const {
@@ -320,8 +320,7 @@ Matrix Gpt2Model::block(const Matrix& x, std::size_t layer) const {
   // once the rows are many), side by side; then the chapter's causal multi-head attention on them as
   // strided views (causal_attention_unfused, as MultiHeadAttention.forward runs it), then out_proj.
   const Matrix h = norm1(x, layer);  // (n, E)
-  Matrix qkv = xt::empty<float>({n, 3 * E});  // (n, 3E): [queries | keys | values]
-  for (std::size_t part = 0; part < 3; ++part) conv1d_columns(h, layer_name(layer, "attn.c_attn"), part * E, E, qkv);
+  const Matrix qkv = conv1d_parts(h, layer_name(layer, "attn.c_attn"), 3);  // (n, 3E): [queries | keys | values]
   Matrix context = xt::empty<float>({n, E});                         // (n, E): the heads side by side
   causal_attention_unfused({1, n, H, H, E / H},
                            {qkv.data(), 3 * E, qkv.data() + E, 3 * E, qkv.data() + 2 * E, 3 * E, context.data(), E},

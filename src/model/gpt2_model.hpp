@@ -91,9 +91,9 @@ class Gpt2Model {
   Matrix layer_norm_of(const Matrix& x, const std::string& prefix) const;
   // Hugging Face's Conv1D `name`: x (n, in) @ name.weight (in, out) + name.bias.
   Matrix conv1d(const Matrix& x, const std::string& name) const;
-  // Columns [first, first + count) of that product into out's columns [first, first + count) (out is
-  // (n, out_features)): one of the projections a c_attn holds side by side.
-  void conv1d_columns(const Matrix& x, const std::string& name, std::size_t first, std::size_t count, Matrix& out) const;
+  // The same product as `parts` products side by side, one per equal share of the columns: c_attn's
+  // queries, keys and values, each as the book's own nn.Linear computes it.
+  Matrix conv1d_parts(const Matrix& x, const std::string& name, std::size_t parts) const;
 
   SafetensorsFile file_;
   Gpt2Tokenizer tokenizer_;
