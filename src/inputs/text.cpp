@@ -28,15 +28,18 @@ Matrix embedding_rows(TorchGenerator& gen, std::size_t num_embeddings, std::size
   return out;
 }
 
-// The notebook's token_ids (--format py, ipynb): the text, then tiktoken's ids when it is installed, else the
-// ids this tokenizer gave, which tiktoken's "gpt2" encoding gives too.
+// The book's tokenizer lines, token_ids' code.
+constexpr const char* kTokenizerLines = "tokenizer = tiktoken.get_encoding(\"gpt2\")\n"
+                                        "token_ids = torch.tensor(tokenizer.encode(text, allowed_special={\"<|endoftext|>\"}))";
+
+// The notebook's token_ids (--format py, ipynb): the text, then those lines when tiktoken is installed, else
+// the ids this tokenizer gave, which tiktoken's "gpt2" encoding gives too.
 std::string notebook_tokenizer(const std::string& text, const std::vector<std::int64_t>& ids) {
-  std::string literal;
+  std::string literal, indented = "    ";
   for (std::size_t i = 0; i < ids.size(); ++i) literal += (i ? ", " : "") + std::to_string(ids[i]);
-  return "text = " + py_repr(text) +
-         "\ntry:\n    import tiktoken\n    tokenizer = tiktoken.get_encoding(\"gpt2\")\n"
-         "    token_ids = torch.tensor(tokenizer.encode(text, allowed_special={\"<|endoftext|>\"}))\n"
-         "except (ImportError, OSError):  # no tiktoken, or no network for its vocabulary: the ids attn found\n"
+  for (const char* c = kTokenizerLines; *c != '\0'; ++c) indented += *c == '\n' ? std::string("\n    ") : std::string(1, *c);
+  return "text = " + py_repr(text) + "\ntry:\n    import tiktoken\n" + indented +
+         "\nexcept (ImportError, OSError):  # no tiktoken, or no network for its vocabulary: the ids attn found\n"
          "    token_ids = torch.tensor([" + literal + "])";
 }
 
@@ -68,9 +71,7 @@ void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string
                       "shown as \xe2\x90\xa3, belongs to the word after it, and rare words split into pieces" +
                           (split_character ? "; a character it has no token for splits into its bytes, shown as "
                                              "Python shows bytes: b'...'" : "") + "): " + listed + ".",
-                      "tokenizer = tiktoken.get_encoding(\"gpt2\")\ntoken_ids = torch.tensor(tokenizer.encode(text, "
-                      "allowed_special={\"<|endoftext|>\"}))",
-                      AnyTensor(ids), /*integer=*/true, notebook_tokenizer(text, in.token_ids)});
+                      kTokenizerLines, AnyTensor(ids), /*integer=*/true, notebook_tokenizer(text, in.token_ids)});
 }
 
 Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed) {
