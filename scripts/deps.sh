@@ -17,6 +17,7 @@ packages=(
   libpcre2-dev                                         # GPT-2's tokenizer pattern (Unicode classes)
   libncurses-dev                                       # attn present: the full-screen presenter
   libfmt-dev                                           # {fmt}: lesson text filled in from its content files
+  libcpp-httplib-dev                                   # attn serve: the HTTP server (cpp-httplib)
 )
 test_packages=(
   catch2 ccache                                        # the test framework; compiles again only what changed
