@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build                                # toolchain (CMake >= 3.25; Ninja builds in parallel
+  g++ cmake ninja-build pkg-config                     # toolchain (CMake >= 3.25; Ninja builds in parallel
                                                        # across libraries, where make waits for each)
   libxtensor-dev libxtensor-blas-dev libopenblas-dev   # tensors and BLAS
   libsleef-dev                                         # PyTorch's exp, to the bit

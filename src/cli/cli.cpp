@@ -20,6 +20,7 @@
 #include "render/lesson_list.hpp"
 #include "run/emit.hpp"
 #include "run/run.hpp"
+#include "serve/server.hpp"
 
 namespace attn {
 
@@ -225,18 +226,18 @@ int show(const Request& request, const Streams& s) {
 }
 
 // attn LESSON: the lesson in the mode its options pick.
-int run_lesson(const Sub& sub, const CommandLine& parsed, const Streams& s) {
+Request lesson_request(const Sub& sub, const CommandLine& parsed) {
   const LessonMode& mode = chosen_mode(sub);
   const CommandLine options = effective(sub, &mode, parsed);
-  return show(request_for(sub.lesson->info.name, {lesson_run(*sub.lesson, mode, options)}, options), s);
+  return request_for(sub.lesson->info.name, {lesson_run(*sub.lesson, mode, options)}, options);
 }
 
 // attn tour: every lesson (with --model, every lesson that takes it) with the book's values, planned first.
-int run_tour(const Sub& sub, const CommandLine& parsed, const Streams& s) {
+Request tour_request(const Sub& sub, const CommandLine& parsed) {
   const CommandLine options = effective(sub, nullptr, parsed);
   Request request = request_for("tour", book_runs(deck_lessons(sub, parsed, !options.input.model.empty()), options), options);
   request.plan_whole_run = true;
-  return show(request, s);
+  return request;
 }
 
 // attn present: the lessons named (or every lesson), computed whole, then drawn on the terminal.
@@ -280,7 +281,100 @@ int run_bench(const Sub& sub, const CommandLine& parsed, const std::vector<std::
   return run_bench_process(bench_args, out, err);
 }
 
+// `args` (without the program's name) parsed into `cli`: CLI11 reads argv in the C form.
+void parse(Cli& cli, const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"attn"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  cli.app.parse(static_cast<int>(argv.size()), argv.data());
+}
+
+// The option of the table a request's key names ("d-out", "no-explain"), among the scopes a lesson or the
+// tour takes; nullptr for none.
+const OptionSpec* web_option(const std::string& key) {
+  for (const OptionSpec& spec : option_table()) {
+    if (spec.scope != Scope::Input && spec.scope != Scope::Output && spec.scope != Scope::Step && spec.scope != Scope::Lesson)
+      continue;
+    for (const std::string& name : spec.spellings())
+      if (name == "--" + key) return &spec;
+  }
+  return nullptr;
+}
+
+// attn serve --model DIR ... : the server, with the command line's reading of each request.
+int run_serve(const Sub& sub, const CommandLine& parsed, std::ostream& err) {
+  const ServeCli o = effective(sub, nullptr, parsed).serve;
+  ServeSettings settings;
+  settings.host = o.host;
+  settings.port = o.port;
+  settings.model = o.model;
+  settings.max_memory = o.max_memory;
+  settings.jobs = o.jobs;
+  settings.time_limit = o.time_limit;
+  settings.log = o.log;
+  return serve(settings, FrontEnd{web_request, live_bar}, err);
+}
+
 }  // namespace
+
+Request web_request(const std::string& command, const Params& params, const std::string& format,
+                    const std::string& model) {
+  std::vector<std::string> args{command};
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& [key, value] = params[i];
+    const OptionSpec* spec = web_option(key);
+    if (spec == nullptr) throw UsageError("attn " + command + " has no option --" + visible(key));
+    if (!spec->web_refusal.empty()) throw UsageError("--" + key + " " + spec->web_refusal);
+    for (std::size_t j = 0; j < i; ++j)
+      if (web_option(params[j].first) == spec) throw UsageError("--" + key + " is given twice");
+    args.push_back(spec->is_flag() && value.empty() ? "--" + key : "--" + key + "=" + value);
+  }
+  if (!model.empty()) args.insert(args.end(), {"--model", model});
+  args.insert(args.end(), {"--format", format});
+
+  CommandLine parsed;
+  Cli cli;
+  setup(cli, parsed);
+  try {
+    parse(cli, args);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  if (cli.tour.app->parsed()) return tour_request(cli.tour, parsed);
+  for (const Sub& sub : cli.lessons)
+    if (sub.app->parsed()) return lesson_request(sub, parsed);
+  throw UsageError("no lesson '" + visible(command) + "' (attn list names them)");
+}
+
+LiveBar live_bar(const std::string& lesson, const Params& params, const std::string& error, bool model) {
+  LiveBar bar;
+  for (const Lesson& l : lessons()) bar.choices.push_back(l.info.name);
+  bar.choices.push_back("tour");
+  bar.lesson = lesson;
+  bar.values = params;
+  bar.error = error;
+  for (const OptionSpec& spec : option_table()) {
+    if (!spec.in_live_bar || (!model && (spec.name == "--layer" || (spec.opt && *spec.opt == Opt::Head)))) continue;
+    LiveControl c;
+    c.key = spec.spellings().front().substr(2);
+    c.type_name = spec.type_name;
+    c.help = spec.help;
+    const auto dash = spec.range.find(" to ");
+    if (dash != std::string::npos && spec.range.find_first_not_of("0123456789. to") == std::string::npos) {
+      c.min = spec.range.substr(0, dash);
+      c.max = spec.range.substr(dash + 4);
+    }
+    for (const Lesson& l : lessons()) {
+      const LessonMode& mode = l.modes.front();
+      CommandLine defaults;
+      defaults.lesson = mode.defaults;
+      const bool takes = spec.scope == Scope::Lesson ? mode.takes(*spec.opt) : mode.uses_inputs;
+      if (takes) c.takers[l.info.name] = spec.default_note.empty() ? spec.shown_default(defaults) : spec.default_note;
+    }
+    if (spec.scope != Scope::Lesson) c.takers["tour"] = spec.default_note.empty() ? spec.shown_default(CommandLine{}) : spec.default_note;
+    bar.controls.push_back(std::move(c));
+  }
+  return bar;
+}
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::istringstream no_input;
@@ -299,12 +393,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     CommandLine parsed;  // what CLI11 stores; only the options given are read from it
     Cli cli;
     setup(cli, parsed);
-
-    // CLI11 reads argv in the C form.
-    std::vector<const char*> argv{"attn"};
-    for (const auto& a : args) argv.push_back(a.c_str());
     try {
-      cli.app.parse(static_cast<int>(argv.size()), argv.data());
+      parse(cli, args);
     } catch (const CLI::ParseError& e) {
       if (dynamic_cast<const CLI::CallForVersion*>(&e) != nullptr) {
         out << "attn " ATTN_VERSION "\n";
@@ -326,7 +416,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       command = "bench";
       return run_bench(cli.bench, parsed, args, out, err, term);
     }
-    const Sub* chosen = cli.tour.app->parsed() ? &cli.tour : cli.present.app->parsed() ? &cli.present : nullptr;
+    const Sub* chosen = cli.tour.app->parsed()      ? &cli.tour
+                        : cli.present.app->parsed() ? &cli.present
+                        : cli.serve.app->parsed()   ? &cli.serve
+                                                    : nullptr;
     for (const Sub& sub : cli.lessons)
       if (sub.app->parsed()) chosen = &sub;
     if (chosen == nullptr) {  // plain `attn`: show what there is to learn
@@ -335,9 +428,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     command = chosen->app->get_name();
     const Streams streams{out, err, in, term, screen};
-    if (chosen == &cli.tour) return run_tour(*chosen, parsed, streams);
+    if (chosen == &cli.tour) return show(tour_request(*chosen, parsed), streams);
     if (chosen == &cli.present) return run_present(*chosen, parsed, streams);
-    return run_lesson(*chosen, parsed, streams);
+    if (chosen == &cli.serve) return run_serve(*chosen, parsed, err);
+    return show(lesson_request(*chosen, parsed), streams);
   } catch (...) {
     return report_failure(err, command);
   }

@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "present/presenter.hpp"
 #include "render/style.hpp"
+#include "serve/server.hpp"
 
 namespace attn {
 
@@ -26,6 +27,16 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 using PresentScreen = std::function<void(const Document&, const PresentOptions&)>;
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, std::istream& in,
             const Terminal& term, const PresentScreen& screen);
+
+// attn serve's reading of a request (serve/server.hpp's FrontEnd::read): the Request the command line
+// `attn COMMAND --KEY=VALUE ... [--model MODEL] --format FORMAT` makes, after refusing a key that is no
+// option of a lesson or the tour, one that names a file or is the server's, and a key given twice. Throws
+// the UsageError the command line would.
+Request web_request(const std::string& command, const Params& params, const std::string& format,
+                    const std::string& model);
+// The live page's bar (FrontEnd::bar): the lessons and the tour, and the option table's entries marked
+// in_live_bar, each with the lessons that take it and their defaults (--layer and --head only with a model).
+LiveBar live_bar(const std::string& lesson, const Params& params, const std::string& error, bool model);
 
 // The same for a process with no terminal and no input (what tests and scripts see).
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -97,6 +97,11 @@ void setup(Cli& cli, CommandLine& parsed) {
       ->type_name("");
   cli.present.app->footer(kPresentFooter);
 
+  cli.serve.app = app.add_subcommand(
+      "serve", "The lessons as live pages in a browser on this machine, recomputed as you type (docs/serve.md)");
+  add_each(cli.serve, Scope::Serve, parsed, defaults);
+  cli.serve.app->footer(kServeFooter);
+
   cli.bench.app = app.add_subcommand("bench", bench_description());
   add_each(cli.bench, Scope::Bench, parsed, defaults);
   cli.bench.app->footer(bench_footer());

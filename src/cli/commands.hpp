@@ -44,7 +44,7 @@ struct Sub {
 struct Cli {
   CLI::App app{kDescription, "attn"};
   std::vector<Sub> lessons;
-  Sub list, tour, present, bench;
+  Sub list, tour, present, bench, serve;
 };
 
 // Builds every subcommand of `cli.app`; CLI11 stores what it parses into `parsed`.

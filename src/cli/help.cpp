@@ -34,6 +34,20 @@ const char* const kFooter =
     "\n"
     "Run 'attn LESSON --help' for a lesson's options. JSON schema: docs/json.md.";
 
+const char* const kServeFooter =
+    "It answers, on this machine only unless --host names another address:\n"
+    "  /                      the live page: pick a lesson, type a sentence, change\n"
+    "                         the seed or the heads; it recomputes as you type, and\n"
+    "                         the address keeps what you chose (/?lesson=mha&seed=5)\n"
+    "  /page/LESSON?seed=5    the html page of attn LESSON --seed 5 --format html\n"
+    "  /api/LESSON?d-out=6    what attn LESSON --d-out 6 --format json writes\n"
+    "Options are the lesson's long names without dashes; a refused one is a 400 with\n"
+    "{\"error\": ...} in the command line's words. Nothing reaches the network but\n"
+    "the page's own requests to this server. Ctrl-C stops it.\n"
+    "Example:\n"
+    "  attn serve --port 0    then open the address it prints\n"
+    "More: docs/serve.md.";
+
 std::string bench_footer() {
   // The implementations from their list (cli/bench_options.hpp).
   return "All of them compute the same function on the same weights (max|diff| is each\n"

@@ -13,6 +13,7 @@ namespace attn {
 extern const char* const kDescription;     // attn --help, above the subcommands
 extern const char* const kFooter;          // attn --help, below them: examples
 extern const char* const kPresentFooter;   // attn present --help: the keys
+extern const char* const kServeFooter;     // attn serve --help: the addresses it answers
 inline constexpr std::size_t HelpWidth = 80;
 
 // attn bench --help: its line in attn's list, and below its options the implementations and the timing.

@@ -36,6 +36,7 @@ template <> LessonConfig& part<LessonConfig>(CommandLine& c) { return c.lesson; 
 template <> BenchOptions& part<BenchOptions>(CommandLine& c) { return c.bench; }
 template <> ListOptions& part<ListOptions>(CommandLine& c) { return c.list; }
 template <> PresentCli& part<PresentCli>(CommandLine& c) { return c.present; }
+template <> ServeCli& part<ServeCli>(CommandLine& c) { return c.serve; }
 template <class S> const S& part(const CommandLine& c) { return part<S>(const_cast<CommandLine&>(c)); }
 
 // --max-memory's value: a whole or decimal number with an optional unit (K, M, G, T, P: powers of 1024,
@@ -397,6 +398,18 @@ OptionSpec source_option(const SourceOption& o) {
   return s;
 }
 
+// --max-memory SIZE: a budget in bytes, read as parse_memory_size reads it.
+template <class S>
+OptionSpec memory_option(Scope scope, std::size_t S::*field, std::string help) {
+  OptionSpec mem = entry(scope, std::nullopt, "--max-memory", "SIZE", "", std::move(help));
+  const auto b = field_of(mem, field);
+  b->check = CLI::Validator(parse_memory_size, "", "SIZE");  // 4G -> 4 * 2^30
+  b->transform = true;
+  static_assert(kDefaultMemoryBudget == std::size_t{4} << 30, "the default as help shows it");
+  b->show = [](const std::size_t& v) { return v == kDefaultMemoryBudget ? std::string("4G") : std::to_string(v); };
+  return mem;
+}
+
 std::vector<OptionSpec> make_table() {
   using L = LessonConfig;
   const auto O = Scope::Output, Le = Scope::Lesson, B = Scope::Bench;
@@ -448,17 +461,20 @@ std::vector<OptionSpec> make_table() {
                      "Also write each step shown as a NumPy file DIR/<step id>.npy (np.load reads the tensor "
                      "back; the tour writes DIR/<lesson>/<step id>.npy); DIR is created if missing, and earlier files of "
                      "the same names are replaced only when the whole run succeeds"));
-  {
-    OptionSpec mem = entry(O, std::nullopt, "--max-memory", "SIZE", "",
-                           "Refuse a run whose estimated peak memory is larger: 1M to 1P, e.g. 512M or 16G (K, M, G, T, "
-                           "P are powers of 1024); checked on the plan, before any work");
-    const auto b = field_of(mem, &OutputOptions::max_memory);
-    b->check = CLI::Validator(parse_memory_size, "", "SIZE");  // 4G -> 4 * 2^30
-    b->transform = true;
-    static_assert(kDefaultMemoryBudget == std::size_t{4} << 30, "the default as help shows it");
-    b->show = [](const std::size_t& v) { return v == kDefaultMemoryBudget ? std::string("4G") : std::to_string(v); };
-    t.push_back(mem);
-    t.back().in_present = true;
+  t.push_back(memory_option(O, &OutputOptions::max_memory,
+                            "Refuse a run whose estimated peak memory is larger: 1M to 1P, e.g. 512M or 16G (K, M, G, T, "
+                            "P are powers of 1024); checked on the plan, before any work"));
+  t.back().in_present = true;
+  // What a request to attn serve may not give: it names a file on the server, or the server decides it.
+  const std::string names_file = "names a file on the server, which a request may not";
+  for (OptionSpec& spec : t) {
+    const std::string name = spec.spellings().front();
+    if (name == "--input" || name == "--model" || name == "--save-npy") spec.web_refusal = names_file;
+    if (name == "--format" || name == "--json")
+      spec.web_refusal = "is the address's: /api/LESSON gives JSON, /page/LESSON the html page";
+    if (name == "--pause") spec.web_refusal = "is for a terminal, not a web page";
+    if (name == "--max-memory") spec.web_refusal = "is the server's (attn serve --max-memory)";
+    if (name == "--text" || name == "--layer") spec.in_live_bar = true;
   }
 
   // Lesson options, in the order the JSON config lists them.
@@ -513,6 +529,9 @@ std::vector<OptionSpec> make_table() {
                      "dtype", "With the memory estimate: element type of the cache, fp32, bf16 or fp16"));
   t.push_back(token_index_option());
   t.back().default_note = "1 (0 for a one-token input)";
+  for (OptionSpec& spec : t)  // the live page's bar (attn serve), after --text and --layer
+    for (const char* name : {"--seed", "--d-out", "--heads", "--kv-groups", "--dropout", "--head"})
+      if (spec.scope == Le && spec.name == name) spec.in_live_bar = true;
 
   // attn bench
   t.push_back(whole(B, std::nullopt, "--batch", "B", &BenchOptions::batch, 1, kMaxBatch, "", "Batch size"));
@@ -534,6 +553,27 @@ std::vector<OptionSpec> make_table() {
                    "ms"));
   t.push_back(flag(B, std::nullopt, "--json", &OutputOptions::json, "", "Print the results as one JSON document"));
   t.push_back(flag(Scope::List, std::nullopt, "--json", &ListOptions::json, "", "Print the list as JSON"));
+  // attn serve
+  const auto Sv = Scope::Serve;
+  t.push_back(name_of(Sv, "--host", "ADDRESS", &ServeCli::host, "needs an address",
+                      "The address to listen on: 127.0.0.1, this machine only (default); another address lets "
+                      "anyone who reaches it use the server"));
+  t.back().default_note = "127.0.0.1";
+  t.push_back(whole(Sv, std::nullopt, "--port", "PORT", &ServeCli::port, 0, 65535, "",
+                    "The port to listen on; 0 picks a free one (the line on stderr names it)"));
+  t.push_back(name_of(Sv, "--model", "DIR", &ServeCli::model, "needs a directory (a Hugging Face GPT-2 download)",
+                      "A pretrained GPT-2 (as attn LESSON --model takes it), read once at start and used by every "
+                      "request: the page then has --layer and --head"));
+  t.push_back(memory_option(Sv, &ServeCli::max_memory,
+                            "The server's whole budget: the model, and --jobs computations at once, each checked on "
+                            "its plan before any work (1M to 1P, e.g. 512M or 16G)"));
+  t.push_back(whole(Sv, std::nullopt, "--jobs", "N", &ServeCli::jobs, 1, 64, "",
+                    "Computations at once; a request beyond them gets 503 with Retry-After"));
+  t.push_back(whole(Sv, std::nullopt, "--time-limit", "SECONDS", &ServeCli::time_limit, 1, 3600, "",
+                    "Stop a computation that takes longer (503)"));
+  t.push_back(flag(Sv, std::nullopt, "--log", &ServeCli::log, "",
+                   "One line per request on stderr (method, address, status, milliseconds), escaped; nothing is "
+                   "logged without it"));
   // attn present
   const auto P = Scope::Present;
   t.push_back(flag(P, std::nullopt, "--reveal", &PresentCli::reveal, "",

@@ -39,6 +39,17 @@ struct PresentCli {
   Theme theme = Theme::Dark;         // --theme
 };
 
+// attn serve
+struct ServeCli {
+  std::string host = "127.0.0.1";  // --host: loopback unless another address is named
+  std::size_t port = 8000;         // --port; 0 picks a free one
+  std::string model;               // --model DIR: read once at start, shared by every request
+  std::size_t max_memory = kDefaultMemoryBudget;  // --max-memory: the whole server's, model included
+  std::size_t jobs = 2;            // --jobs: computations at once; more get 503
+  std::size_t time_limit = 30;     // --time-limit: seconds per computation
+  bool log = false;                // --log: one line per request on stderr
+};
+
 // Everything a command line can say, each part with its defaults.
 struct CommandLine {
   InputOptions input;
@@ -47,6 +58,7 @@ struct CommandLine {
   BenchOptions bench;
   ListOptions list;
   PresentCli present;
+  ServeCli serve;
 };
 
 // Which subcommands an option belongs to.
@@ -58,6 +70,7 @@ enum class Scope {
   Bench,   // attn bench
   List,    // attn list
   Present, // attn present (which also takes the Input options, --color and --max-memory)
+  Serve,   // attn serve
 };
 
 struct OptionSpec {
@@ -71,6 +84,10 @@ struct OptionSpec {
   std::string range;       // "1 to 64", for the man page; empty when the type says it all
   std::string default_note;  // the default in words where it is not one value ("the book's")
   bool in_present = false;   // an output option attn present takes too (--color, --scale, --explain, --max-memory)
+  // attn serve: why a request may not give it (it names a file on the server, or the server decides it);
+  // empty: a request may. And whether the live page's control bar has it.
+  std::string web_refusal;
+  bool in_live_bar = false;
 
   // What a combination with other options means: given with `other` (excludes) or without it (needs), the
   // option is refused with `message`, a whole sentence. Checked scope by scope in table order

@@ -1,5 +1,6 @@
 #include "inputs/model.hpp"
 
+#include "core/cancel.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/strings.hpp"
@@ -8,25 +9,56 @@
 
 namespace attn {
 
-Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
-                         const std::function<void(std::size_t)>& check_memory) {
-  // The memory budget is checked twice before the work: on the tokenizer's files before they are read,
-  // then, with the number of tokens, on the whole forward before the weights are mapped.
-  Gpt2Files files = Gpt2Files::inspect(dir);
-  const Gpt2Config c = files.config;
-  const std::string shown_dir = visible(dir);
+namespace {
+
+void check_layer(const std::string& dir, const Gpt2Config& c, std::size_t layer) {
   if (layer >= c.n_layer)
-    throw UsageError("--layer " + std::to_string(layer) + " is past the last block of " + shown_dir + ", which has " +
+    throw UsageError("--layer " + std::to_string(layer) + " is past the last block of " + visible(dir) + ", which has " +
                      count_of(c.n_layer, "block") + ": --layer 0 to " + std::to_string(c.n_layer - 1));
-  check_memory(saturating_sum(kBaseBytes, files.tokenizer_bytes()));
-  Gpt2Tokenizer tokenizer = files.read_tokenizer();
-  Inputs in;
+}
+
+void tokenize_for(Inputs& in, const Gpt2Tokenizer& tokenizer, const Gpt2Config& c, const std::string& text) {
   const bool context_limits = c.n_positions <= kMaxTokens;
   tokenize_into(in, tokenizer, text, context_limits ? c.n_positions : kMaxTokens,
                 context_limits ? "the model's context length (n_positions)" : "the limit");
-  in.held_bytes = saturating_sum(files.tokenizer_bytes(), files.forward_bytes(in.token_ids.size(), layer));
-  check_memory(saturating_sum(kBaseBytes, in.held_bytes));
-  const auto model = Gpt2Model::load(std::move(files), std::move(tokenizer));
+}
+
+}  // namespace
+
+std::shared_ptr<const PreloadedModel> preload_model(const std::string& dir,
+                                                    const std::function<void(std::size_t)>& check_memory) {
+  Gpt2Files files = Gpt2Files::inspect(dir);
+  const std::size_t held = saturating_sum(files.tokenizer_bytes(), files.mapped_bytes());
+  check_memory(saturating_sum(kBaseBytes, files.tokenizer_bytes()));
+  Gpt2Tokenizer tokenizer = files.read_tokenizer();
+  check_memory(saturating_sum(kBaseBytes, held));
+  return std::make_shared<const PreloadedModel>(PreloadedModel{Gpt2Model::load(std::move(files), std::move(tokenizer)), held});
+}
+
+Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
+                         const std::function<void(std::size_t)>& check_memory,
+                         const std::shared_ptr<const PreloadedModel>& preloaded) {
+  Inputs in;
+  std::shared_ptr<const Gpt2Model> model;
+  if (preloaded) {  // read once by the server: only this run's forward counts
+    model = preloaded->model;
+    check_layer(dir, model->config(), layer);
+    tokenize_for(in, model->tokenizer(), model->config(), text);
+    in.held_bytes = Gpt2Files::activation_bytes(model->config(), in.token_ids.size(), layer);
+    check_memory(saturating_sum(kBaseBytes, in.held_bytes));
+  } else {
+    // The memory budget is checked twice before the work: on the tokenizer's files before they are read,
+    // then, with the number of tokens, on the whole forward before the weights are mapped.
+    Gpt2Files files = Gpt2Files::inspect(dir);
+    check_layer(dir, files.config, layer);
+    check_memory(saturating_sum(kBaseBytes, files.tokenizer_bytes()));
+    Gpt2Tokenizer tokenizer = files.read_tokenizer();
+    tokenize_for(in, tokenizer, files.config, text);
+    in.held_bytes = saturating_sum(files.tokenizer_bytes(), files.forward_bytes(in.token_ids.size(), layer));
+    check_memory(saturating_sum(kBaseBytes, in.held_bytes));
+    model = Gpt2Model::load(std::move(files), std::move(tokenizer));
+  }
+  const Gpt2Config& c = model->config();
   const std::size_t n = in.token_ids.size(), E = c.n_embd;
   const std::string L = std::to_string(layer), shape = "(" + std::to_string(n) + ", " + std::to_string(E) + ")";
   // The notebook (--format py, ipynb) loads the model from the same directory, before the tokens.
@@ -48,6 +80,7 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
                       "is off when the model is used).",
                       "x = tok_embeds + pos_embeds", AnyTensor(x), false, std::nullopt, "x"});
   for (std::size_t l = 0; l < layer; ++l) {
+    check_cancelled();       // attn serve's time limit, between blocks
     x = model->block(x, l);  // (n, E)
     in.steps.push_back({"x_block_" + std::to_string(l + 1), "Block " + std::to_string(l) + "'s output, block " +
                                                                 std::to_string(l + 1) + "'s input",
@@ -83,7 +116,7 @@ InputSource model_source() {
   layer.rules = {{SourceRule::OnlyWith, "--model", "it picks a block or a head of a pretrained GPT-2"}};
   return {"model", [](const InputOptions& opt) { return !opt.model.empty(); },
           [](const InputOptions& opt, std::istream&, const CheckMemory& check_memory) {
-            return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer, check_memory);
+            return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer, check_memory, opt.preloaded);
           },
           [](const InputOptions& opt, nlohmann::ordered_json& config) {
             config["model"] = opt.model;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <istream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,6 +20,8 @@
 
 namespace attn {
 
+struct PreloadedModel;  // inputs/model.hpp
+
 struct InputOptions {
   std::string input;  // --input FILE; empty: the bundled journey.json
   std::optional<std::pair<std::size_t, std::size_t>> random;  // --random NxD
@@ -27,6 +30,9 @@ struct InputOptions {
   std::size_t embedding_seed = 123; // --embedding-seed N, with --text: chapter 2's torch.manual_seed(123)
   std::string model;                // --model DIR: a Hugging Face GPT-2 directory; empty: none
   std::size_t layer = 0;            // --layer L, with --model: the block whose attention the lesson shows
+  // attn serve --model: the model read once when the server starts, shared read-only by every request (`model`
+  // names its directory, for the messages and the JSON config); null: a run reads --model's directory itself.
+  std::shared_ptr<const PreloadedModel> preloaded;
 };
 
 // Refuses (a UsageError) a run whose memory need, in bytes, is past the budget.

@@ -167,7 +167,7 @@ std::size_t Gpt2Files::tokenizer_bytes() const {
   return saturating_product({16, saturating_sum(vocabulary.size, merges.size)});
 }
 
-std::size_t Gpt2Files::forward_bytes(std::size_t n, std::size_t layer) const {
+std::size_t Gpt2Files::activation_bytes(const Gpt2Config& config, std::size_t n, std::size_t layer) {
   const std::size_t E = config.n_embd, H = config.n_head, V = config.vocab_size;
   std::size_t floats = saturating_product({layer + 4, n, E, 2});            // the input steps, and the trace's copies
   floats = saturating_sum(floats, saturating_product({24, n, E}));           // one block's activations
@@ -175,10 +175,17 @@ std::size_t Gpt2Files::forward_bytes(std::size_t n, std::size_t layer) const {
   floats = saturating_sum(floats, saturating_product({4, E, E}));            // a weight converted from F16 or BF16
   floats = saturating_sum(floats, saturating_product({8, E, E}));            // attention(layer): c_attn, its parts, c_proj
   floats = saturating_sum(floats, saturating_sum(V, saturating_product({4096, E})));  // next-token logits
+  return saturating_product({floats, sizeof(float)});
+}
+
+std::size_t Gpt2Files::mapped_bytes() const {
   // The weights are mapped whole (they count in the address space, and in the resident memory as the
   // forward reads them), and the header's JSON is parsed (about 24 bytes for each of its bytes).
-  return saturating_sum(saturating_sum(weights.size, saturating_product({24, header_bytes})),
-                        saturating_product({floats, sizeof(float)}));
+  return saturating_sum(weights.size, saturating_product({24, header_bytes}));
+}
+
+std::size_t Gpt2Files::forward_bytes(std::size_t n, std::size_t layer) const {
+  return saturating_sum(mapped_bytes(), activation_bytes(config, n, layer));
 }
 
 std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::string& dir) {

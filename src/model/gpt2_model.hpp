@@ -60,7 +60,10 @@ struct Gpt2Files {
   // The tokenizer's memory while it is loaded.
   std::size_t tokenizer_bytes() const;
   // The weights (mapped whole) and the forward of `n` tokens to block `layer`, with the next-token steps.
-  std::size_t forward_bytes(std::size_t n, std::size_t layer) const;
+  std::size_t forward_bytes(std::size_t n, std::size_t layer) const;  // mapped_bytes + activation_bytes
+  std::size_t mapped_bytes() const;  // the weights, mapped whole, and their header parsed
+  // What a forward of n tokens to block `layer` computes, from the config alone.
+  static std::size_t activation_bytes(const Gpt2Config& config, std::size_t n, std::size_t layer);
 };
 
 class Gpt2Model {

@@ -228,6 +228,17 @@ std::string man_page() {
     const std::string d = spec->shown_default(defaults);
     m += man_item(*spec, spec->help + (d.empty() || d == "off" ? "" : ". Default: " + d) + "." + spec_facts(*spec));
   }
+  m += ".SS \"attn serve\"\n" +
+       roff("The lessons as live pages in a browser on this machine (cpp-httplib): / is the live page, which "
+            "recomputes as you type; /page/LESSON?KEY=VALUE is the html page of attn LESSON --KEY VALUE --format "
+            "html, and /api/LESSON?KEY=VALUE what attn LESSON --KEY VALUE --format json writes. A refused request is "
+            "a 400 with the command line's message; a request may not name a file. Ctrl-C or SIGTERM stops it (exit "
+            "0). Details: docs/serve.md.") +
+       "\n";
+  for (const OptionSpec* spec : options_in(Scope::Serve)) {
+    const std::string d = spec->shown_default(defaults);
+    m += man_item(*spec, spec->help + (d.empty() || d == "off" ? "" : ". Default: " + d) + "." + spec_facts(*spec));
+  }
   m += ".SS \"attn list\"\n" + roff("The lessons in book order: section, what each shows, how to run it.") + "\n";
   for (const OptionSpec* spec : options_in(Scope::List)) m += man_item(*spec, spec->help + ".");
   std::string impls;
@@ -286,7 +297,7 @@ std::string bash_completion() {
   const Inputs book = load_embeddings(default_embeddings_path());
   std::vector<std::string> commands;
   for (const Lesson& lesson : lessons()) commands.push_back(lesson.info.name);
-  commands.insert(commands.end(), {"list", "tour", "present", "bench"});
+  commands.insert(commands.end(), {"list", "tour", "present", "serve", "bench"});
 
   const auto names_of = [](const std::vector<const OptionSpec*>& specs) {
     std::vector<std::string> out;
@@ -365,6 +376,7 @@ std::string bash_completion() {
   }
   b += "    list) opts=\"" + words(names_of(options_in(Scope::List))) + "\" ;;\n";
   b += "    bench) opts=\"" + words(names_of(options_in(Scope::Bench))) + "\" ;;\n";
+  b += "    serve) opts=\"" + words(names_of(options_in(Scope::Serve))) + "\" ;;\n";
   b += "    *) return ;;\n  esac\n";
   b += "  COMPREPLY=($(compgen -W \"$opts --help\" -- \"$cur\"))\n";
   b += "}\n";
@@ -393,6 +405,10 @@ std::string readme_option_tables() {
   t += "| option | default | meaning |\n| --- | --- | --- |\n";
   for (const OptionSpec* spec : options_in(Scope::Present))
     t += "| `" + with_type(*spec) + "` | " + md_cell(spec->shown_default(defaults)) + " | " + md_cell(spec->help) + " |\n";
+  t += "\n`attn serve` ([docs/serve.md](docs/serve.md)):\n\n| option | default | meaning |\n| --- | --- | --- |\n";
+  for (const OptionSpec* spec : options_in(Scope::Serve))
+    t += "| `" + with_type(*spec) + "` | " + md_cell(spec->default_note.empty() ? spec->shown_default(defaults) : spec->default_note) +
+         " | " + md_cell(spec->help) + " |\n";
   t += "\n`attn bench`:\n\n| option | default | meaning |\n| --- | --- | --- |\n";
   for (const OptionSpec* spec : options_in(Scope::Bench)) {
     std::string d = spec->shown_default(defaults);
@@ -426,7 +442,7 @@ std::string dict_entry(const std::string& bytes) {
 std::string fuzz_dictionary() {
   std::vector<std::string> words;
   for (const Lesson& lesson : lessons()) words.push_back(lesson.info.name + "\n");
-  words.insert(words.end(), {"tour\n", "list\n", "present\n"});
+  words.insert(words.end(), {"tour\n", "list\n", "present\n"});  // not serve: it listens until stopped
   std::set<std::string> seen;
   const auto add = [&](const std::string& w) {
     if (seen.insert(w).second) words.push_back(w);

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/cancel.hpp"
 #include "core/limits.hpp"
 #include "core/tensor.hpp"
 #include "trace/inputs.hpp"
@@ -197,6 +198,7 @@ class Node {
     auto& cell = static_cast<detail::Cell<T>&>(*graph_->cells[index_]);
     if (cell.part) return *cell.part;
     if (!cell.value) {
+      check_cancelled();  // attn serve's time limit and stop, between a lesson's values (core/cancel.hpp)
       cell.value.emplace(cell.compute());
       ++graph_->computed;
     }

@@ -14,11 +14,12 @@
 
 namespace {
 
-// What the target never runs: what leaves the process (attn bench starts attn-bench; --save-npy writes
+// What the target never runs: what leaves the process (attn bench starts attn-bench; attn serve listens on
+// the network until it is stopped, and has its own hostile tests, tests/test_serve.cpp; --save-npy writes
 // files; --input FILE reads any path, a FIFO among them) or is slow by design (large --random sizes are
 // held to a small memory budget instead).
 bool excluded(const std::string& arg) {
-  return arg == "bench" || arg.rfind("--save-npy", 0) == 0 || (arg.rfind("--input", 0) == 0 && arg != "--input") ||
+  return arg == "bench" || arg == "serve" || arg.rfind("--save-npy", 0) == 0 || (arg.rfind("--input", 0) == 0 && arg != "--input") ||
          arg.rfind("--max-memory", 0) == 0;
 }
 

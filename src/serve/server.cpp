@@ -1,0 +1,493 @@
+#include "serve/server.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <istream>
+#include <new>
+#include <sstream>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <httplib.h>
+
+#include "core/cancel.hpp"
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "core/strings.hpp"
+#include "core/terminal_text.hpp"
+#include "inputs/model.hpp"
+#include "lessons/registry.hpp"
+#include "render/renderer.hpp"
+
+namespace attn {
+
+namespace {
+
+// The limits of a request, checked before any work (docs/serve.md). cpp-httplib itself answers 414 past its
+// request-line limit (8,192 bytes), and refuses a single header line past 8,192 bytes.
+constexpr std::size_t kMaxHeaderBytes = 16 << 10;  // all the headers together: 431 past it
+constexpr std::size_t kMaxHeaderLine = 8 << 10;    // one header line: 431 past it
+constexpr std::size_t kMaxHeaders = 64;            // 431 past it
+constexpr std::size_t kMaxBodyBytes = 1 << 10;     // a GET has no body: 413 for one (read up to this, to answer)
+constexpr int kRetryAfterSeconds = 1;
+
+const char* const kPageCsp =
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+const char* const kLiveCsp =
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'";
+
+std::string error_json(const std::string& message) {
+  return nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// The command line's one line for the failure being handled, without its newline, and the status it means.
+std::pair<int, std::string> failure(const std::string& command) {
+  std::ostringstream line;
+  int status = 500;
+  try {
+    throw;
+  } catch (const Cancelled& e) {
+    line << "attn: " << e.what();
+    status = 503;
+  } catch (const std::bad_alloc&) {
+    report_failure(line, command);
+    status = 503;
+  } catch (const UsageError&) {
+    report_failure(line, command);
+    status = 400;
+  } catch (const InputError&) {
+    report_failure(line, command);
+    status = 400;
+  } catch (...) {
+    report_failure(line, command);
+  }
+  std::string text = line.str();
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return {status, text};
+}
+
+// When the request this thread handles began (for --log's line).
+thread_local std::chrono::steady_clock::time_point request_start;
+
+bool loopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// The host of a Host header, without its port ("[::1]:8000" -> "::1").
+std::string host_of(const std::string& header) {
+  if (!header.empty() && header.front() == '[') {
+    const auto end = header.find(']');
+    return end == std::string::npos ? header : header.substr(1, end - 1);
+  }
+  return header.substr(0, header.find(':'));
+}
+
+// Counts the computations running; a request that finds them all taken is answered 503 at once.
+class Slots {
+ public:
+  explicit Slots(std::size_t n) : free_(n) {}
+  bool take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_ == 0) return false;
+    --free_;
+    return true;
+  }
+  void give() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++free_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::size_t free_;
+};
+
+// Waits until `sock` has `events` (POLLIN, POLLOUT), for at most `ms` milliseconds; false on a timeout or
+// an error. With `stop`, a wait ends early when the server stops.
+bool wait_for(int sock, short events, long ms, const std::atomic<socket_t>* stop = nullptr) {
+  for (long waited = 0;;) {
+    const long slice = stop != nullptr ? std::min<long>(50, ms - waited) : ms - waited;
+    pollfd p{sock, events, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(std::max<long>(slice, 0)));
+    if (r > 0) return (p.revents & (events | POLLHUP)) != 0 && (p.revents & (POLLERR | POLLNVAL)) == 0;
+    if (r < 0 && errno != EINTR) return false;
+    if (r == 0) waited += slice;
+    if (waited >= ms || (stop != nullptr && *stop == INVALID_SOCKET)) return false;
+  }
+}
+
+std::string address_of(const sockaddr_storage& a, int& port) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (a.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(a);
+    ::inet_ntop(AF_INET, &in.sin_addr, text, sizeof text);
+    port = ntohs(in.sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(a);
+    ::inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof text);
+    port = ntohs(in6.sin6_port);
+  }
+  return text;
+}
+
+// A connection's socket as cpp-httplib reads and writes it, with one thing more: the head of each request
+// (its request line and headers) is capped at kMaxHeaderBytes, answered 431 past it. cpp-httplib 0.11 caps
+// each header line (8,192 bytes) but not their number, so a client could otherwise make it keep any number
+// of headers in memory; nothing in its interface counts them as they arrive, hence this stream.
+class HeadCappedStream final : public httplib::Stream {
+ public:
+  HeadCappedStream(int sock, time_t read_s, time_t write_s) : sock_(sock), read_ms_(read_s * 1000), write_ms_(write_s * 1000) {}
+  void start_request() {
+    in_head_ = true;
+    head_bytes_ = line_bytes_ = lines_ = 0;
+    ends_ = 0;
+  }
+
+  bool is_readable() const override { return wait_for(sock_, POLLIN, read_ms_); }
+  bool is_writable() const override { return !over_ && wait_for(sock_, POLLOUT, write_ms_); }
+  ssize_t read(char* ptr, size_t size) override {
+    if (over_ || !is_readable()) return -1;
+    ssize_t n;
+    do n = ::recv(sock_, ptr, size, 0);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0 || !in_head_) return n;
+    // Up to the blank line that ends the head ("\r\n\r\n", perhaps split across reads).
+    static const char kEnd[] = "\r\n\r\n";
+    bool long_line = false;  // a header line past cpp-httplib's own limit, which it would answer 400
+    for (ssize_t i = 0; i < n && in_head_; ++i) {
+      ++head_bytes_;
+      ++line_bytes_;
+      ends_ = ptr[i] == kEnd[ends_] ? ends_ + 1 : (ptr[i] == '\r' ? 1 : 0);
+      if (ends_ == 4) in_head_ = false;
+      if (ptr[i] == '\n') {
+        ++lines_;
+        line_bytes_ = 0;
+      }
+      long_line = long_line || (lines_ > 0 && line_bytes_ > kMaxHeaderLine);  // the request line is httplib's: 414
+    }
+    if (in_head_ && (head_bytes_ > kMaxHeaderBytes || long_line)) {
+      const std::string body = error_json("attn: the request's headers are larger than the server takes");
+      const std::string answer = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
+                                 "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+      write(answer.data(), answer.size());
+      over_ = true;  // the rest of the connection is neither read nor answered
+      return -1;
+    }
+    return n;
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (over_ || !is_writable()) return -1;
+    ssize_t n;
+    do n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n;
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (::getpeername(sock_, reinterpret_cast<sockaddr*>(&a), &len) == 0) ip = address_of(a, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (::getsockname(sock_, reinterpret_cast<sockaddr*>(&a), &len) == 0) ip = address_of(a, port);
+  }
+  socket_t socket() const override { return sock_; }
+
+ private:
+  int sock_;
+  long read_ms_, write_ms_;
+  bool in_head_ = true, over_ = false;
+  std::size_t head_bytes_ = 0, line_bytes_ = 0, lines_ = 0;
+  int ends_ = 0;
+};
+
+// cpp-httplib's server with its connections read through HeadCappedStream: the keep-alive loop of
+// cpp-httplib's own, which a subclass may replace, around its request processing, which it keeps.
+class CappedHttpServer final : public httplib::Server {
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    HeadCappedStream stream(sock, read_timeout_sec_, write_timeout_sec_);
+    bool ok = false;
+    for (std::size_t left = keep_alive_max_count_;
+         left > 0 && svr_sock_ != INVALID_SOCKET && wait_for(sock, POLLIN, keep_alive_timeout_sec_ * 1000, &svr_sock_);) {
+      --left;
+      stream.start_request();
+      bool closed = false;
+      ok = process_request(stream, left == 0, closed, [](httplib::Request&) {});
+      if (!ok || closed) break;
+    }
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return ok;
+  }
+};
+
+}  // namespace
+
+struct Server::Impl {
+  ServeSettings settings;
+  FrontEnd front;
+  std::shared_ptr<const PreloadedModel> model;
+  CappedHttpServer http;
+  std::atomic<bool> stopping{false};
+  Slots slots;
+  std::mutex log_mutex;
+  std::ostream* log = nullptr;
+
+  Impl(ServeSettings s, FrontEnd f) : settings(std::move(s)), front(std::move(f)), slots(settings.jobs) {}
+
+  // The document for `command` and `params` in `format` ("json" or "html"): the command line's Request, with
+  // the server's model and budget, run as attn runs it.
+  std::string compute(const std::string& command, const Params& params, const std::string& format, std::size_t budget) {
+    Request request = front.read(command, params, format, settings.model);
+    request.input.preloaded = model;
+    request.output.max_memory = budget;
+    TextStyle style;  // no colour: nothing here is a terminal
+    const auto renderer = find_format(format)->make(RenderOptions{style});
+    std::istringstream no_input;
+    std::ostringstream no_progress;
+    const Document doc = run(request, *renderer, RunStreams{no_input, no_progress, false});
+    return join(renderer->render(doc));
+  }
+};
+
+Server::Server(ServeSettings settings, FrontEnd front) : impl_(std::make_unique<Impl>(std::move(settings), std::move(front))) {
+  const ServeSettings& s = impl_->settings;
+  std::size_t held = kBaseBytes;
+  if (!s.model.empty()) {
+    impl_->model = preload_model(s.model, [&](std::size_t need) {
+      if (need > s.max_memory)
+        throw UsageError("attn serve --model " + visible(s.model) + " needs " + std::to_string(need >> 20) +
+                         " MiB, more than --max-memory allows");
+    });
+    held = saturating_sum(held, impl_->model->held_bytes);
+  }
+  if (held >= s.max_memory || (s.max_memory - held) / s.jobs < (std::size_t{1} << 20))
+    throw UsageError("attn serve: --max-memory leaves no room for " + std::to_string(s.jobs) +
+                     " computations beside the server's own " + std::to_string(held >> 20) +
+                     " MiB; raise it, or lower --jobs");
+  // Each computation's plan is held to its share, so that --jobs of them together stay within the budget.
+  job_budget_ = (s.max_memory - held) / s.jobs;
+}
+
+Server::~Server() = default;
+
+Server::Answer Server::answer(const std::string& method, const std::string& path, const Params& params) {
+  Impl& d = *impl_;
+  Answer a;
+  const auto refuse = [&](int status, const std::string& message) {
+    a.status = status;
+    a.content_type = "application/json";
+    a.body = error_json(message);
+  };
+  if (method != "GET" && method != "HEAD") {
+    refuse(405, "attn: " + visible(method) + " is not served here: every address is read with GET");
+    a.headers.push_back({"Allow", "GET, HEAD"});
+    return a;
+  }
+  std::string kind, command;
+  if (path == "/") {
+    kind = "live";
+  } else {
+    for (const char* prefix : {"/api/", "/page/"})
+      if (path.rfind(prefix, 0) == 0) {
+        kind = prefix;
+        command = path.substr(kind.size());
+      }
+    if (kind.empty() || (command != "tour" && find_lesson(command) == nullptr)) {
+      refuse(404, "attn: nothing is served at " + visible(path) + "; try /api/LESSON, /page/LESSON or / (attn list names the lessons)");
+      return a;
+    }
+  }
+  // A live page names its lesson in the address's `lesson`; the options are the rest.
+  Params options;
+  std::string lesson = command;
+  for (const auto& [key, value] : params) {
+    if (key.find('\0') != std::string::npos || value.find('\0') != std::string::npos || !valid_utf8(key) ||
+        !valid_utf8(value)) {
+      refuse(400, "attn: a request's options must be UTF-8 text without NUL characters");
+      return a;
+    }
+    if (kind == "live" && key == "lesson") {
+      lesson = value;
+      continue;
+    }
+    options.emplace_back(key, value);
+  }
+  if (kind == "live") {
+    if (lesson.empty()) lesson = lessons().front().info.name;
+    std::string page, error;
+    int status = 200;
+    if (lesson != "tour" && find_lesson(lesson) == nullptr) {
+      status = 404;
+      error = "attn: no lesson '" + lesson + "' (attn list names them)";
+      lesson = lessons().front().info.name;
+    } else {
+      const auto r = run_one(lesson, options, "html");
+      status = r.status;
+      if (r.status == 200) page = r.body;
+      else error = nlohmann::json::parse(r.body).value("error", "");
+    }
+    a.status = status;
+    a.content_type = "text/html; charset=utf-8";
+    a.body = live_page(page, d.front.bar(lesson, options, error, !d.settings.model.empty()));
+    a.headers.push_back({"Content-Security-Policy", kLiveCsp});
+    return a;
+  }
+  return run_one(command, options, kind == "/api/" ? "json" : "html");
+}
+
+Server::Answer Server::run_one(const std::string& command, const Params& options, const std::string& format) {
+  Impl& d = *impl_;
+  Answer a;
+  if (!d.slots.take()) {
+    a.status = 503;
+    a.content_type = "application/json";
+    a.body = error_json("attn: the server is computing " + std::to_string(d.settings.jobs) +
+                        " requests already (attn serve --jobs); try again in a moment");
+    a.headers.push_back({"Retry-After", std::to_string(kRetryAfterSeconds)});
+    return a;
+  }
+  struct Give {
+    Slots& slots;
+    ~Give() { slots.give(); }
+  } give{d.slots};
+  CancelPoint point;
+  point.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(d.settings.time_limit);
+  point.stop = &d.stopping;
+  point.limit_seconds = static_cast<double>(d.settings.time_limit);
+  const CancelScope scope(point);
+  try {
+    a.body = d.compute(command, options, format, job_budget_);
+    a.content_type = format == "json" ? "application/json" : "text/html; charset=utf-8";
+    if (format == "html") a.headers.push_back({"Content-Security-Policy", kPageCsp});
+  } catch (...) {
+    const auto [status, message] = failure(command);
+    a.status = status;
+    a.content_type = "application/json";
+    a.body = error_json(message);
+  }
+  return a;
+}
+
+int Server::bind() {
+  Impl& d = *impl_;
+  httplib::Server& http = d.http;
+  // Idle and slow connections end soon: a page on this machine sends its request at once.
+  http.set_read_timeout(1, 0);
+  http.set_write_timeout(5, 0);
+  http.set_keep_alive_timeout(1);
+  http.set_keep_alive_max_count(100);
+  http.set_payload_max_length(kMaxBodyBytes);
+  // Threads for the connections: the computations' slots, and as many again for requests that are refused
+  // or wait on the network.
+  const std::size_t threads = d.settings.jobs + 8;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    Impl& d = *impl_;
+    request_start = std::chrono::steady_clock::now();
+    std::size_t bytes = 0;
+    for (const auto& [name, value] : req.headers) bytes += name.size() + value.size() + 4;
+    const auto refuse = [&](int status, const std::string& message) {
+      res.status = status;
+      res.set_content(error_json(message), "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    };
+    if (req.headers.size() > kMaxHeaders || bytes > kMaxHeaderBytes)
+      return refuse(431, "attn: the request's headers are larger than the server takes");
+    if (req.method != "GET" && req.method != "HEAD") {
+      res.set_header("Allow", "GET, HEAD");
+      return refuse(405, "attn: " + visible(req.method) + " is not served here: every address is read with GET");
+    }
+    if (!req.body.empty() || (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0"))
+      return refuse(413, "attn: a request to this server has no body");
+    if (loopback(d.settings.host) && !loopback(host_of(req.get_header_value("Host"))))
+      return refuse(403, "attn: this server answers to 127.0.0.1 and localhost only, not to the Host '" +
+                             visible(req.get_header_value("Host")) + "'");
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  const auto handle = [this](const httplib::Request& req, httplib::Response& res) {
+    Params params(req.params.begin(), req.params.end());
+    const Answer a = answer(req.method, req.path, params);
+    res.status = a.status;
+    for (const auto& [name, value] : a.headers) res.set_header(name, value);
+    res.set_content(a.body, a.content_type);
+  };
+  http.Get(".*", handle);  // (and HEAD; every other method is refused before routing)
+  http.set_default_headers({{"X-Content-Type-Options", "nosniff"},
+                            {"Cache-Control", "no-store"},
+                            {"Referrer-Policy", "no-referrer"},
+                            {"X-Frame-Options", "DENY"}});
+  if (d.log != nullptr) {
+    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - request_start).count();
+      char took[32];
+      std::snprintf(took, sizeof took, "%.1f ms", ms);
+      std::lock_guard<std::mutex> lock(impl_->log_mutex);
+      *impl_->log << "attn: " << visible(req.remote_addr) << " " << visible(req.method) << " " << visible(req.target)
+                  << " " << res.status << " " << took << "\n" << std::flush;
+    });
+  }
+  const int port = d.settings.port == 0 ? http.bind_to_any_port(d.settings.host)
+                                        : (http.bind_to_port(d.settings.host, static_cast<int>(d.settings.port))
+                                               ? static_cast<int>(d.settings.port)
+                                               : -1);
+  if (port < 0)
+    throw SystemError("attn serve cannot listen on " + visible(d.settings.host) + " port " +
+                      std::to_string(d.settings.port) + ": the address is not this machine's, or the port is taken");
+  return port;
+}
+
+void Server::log_to(std::ostream& err) { impl_->log = &err; }
+
+void Server::listen() { impl_->http.listen_after_bind(); }
+
+void Server::stop() {
+  impl_->stopping = true;
+  impl_->http.stop();
+}
+
+int serve(const ServeSettings& settings, const FrontEnd& front, std::ostream& err) {
+  // SIGINT and SIGTERM are taken by one thread that stops the server: blocked here, before any other thread
+  // starts, so that every thread inherits the mask.
+  sigset_t stop_signals, old;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &old);
+  struct Restore {
+    sigset_t mask;
+    ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{old};
+  Server server(settings, front);
+  if (settings.log) server.log_to(err);
+  const int port = server.bind();
+  const std::string shown_host = settings.host.find(':') != std::string::npos ? "[" + settings.host + "]" : settings.host;
+  if (!loopback(settings.host))
+    err << "attn: warning: listening on " << visible(settings.host)
+        << ", not only this machine: anyone who can reach that address can use this server\n";
+  err << "attn: serving on http://" << visible(shown_host) << ":" << port << "/ (Ctrl-C stops)\n" << std::flush;
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    if (!done) server.stop();
+  });
+  server.listen();
+  done = true;
+  pthread_kill(watcher.native_handle(), SIGTERM);  // taken by its sigwait if no signal came
+  watcher.join();
+  return kExitOk;
+}
+
+}  // namespace attn
