@@ -9,7 +9,8 @@
 //   "<!-- not run: why -->" on the line above, and may hold nothing but attn bench lines; a block that
 //   runs a notebook with PyTorch, which the suite does not install (the torch tier runs them all:
 //   tests/test_notebook.cpp), says "<!-- not run: needs PyTorch -->" and may hold nothing but attn lines
-//   that hand python3 their output.
+//   that hand python3 their output; a block that starts attn serve, which serves until it is stopped, says
+//   "<!-- not run: it serves until stopped -->" (the page's python examples start the server and stop it).
 // - ```text whose first line is "$ attn ...": the command is run (and must exit 0, or the status that
 //   "<!-- exit status N -->" on the line above says), and every line shown below it must
 //   appear in its output in the same order ("..." lines stand for what the page leaves out; "~/attn/" is
@@ -103,10 +104,13 @@ std::string drop_comment(const std::string& line) {
 
 bool is_bench(const std::string& command) { return command.rfind("attn bench", 0) == 0; }
 
-// What a block marked "<!-- not run: why -->" may hold: timings (attn bench), or, when the reason is
-// PyTorch, a notebook attn writes run with python3.
+// What a block marked "<!-- not run: why -->" may hold: timings (attn bench), attn serve (which serves until
+// it is stopped: docs/serve.md's python examples start it and stop it), or, when the reason is PyTorch, a
+// notebook attn writes run with python3.
 bool may_go_unrun(const std::string& comment, const std::string& command) {
   return is_bench(command) ||
+         (comment == "<!-- not run: it serves until stopped -->" && command.rfind("attn serve", 0) == 0 &&
+          command.find("--help") == std::string::npos) ||
          (comment == "<!-- not run: needs PyTorch -->" && command.find("--format py") != std::string::npos &&
           command.find("python3") != std::string::npos);
 }

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+
+#include <signal.h>
 #include <cstdio>
 #include <istream>
 #include <new>
@@ -13,7 +15,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -457,36 +458,51 @@ void Server::stop() {
   impl_->http.stop();
 }
 
+namespace {
+
+// SIGINT and SIGTERM, as a byte on a pipe that a thread waits on: the handler runs on whichever thread the
+// kernel picks (OpenBLAS's own among them, which no signal mask set here would cover), and may only write.
+std::atomic<int> stop_pipe_write{-1};
+extern "C" void attn_serve_on_stop_signal(int) {
+  const char byte = 1;
+  const int fd = stop_pipe_write.load();
+  if (fd >= 0) (void)!::write(fd, &byte, 1);
+}
+
+}  // namespace
+
 int serve(const ServeSettings& settings, const FrontEnd& front, std::ostream& err) {
-  // SIGINT and SIGTERM are taken by one thread that stops the server: blocked here, before any other thread
-  // starts, so that every thread inherits the mask.
-  sigset_t stop_signals, old;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, &old);
-  struct Restore {
-    sigset_t mask;
-    ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
-  } restore{old};
   Server server(settings, front);
   if (settings.log) server.log_to(err);
   const int port = server.bind();
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw SystemError("attn serve cannot make a pipe for its signals");
+  stop_pipe_write = pipe_fds[1];
+  struct sigaction stop_action {}, old_int{}, old_term{};
+  stop_action.sa_handler = attn_serve_on_stop_signal;
+  sigemptyset(&stop_action.sa_mask);
+  ::sigaction(SIGINT, &stop_action, &old_int);
+  ::sigaction(SIGTERM, &stop_action, &old_term);
+  std::thread watcher([&] {
+    char byte = 0;
+    ssize_t n;
+    do n = ::read(pipe_fds[0], &byte, 1);
+    while (n < 0 && errno == EINTR);
+    server.stop();  // a signal, or listen() has returned already
+  });
   const std::string shown_host = settings.host.find(':') != std::string::npos ? "[" + settings.host + "]" : settings.host;
   if (!loopback(settings.host))
     err << "attn: warning: listening on " << visible(settings.host)
         << ", not only this machine: anyone who can reach that address can use this server\n";
   err << "attn: serving on http://" << visible(shown_host) << ":" << port << "/ (Ctrl-C stops)\n" << std::flush;
-  std::atomic<bool> done{false};
-  std::thread watcher([&] {
-    int signal = 0;
-    sigwait(&stop_signals, &signal);
-    if (!done) server.stop();
-  });
   server.listen();
-  done = true;
-  pthread_kill(watcher.native_handle(), SIGTERM);  // taken by its sigwait if no signal came
+  attn_serve_on_stop_signal(0);  // wakes the watcher if no signal did
   watcher.join();
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  stop_pipe_write = -1;
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
   return kExitOk;
 }
 

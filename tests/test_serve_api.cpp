@@ -1,0 +1,187 @@
+// attn serve's API is the command line: /api/LESSON?KEY=VALUE answers exactly what `attn LESSON --KEY VALUE
+// --format json` writes, /page/LESSON the html, and a refusal is the command line's own line. Checked on every
+// golden configuration that names no file (tests/golden/lessons/index.json: each lesson, the spread of options
+// and the tiny --model runs, the model read once by the server as attn serve --model reads it), the tour and
+// every lesson's page, in-process through Server::answer (the handler's own path), and once through a socket.
+#include <fstream>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+#include "cli/cli.hpp"
+#include "serve/server.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+struct ApiCase {
+  std::string file, lesson, model;  // model: the directory a --model run names ("" for none)
+  attn::Params params;              // the other options, as a request gives them
+  std::vector<std::string> args;    // the same, as the command line takes them
+};
+
+// A golden configuration as a request: "--seed 5" is seed=5, a flag "--qkv-bias" is qkv-bias with no value.
+// Those that read a file (--input) cannot be requests, and are left out.
+std::vector<ApiCase> api_cases() {
+  std::ifstream in(ATTN_TESTS_DIR "/golden/lessons/index.json");
+  if (!in.good()) throw std::runtime_error("cannot read tests/golden/lessons/index.json");
+  const json index = json::parse(in);
+  std::vector<ApiCase> out;
+  for (const auto& c : index.at("cases")) {
+    ApiCase a{c.at("file"), c.at("lesson"), "", {}, {}};
+    const std::vector<std::string> args = c.at("args");
+    bool names_file = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string key = args[i].substr(2);
+      const bool flag = i + 1 == args.size() || args[i + 1].rfind("--", 0) == 0;
+      const std::string value = flag ? "" : args[++i];
+      if (key == "input") names_file = true;
+      if (key == "model") {
+        a.model = ATTN_TESTS_DIR "/golden/" + value;
+        continue;
+      }
+      a.params.emplace_back(key, value);
+      a.args.push_back("--" + key);
+      if (!flag) a.args.push_back(value);
+    }
+    if (!names_file) out.push_back(a);
+  }
+  return out;
+}
+
+// One server per model directory, read once (as attn serve --model reads it), never bound to a port.
+attn::Server& server_for(const std::string& model) {
+  static std::map<std::string, std::unique_ptr<attn::Server>> servers;
+  auto& s = servers[model];
+  if (!s) {
+    attn::ServeSettings settings;
+    settings.model = model;
+    s = std::make_unique<attn::Server>(settings, attn::FrontEnd{attn::web_request, attn::live_bar});
+  }
+  return *s;
+}
+
+// What the command line writes for `args` in `format`, with the model directory when there is one.
+attn_test::Run command_line(const std::string& lesson, std::vector<std::string> args, const std::string& format,
+                            const std::string& model = "") {
+  args.insert(args.begin(), lesson);
+  if (!model.empty()) args.insert(args.end(), {"--model", model});
+  args.insert(args.end(), {"--format", format});
+  return attn_test::run(args);
+}
+
+const bool registered = [] {
+  attn_test::register_cases_from("tests/golden/lessons/index.json", [] {
+    for (const ApiCase& c : api_cases()) {
+      const std::string name = "serve: /api/" + c.lesson + " is attn " + c.lesson + " --format json, golden case " +
+                               c.file.substr(0, c.file.find('.'));
+      attn_test::register_case(name, "[serve]", [c] {
+        const attn_test::Run expected = command_line(c.lesson, c.args, "json", c.model);
+        REQUIRE(expected.status == 0);
+        const attn::Server::Answer a = server_for(c.model).answer("GET", "/api/" + c.lesson, c.params);
+        CHECK(a.status == 200);
+        CHECK(a.content_type == "application/json");
+        CHECK(a.body == expected.out);
+      });
+    }
+  });
+  return true;
+}();
+
+}  // namespace
+
+TEST_CASE("serve: /api/tour and every lesson's /page are the command line's JSON and html", "[serve]") {
+  attn::Server& server = server_for("");
+  const attn_test::Run tour = command_line("tour", {}, "json");
+  REQUIRE(tour.status == 0);
+  const attn::Server::Answer a = server.answer("GET", "/api/tour", {});
+  CHECK(a.status == 200);
+  CHECK(a.body == tour.out);
+  for (const std::string& lesson : attn_test::lesson_names()) {
+    INFO(lesson);
+    const attn_test::Run page = command_line(lesson, {}, "html");
+    REQUIRE(page.status == 0);
+    const attn::Server::Answer p = server.answer("GET", "/page/" + lesson, {});
+    CHECK(p.status == 200);
+    CHECK(p.content_type == "text/html; charset=utf-8");
+    CHECK(p.body == page.out);
+    bool csp = false;
+    for (const auto& [name, value] : p.headers)
+      if (name == "Content-Security-Policy") csp = value.find("default-src 'none'") == 0 && value.find("connect-src") == std::string::npos;
+    CHECK(csp);
+  }
+}
+
+TEST_CASE("serve: a refused request is a 400 whose error is the command line's own line", "[serve]") {
+  attn::Server& server = server_for("");
+  // For every lesson: an option it does not take, a value out of range, and a --step it lacks, each as the
+  // command line refuses it.
+  for (const attn::Lesson& lesson : attn::lessons()) {
+    const std::string name = lesson.info.name;
+    for (const attn::Params& params : std::vector<attn::Params>{
+             {{lesson.takes(attn::Opt::Seed) ? "emb-dim" : "seed", "5"}}, {{"step", "no_such_step"}}, {{"random", "0x3"}}}) {
+      std::vector<std::string> args;
+      for (const auto& [k, v] : params) args.insert(args.end(), {"--" + k, v});
+      const attn_test::Run cli = command_line(name, args, "json");
+      INFO(name << " " << params.front().first << "=" << params.front().second << ": " << cli.err);
+      REQUIRE(cli.status == 2);
+      const attn::Server::Answer a = server.answer("GET", "/api/" + name, params);
+      CHECK(a.status == 400);
+      CHECK(a.content_type == "application/json");
+      CHECK(json::parse(a.body).at("error") == cli.err.substr(0, cli.err.size() - 1));
+    }
+  }
+  // What no command line can say of a request: a file named, an option of the server's, a key given twice.
+  const auto error = [&](const attn::Params& params) {
+    const attn::Server::Answer a = server.answer("GET", "/api/mha", params);
+    CHECK(a.status == 400);
+    return json::parse(a.body).at("error").get<std::string>();
+  };
+  for (const char* key : {"input", "model", "save-npy"})
+    CHECK(error({{key, "/etc/passwd"}}) == std::string("attn: --") + key +
+                                               " names a file on the server, which a request may not (see 'attn mha --help')");
+  CHECK(error({{"format", "text"}}).find("--format is the address's") != std::string::npos);
+  CHECK(error({{"max-memory", "1P"}}).find("--max-memory is the server's") != std::string::npos);
+  CHECK(error({{"seed", "1"}, {"seed", "2"}}) == "attn: --seed is given twice (see 'attn mha --help')");
+  CHECK(error({{"help", ""}}) == "attn: attn mha has no option --help (see 'attn mha --help')");
+  CHECK(error({{"nonsense\x1b[31m", "1"}}) == "attn: attn mha has no option --nonsense\\x1b[31m (see 'attn mha --help')");
+}
+
+TEST_CASE("serve: unknown paths are 404, other methods 405, both with a JSON error", "[serve]") {
+  attn::Server& server = server_for("");
+  for (const char* path : {"/api/", "/api/nope", "/page/../api/simple", "/etc/passwd", "/api/simple/x", "/favicon.ico"}) {
+    INFO(path);
+    const attn::Server::Answer a = server.answer("GET", path, {});
+    CHECK(a.status == 404);
+    CHECK(json::parse(a.body).at("error").get<std::string>().rfind("attn: nothing is served at ", 0) == 0);
+  }
+  const attn::Server::Answer a = server.answer("POST", "/api/simple", {});
+  CHECK(a.status == 405);
+  CHECK(a.headers == std::vector<std::pair<std::string, std::string>>{{"Allow", "GET, HEAD"}});
+}
+
+TEST_CASE("serve: through a socket, /api's body is the command line's JSON, with no CORS header", "[serve]") {
+  attn::ServeSettings settings;
+  settings.port = 0;
+  attn::Server server(settings, attn::FrontEnd{attn::web_request, attn::live_bar});
+  const int port = server.bind();
+  std::thread listening([&] { server.listen(); });
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(10, 0);
+  const auto r = client.Get("/api/mha?seed=5&d-out=6&text=Hello%2C%20world");
+  server.stop();
+  listening.join();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  const attn_test::Run cli = command_line("mha", {"--seed", "5", "--d-out", "6", "--text", "Hello, world"}, "json");
+  CHECK(r->body == cli.out);
+  CHECK(r->get_header_value("Content-Type") == "application/json");
+  CHECK(r->get_header_value("X-Content-Type-Options") == "nosniff");
+  CHECK_FALSE(r->has_header("Access-Control-Allow-Origin"));
+}
