@@ -185,3 +185,25 @@ TEST_CASE("serve: through a socket, /api's body is the command line's JSON, with
   CHECK(r->get_header_value("X-Content-Type-Options") == "nosniff");
   CHECK_FALSE(r->has_header("Access-Control-Allow-Origin"));
 }
+
+TEST_CASE("serve: on loopback, only a loopback Host is answered", "[serve]") {
+  attn::ServeSettings settings;
+  settings.port = 0;
+  attn::Server server(settings, attn::FrontEnd{attn::web_request, attn::live_bar});
+  const int port = server.bind();
+  std::thread listening([&] { server.listen(); });
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(10, 0);
+  std::map<std::string, int> statuses;
+  for (const char* host : {"127.0.0.1", "localhost", "127.1.2.3:8000", "[::1]:8000", "localhost:1", "127.0.0.1.example.com",
+                           "localhost.example.com", "example.com", "0.0.0.0", "[::2]", ""}) {
+    const auto r = client.Get("/api/simple", httplib::Headers{{"Host", host}});
+    statuses[host] = r ? r->status : -1;
+  }
+  server.stop();
+  listening.join();
+  CHECK(statuses == std::map<std::string, int>{{"127.0.0.1", 200}, {"localhost", 200}, {"127.1.2.3:8000", 200},
+                                               {"[::1]:8000", 200}, {"localhost:1", 200}, {"127.0.0.1.example.com", 403},
+                                               {"localhost.example.com", 403}, {"example.com", 403}, {"0.0.0.0", 403},
+                                               {"[::2]", 403}, {"", 403}});
+}

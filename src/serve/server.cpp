@@ -79,8 +79,14 @@ std::pair<int, std::string> failure(const std::string& command) {
 // When the request this thread handles began (for --log's line).
 thread_local std::chrono::steady_clock::time_point request_start;
 
+// Whether `host` names this machine's loopback: localhost, an address of 127.0.0.0/8, or ::1 (numbers only:
+// "127.0.0.1.example.com" is a name anyone may point anywhere).
 bool loopback(const std::string& host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 // The host of a Host header, without its port ("[::1]:8000" -> "::1").
