@@ -38,6 +38,7 @@ namespace {
 constexpr std::size_t kMaxHeaderBytes = 16 << 10;  // all the headers together: 431 past it
 constexpr std::size_t kMaxHeaderLine = 8 << 10;    // one header line: 431 past it
 constexpr std::size_t kMaxHeaders = 64;            // 431 past it
+constexpr int kHeadSeconds = 5;                    // a request's line and headers must arrive within: 408
 constexpr std::size_t kMaxBodyBytes = 1 << 10;     // a GET has no body: 413 for one (read up to this, to answer)
 constexpr int kRetryAfterSeconds = 1;
 
@@ -154,6 +155,7 @@ class HeadCappedStream final : public httplib::Stream {
  public:
   HeadCappedStream(int sock, time_t read_s, time_t write_s) : sock_(sock), read_ms_(read_s * 1000), write_ms_(write_s * 1000) {}
   void start_request() {
+    head_deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(kHeadSeconds);
     in_head_ = true;
     head_bytes_ = line_bytes_ = lines_ = 0;
     ends_ = 0;
@@ -162,7 +164,18 @@ class HeadCappedStream final : public httplib::Stream {
   bool is_readable() const override { return wait_for(sock_, POLLIN, read_ms_); }
   bool is_writable() const override { return !over_ && wait_for(sock_, POLLOUT, write_ms_); }
   ssize_t read(char* ptr, size_t size) override {
-    if (over_ || !is_readable()) return -1;
+    if (over_) return -1;
+    if (in_head_) {  // a head that trickles in is cut off at kHeadSeconds, whatever its pace
+      const long left = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              head_deadline_ - std::chrono::steady_clock::now()).count());
+      const bool deadline_first = left <= read_ms_;  // else a silence of read_ms_ ends it, unanswered
+      if (left <= 0 || !wait_for(sock_, POLLIN, std::min(left, read_ms_))) {
+        if (deadline_first) refuse_head(408, "Request Timeout", "attn: the request's head did not arrive within 5 s");
+        return -1;
+      }
+    } else if (!is_readable()) {
+      return -1;
+    }
     ssize_t n;
     do n = ::recv(sock_, ptr, size, 0);
     while (n < 0 && errno == EINTR);
@@ -182,11 +195,7 @@ class HeadCappedStream final : public httplib::Stream {
       long_line = long_line || (lines_ > 0 && line_bytes_ > kMaxHeaderLine);  // the request line is httplib's: 414
     }
     if (in_head_ && (head_bytes_ > kMaxHeaderBytes || long_line)) {
-      const std::string body = error_json("attn: the request's headers are larger than the server takes");
-      const std::string answer = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
-                                 "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-      write(answer.data(), answer.size());
-      over_ = true;  // the rest of the connection is neither read nor answered
+      refuse_head(431, "Request Header Fields Too Large", "attn: the request's headers are larger than the server takes");
       return -1;
     }
     return n;
@@ -211,8 +220,19 @@ class HeadCappedStream final : public httplib::Stream {
   socket_t socket() const override { return sock_; }
 
  private:
+  // Answers `status` itself (cpp-httplib would answer 400, or nothing) and ends the connection.
+  void refuse_head(int status, const char* reason, const std::string& message) {
+    const std::string body = error_json(message);
+    const std::string answer = "HTTP/1.1 " + std::to_string(status) + " " + reason +
+                               "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                               "\r\nConnection: close\r\n\r\n" + body;
+    write(answer.data(), answer.size());
+    over_ = true;  // the rest of the connection is neither read nor answered
+  }
+
   int sock_;
   long read_ms_, write_ms_;
+  std::chrono::steady_clock::time_point head_deadline_;
   bool in_head_ = true, over_ = false;
   std::size_t head_bytes_ = 0, line_bytes_ = 0, lines_ = 0;
   int ends_ = 0;
