@@ -27,6 +27,7 @@ const char* const kFooter =
     "  attn simple                    one query, step by step (start here)\n"
     "  attn present                   every lesson full screen, for class\n"
     "  attn present causal --reveal   the code first, the result on the next key\n"
+    "  attn serve                     live pages in a browser, recomputed as you type\n"
     "  attn trainable --seed 123      exercise 3.1: sa_v1 with sa_v2's weights\n"
     "  attn kv-cache                  decoding token by token: the KV cache growing\n"
     "  attn kv-cache --estimate       KV-cache memory: multi-head vs grouped-query\n"
