@@ -5,10 +5,17 @@
 // or lessons of the test's own); each lesson's default is a made-up text, so a placeholder names its lesson.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <regex>
 
 #include "cli/options.hpp"
+#include "core/terminal_text.hpp"
 #include "lessons/registry.hpp"
 #include "render/figure.hpp"
 #include "render/live_page.hpp"
@@ -108,7 +115,7 @@ std::string html_page(const std::vector<std::string>& args) {
 
 }  // namespace
 
-TEST_CASE("live page: the html page with the bar after its header, one control per option, the live script once",
+TEST_CASE("live page: the html page with the bar after its header and one control per option and the live script once",
           "[live]") {
   const std::string page = html_page({"mha"});
   const attn::LiveBar bar = make_bar("mha");
@@ -197,7 +204,7 @@ TEST_CASE("live page: the html page with the bar after its header, one control p
   CHECK(live.find("form.live{display:flex;") < live.find("</head>"));
 }
 
-TEST_CASE("live page: the values shown and the refusal are escaped, whatever they hold", "[live][hostile]") {
+TEST_CASE("live page: the values shown and the refusal are escaped whatever they hold", "[live][hostile]") {
   const std::string page = html_page({"causal"});
   attn::LiveBar bar = make_bar("causal");
   const std::string script = "<script>window.pwned=1</script>";
@@ -230,7 +237,7 @@ TEST_CASE("live page: the values shown and the refusal are escaped, whatever the
   CHECK(count(between(other, "<form class=\"live\"", "</form>"), " selected") == 0);
 }
 
-TEST_CASE("live page: a refused request gives a page of the bar and the refusal, in the page's style", "[live]") {
+TEST_CASE("live page: a refused request gives a page of the bar and the refusal in the page's style", "[live]") {
   attn::LiveBar bar = make_bar("mha");
   bar.values = {{"seed", "-1"}};
   bar.error = "attn: --seed: expected a whole number from 0 to 18446744073709551615, got '-1'";
@@ -252,7 +259,7 @@ TEST_CASE("live page: a refused request gives a page of the bar and the refusal,
   CHECK(count(live, "new DOMParser()") == 1);
 }
 
-TEST_CASE("live page: the tour is a choice like a lesson, with the controls the tour takes", "[live]") {
+TEST_CASE("live page: the tour is a choice like a lesson with the controls the tour takes", "[live]") {
   const std::string page = html_page({"tour"});
   const attn::LiveBar bar = make_bar("tour");
   const std::string live = attn::live_page(page, bar);
@@ -265,4 +272,172 @@ TEST_CASE("live page: the tour is a choice like a lesson, with the controls the 
     CHECK(has_flag(inputs_named(form, c.key).at(0), "disabled") == (c.key != "text"));
   }
   CHECK(live.find("<body data-tour=\"1\">") != std::string::npos);
+}
+
+namespace {
+
+using nlohmann::json;
+
+json eval(const std::string& js) { return {{"do", "eval"}, {"js", js}}; }
+json wait(const std::string& js) { return {{"do", "wait"}, {"js", js}, {"seconds", 30}}; }
+json type(const std::string& css, const std::string& text) { return {{"do", "type"}, {"css", css}, {"text", text}}; }
+json focus(const std::string& css) { return {{"do", "focus"}, {"css", css}}; }
+json keys(const std::vector<std::string>& k) { return {{"do", "keys"}, {"keys", k}}; }
+
+// The live page's state once an answer is drawn: the address says `search` and no request is in flight.
+json settled(const std::string& search) {
+  return wait("location.search === " + json(search).dump() + " && !document.getElementById('live').hasAttribute('aria-busy')");
+}
+
+// Every cell of the attn_weights heatmaps: [head, query, key, value as the page writes it: "masked" for a
+// future key].
+const char* const kCellsJs =
+    "Array.from(document.querySelectorAll('main section[data-step=\"attn_weights\"] .heads rect.cell')).map(function (c) {"
+    " return [+c.closest('.head').dataset.head || 0, +c.dataset.q, +c.dataset.k, c.dataset.value]; })";
+const char* const kTokensJs = "Array.from(document.querySelectorAll('main section.lesson ul.facts code.tok')).map(function (e) { return e.textContent; })";
+
+// The query of the request the page sends for `args` (after the lesson), percent-encoded as the script does.
+std::string encoded(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) || std::strchr("-_.!~*'()", c)) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// What the cells must hold: batch 0 of the CLI's JSON attn_weights, (batch, heads, T, T).
+void check_cells(const json& cells, const std::vector<std::string>& args) {
+  std::vector<std::string> a = args;
+  a.insert(a.end(), {"--step", "attn_weights", "--json"});
+  const Run r = run(a);
+  REQUIRE(r.status == 0);
+  const json data = json::parse(r.out)["steps"][0]["data"][0];
+  std::size_t expected = 0;
+  for (const json& head : data) expected += head.size() * head.size();
+  REQUIRE(cells.size() == expected);
+  std::size_t masked = 0;
+  for (const json& c : cells) {
+    const float value = data[c[0].get<int>()][c[1].get<int>()][c[2].get<int>()].get<float>();
+    if (c[3] == "masked") {
+      ++masked;
+      CHECK(c[2].get<int>() > c[1].get<int>());
+      CHECK(value == 0.0f);
+    } else {
+      CHECK(std::stof(c[3].get<std::string>()) == value);
+    }
+  }
+  CHECK(masked == data.size() * data[0].size() * (data[0].size() - 1) / 2);  // the causal mask, every head
+}
+
+}  // namespace
+
+// The page's script against a server: tests/browser/stand_in_serve.py, which answers /page/LESSON with the
+// real attn's page (the server's own test, with attn serve, is the serve tier's). Typing, Enter, the seed,
+// a refusal, back and forward, another lesson with the keyboard, and slides kept across a redraw.
+TEST_CASE("live page in Chromium: typing recomputes in place and the address holds the state and errors show inline",
+          "[live][browser]") {
+  attn_test::need_program("/usr/bin/chromium", "chromium");
+  attn_test::need_program("/usr/bin/chromedriver", "chromium-driver");
+  attn_test::Scratch s;
+  const attn::LiveBar bar = make_bar("mha");
+  const std::string page = s.file("live.html", attn::live_page(html_page({"mha"}), bar));
+  const std::string sentence = "Every cat sat down";
+  const auto at = std::find(bar.choices.begin(), bar.choices.end(), "mha");
+  REQUIRE(at + 1 != bar.choices.end());
+  const std::string next = *(at + 1);  // ArrowDown on the lesson's select
+  std::string next_search = "?lesson=" + next;
+  std::vector<std::string> next_args = {next};
+  for (const attn::LiveControl& c : bar.controls)
+    if (c.takers.count(next) && (c.key == "text" || c.key == "seed")) {
+      next_search += "&" + c.key + "=" + encoded(c.key == "text" ? sentence : "5");
+      next_args.insert(next_args.end(), {"--" + c.key, c.key == "text" ? sentence : "5"});
+    }
+  const std::string typed = "?lesson=mha&text=" + encoded(sentence);
+  const std::string seeded = typed + "&seed=5";
+  const char* const error_js = "document.getElementById('live-error').textContent";
+
+  json actions = json::array({
+      {{"do", "load"}, {"url", "{server}/"}}, type("#live-text", sentence),  // 0-1
+      settled(typed), eval(kTokensJs), eval(kCellsJs),  // 2-4
+      eval("[document.body.classList.contains('slides'), document.activeElement.id, document.title]"),  // 5
+      type("#live-seed", "5"), keys({"Enter"}), settled(seeded), eval(kCellsJs),  // 6-9
+      eval("document.getElementById('live-seed').value = ''"), type("#live-seed", "-1"), keys({"Enter"}),  // 10-12
+      wait(error_js), eval(kCellsJs), eval("location.search"),  // 13-15
+      eval("history.back()"), settled(typed),  // 16-17
+      eval("[document.getElementById('live-seed').value, document.getElementById('live-text').value]"), eval(kCellsJs),  // 18-19
+      eval("history.forward()"), settled(seeded), eval("document.getElementById('live-seed').value"), eval(error_js),  // 20-23
+      focus("#live-lesson"), keys({"ArrowDown"}), settled(next_search),  // 24-26
+      eval("Array.from(document.querySelectorAll('main section.step')).map(function (s) { return s.dataset.step; })"),  // 27
+      eval("[document.title, document.querySelector('header.bar .doc').textContent, document.getElementById('live-lesson').value]"),  // 28
+      eval("history.back()"), settled(seeded),  // 29-30
+      eval("document.activeElement.blur()"), keys({"s", "End"}),  // 31-32
+      eval("[location.hash, document.querySelector('main section.slide.current').dataset.step]"),  // 33
+      type("#live-text", " again"), settled(seeded.substr(0, typed.size()) + encoded(" again") + "&seed=5"),  // 34-35
+      eval("[document.body.classList.contains('slides'), location.hash, document.querySelectorAll('main section.slide.current').length,"
+           " document.querySelector('main section.slide.current').dataset.step]"),  // 36
+      eval("document.activeElement.blur()"), keys({"Home"}),  // 37-38
+      eval("[location.hash, document.querySelector('main section.slide.current').dataset.step, document.getElementById('counter').textContent]"),  // 39
+  });
+  const json request = {{"loopback", true},
+                        {"server", {"/usr/bin/python3", ATTN_TESTS_DIR "/browser/stand_in_serve.py", page, ATTN_EXE}},
+                        {"actions", actions}};
+  const attn_test::Run r = attn_test::shell("/usr/bin/python3 " + attn_test::quote(ATTN_TESTS_DIR "/browser/drive.py") + " " +
+                                            attn_test::quote(s.file("request.json", request.dump())));
+  INFO("drive.py's errors: " << r.err);
+  REQUIRE(r.status == 0);
+  const json out = json::parse(r.out);
+  REQUIRE(out.size() == actions.size());
+  const auto result = [&](std::size_t i) -> const json& { return out[i]; };  // by the numbers above
+  CHECK(out[0]["console"] == json::array());
+
+  // Typed and paused: the sentence's tokens and weights, the address, the page's keys not fired by typing.
+  CHECK(result(2) == true);
+  const json tokens = json::parse(run({"mha", "--text", sentence, "--json"}).out)["inputs"]["tokens"];
+  std::vector<std::string> shown;
+  for (const json& t : tokens) shown.push_back(attn::token_repr(t.get<std::string>()));
+  CHECK(result(3).get<std::vector<std::string>>() == shown);
+  check_cells(result(4), {"mha", "--text", sentence});
+  const attn::LessonInfo& mha = attn::find_lesson("mha")->info;
+  CHECK(result(5) == json::array({false, "live-text", "attn mha \xe2\x80\x94 " + mha.section + " " + mha.title}));
+  // Enter in the seed: the seed's weights.
+  CHECK(result(8) == true);
+  check_cells(result(9), {"mha", "--text", sentence, "--seed", "5"});
+  // A refused seed: the CLI's words inline, the steps and the address of the last good view kept.
+  const Run refused = run({"mha", "--text", sentence, "--seed", "-1"});
+  REQUIRE(refused.status == 2);
+  CHECK(result(13).get<std::string>() + "\n" == refused.err.substr(refused.err.rfind("attn: ")));
+  check_cells(result(14), {"mha", "--text", sentence, "--seed", "5"});
+  CHECK(result(15) == seeded);
+  // Back: the view before the seed, its controls as the address says; forward: the seed again.
+  CHECK(result(17) == true);
+  CHECK(result(18) == json::array({"", sentence}));
+  check_cells(result(19), {"mha", "--text", sentence});
+  CHECK(result(21) == true);
+  CHECK(result(22) == "5");
+  CHECK(result(23) == "");  // a good answer clears the refusal
+  // The next lesson, chosen with the arrow key: its steps, its title, only the options it takes sent.
+  CHECK(result(26) == true);
+  next_args.push_back("--json");
+  const json next_doc = json::parse(run(next_args).out);
+  std::vector<std::string> ids;
+  for (const json& step : next_doc["steps"]) ids.push_back(step["id"]);
+  REQUIRE(!ids.empty());
+  CHECK(result(27).get<std::vector<std::string>>() == ids);
+  CHECK(result(28)[0] == result(28)[1]);
+  CHECK(result(28)[0].get<std::string>().rfind("attn " + next + " ", 0) == 0);
+  CHECK(result(28)[2] == next);
+  CHECK(result(30) == true);
+  // Slides across a redraw: the same step, then the keys move among the new steps.
+  const json mha_ids = json::parse(run({"mha", "--text", sentence + " again", "--seed", "5", "--json"}).out)["steps"];
+  const std::string last_id = mha_ids.back()["id"];
+  CHECK(result(33) == json::array({"#slide=" + last_id, last_id}));
+  CHECK(result(35) == true);
+  CHECK(result(36) == json::array({true, "#slide=" + last_id, 1, last_id}));
+  CHECK(result(39) == json::array({"#slide=0", "0", "mha - step 0 of " + std::to_string(mha_ids.size())}));
 }

@@ -81,18 +81,16 @@ const char* const kLiveScript = R"JS(
     } catch (e) { /* not the server's JSON: say the status */ }
     return "attn: the server answered " + status;
   }
-  function swap(html) {
-    var doc = new DOMParser().parseFromString(html, "text/html");
-    var fresh = doc.querySelector("main"), old = document.querySelector("main");
-    if (!fresh || !old) return false;
-    old.parentNode.replaceChild(document.importNode(fresh, true), old);
+  // The new page's <main>, its title and its tour mark put in place of the old; the page's script told.
+  function swap(doc) {
+    var old = document.querySelector("main");
+    old.parentNode.replaceChild(document.importNode(doc.querySelector("main"), true), old);
     var title = doc.querySelector("header.bar .doc"), here = document.querySelector("header.bar .doc");
     if (title && here) here.textContent = title.textContent;
     document.title = doc.title;
     if (doc.body.hasAttribute("data-tour")) document.body.setAttribute("data-tour", doc.body.getAttribute("data-tour"));
     else document.body.removeAttribute("data-tour");
     document.dispatchEvent(new CustomEvent("attn:redrawn"));
-    return true;
   }
   function done(n) {
     if (n !== seq) return false;
@@ -115,9 +113,16 @@ const char* const kLiveScript = R"JS(
       .then(function (a) {
         if (!done(n)) return;
         if (!a.ok) { last = ""; say(refusal(a.status, a.body)); return; }
-        if (!swap(a.body)) { last = ""; say("attn: the server's answer has no page"); return; }
+        var doc = new DOMParser().parseFromString(a.body, "text/html");
+        if (!doc.querySelector("main") || !document.querySelector("main")) {
+          last = "";
+          say("attn: the server's answer has no page");
+          return;
+        }
         say("");
+        // The new address first: on a slide, the page's script then puts the slide's #slide=ID on it.
         if (push && location.pathname + location.search !== at) history.pushState(null, "", at);
+        swap(doc);
       }, function (e) {
         if (!done(n)) return;
         last = "";
