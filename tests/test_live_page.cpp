@@ -383,6 +383,11 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
            " document.querySelector('main section.slide.current').dataset.step]"),  // 36
       eval("document.activeElement.blur()"), keys({"Home"}),  // 37-38
       eval("[location.hash, document.querySelector('main section.slide.current').dataset.step, document.getElementById('counter').textContent]"),  // 39
+      // A refused seed, then a new #slide=ID in the address: no new view, and the box keeps what was typed.
+      eval("document.getElementById('live-seed').value = ''"), type("#live-seed", "-1"), keys({"Enter"}), wait(error_js),  // 40-43
+      eval("location.hash = '#slide=attn_weights'"), wait("location.hash === '#slide=attn_weights'"),  // 44-45
+      eval("[document.getElementById('live-seed').value, " + std::string(error_js) +
+           ", document.getElementById('live').hasAttribute('aria-busy'), document.querySelector('main section.slide.current').dataset.step]"),  // 46
   });
   const json request = {{"loopback", true},
                         {"server", {"/usr/bin/python3", ATTN_TESTS_DIR "/browser/stand_in_serve.py", page, ATTN_EXE}},
@@ -440,4 +445,5 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
   CHECK(result(35) == true);
   CHECK(result(36) == json::array({true, "#slide=" + last_id, 1, last_id}));
   CHECK(result(39) == json::array({"#slide=0", "0", "mha - step 0 of " + std::to_string(mha_ids.size())}));
+  CHECK(result(46) == json::array({"-1", result(13), false, "attn_weights"}));
 }

@@ -51,7 +51,8 @@ const char* const kLiveScript = R"JS(
   if (!form || !window.fetch || !window.DOMParser) return;
   var lesson = form.elements.namedItem("lesson"), error = document.getElementById("live-error");
   var controls = Array.prototype.slice.call(form.querySelectorAll("input[data-takers]"));
-  var timer = 0, seq = 0, inflight = null, last = "";
+  // last: the address last asked for; shown: the address of the view drawn (a #slide=ID after it is no new view).
+  var timer = 0, seq = 0, inflight = null, last = "", shown = location.pathname + location.search;
   function takers(c) {
     try { return JSON.parse(c.getAttribute("data-takers")) || {}; } catch (e) { return {}; }
   }
@@ -122,6 +123,7 @@ const char* const kLiveScript = R"JS(
         say("");
         // The new address first: on a slide, the page's script then puts the slide's #slide=ID on it.
         if (push && location.pathname + location.search !== at) history.pushState(null, "", at);
+        shown = location.pathname + location.search;
         swap(doc);
       }, function (e) {
         if (!done(n)) return;
@@ -143,9 +145,10 @@ const char* const kLiveScript = R"JS(
     last = "";
     recompute(true);
   });
-  // Back and forward: the controls as the address says, and that view (a change of #slide alone is no new view).
+  // Back and forward: the controls as the address says, and that view. A change of the #hash alone (a slide,
+  // a link of the contents) is no new view, and leaves what is being typed alone.
   window.addEventListener("popstate", function () {
-    if (location.pathname !== "/") return;
+    if (location.pathname !== "/" || location.pathname + location.search === shown) return;
     var q = new URLSearchParams(location.search), want = q.get("lesson") || form.getAttribute("data-lesson");
     if (Array.prototype.some.call(lesson.options, function (o) { return o.value === want; })) lesson.value = want;
     controls.forEach(function (c) { c.value = q.has(c.name) ? q.get(c.name) : ""; });
