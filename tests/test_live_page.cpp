@@ -335,6 +335,32 @@ void check_cells(const json& cells, const std::vector<std::string>& args) {
   CHECK(masked == data.size() * data[0].size() * (data[0].size() - 1) / 2);  // the causal mask, every head
 }
 
+// Runs the actions in Chromium (tests/browser/drive.py) with loopback allowed, against the stand-in server
+// serving `pages` (the live page for every query, then QUERY, PAGE pairs); one result per action.
+json drive_served(const attn_test::Scratch& s, const std::vector<std::string>& pages, const json& actions) {
+  json server = {"/usr/bin/python3", ATTN_TESTS_DIR "/browser/stand_in_serve.py", pages.front(), ATTN_EXE};
+  for (std::size_t i = 1; i < pages.size(); ++i) server.push_back(pages[i]);
+  const json request = {{"loopback", true}, {"server", server}, {"actions", actions}};
+  const Run r = attn_test::shell("/usr/bin/python3 " + attn_test::quote(ATTN_TESTS_DIR "/browser/drive.py") + " " +
+                                 attn_test::quote(s.file("request.json", request.dump())));
+  INFO("drive.py's errors: " << r.err);
+  REQUIRE(r.status == 0);
+  const json out = json::parse(r.out);
+  REQUIRE(out.size() == actions.size());
+  return out;
+}
+
+// Each message the browser logged is a refusal the test asked for (Chromium logs each 400 it fetches).
+void check_console(const json& messages, std::size_t refusals) {
+  INFO(messages.dump());
+  CHECK(messages.size() == refusals);
+  for (const json& m : messages) CHECK(m.get<std::string>().find("the server responded with a status of 400") != std::string::npos);
+}
+
+#define NEED_CHROMIUM()                                                  \
+  attn_test::need_program("/usr/bin/chromium", "chromium");              \
+  attn_test::need_program("/usr/bin/chromedriver", "chromium-driver")
+
 }  // namespace
 
 // The page's script against a server: tests/browser/stand_in_serve.py, which answers /page/LESSON with the
@@ -342,8 +368,7 @@ void check_cells(const json& cells, const std::vector<std::string>& args) {
 // a refusal, back and forward, another lesson with the keyboard, and slides kept across a redraw.
 TEST_CASE("live page in Chromium: typing recomputes in place and the address holds the state and errors show inline",
           "[live][browser]") {
-  attn_test::need_program("/usr/bin/chromium", "chromium");
-  attn_test::need_program("/usr/bin/chromedriver", "chromium-driver");
+  NEED_CHROMIUM();
   attn_test::Scratch s;
   const attn::LiveBar bar = make_bar("mha");
   const std::string page = s.file("live.html", attn::live_page(html_page({"mha"}), bar));
@@ -388,16 +413,9 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
       eval("location.hash = '#slide=attn_weights'"), wait("location.hash === '#slide=attn_weights'"),  // 44-45
       eval("[document.getElementById('live-seed').value, " + std::string(error_js) +
            ", document.getElementById('live').hasAttribute('aria-busy'), document.querySelector('main section.slide.current').dataset.step]"),  // 46
+      {{"do", "console"}},  // 47
   });
-  const json request = {{"loopback", true},
-                        {"server", {"/usr/bin/python3", ATTN_TESTS_DIR "/browser/stand_in_serve.py", page, ATTN_EXE}},
-                        {"actions", actions}};
-  const attn_test::Run r = attn_test::shell("/usr/bin/python3 " + attn_test::quote(ATTN_TESTS_DIR "/browser/drive.py") + " " +
-                                            attn_test::quote(s.file("request.json", request.dump())));
-  INFO("drive.py's errors: " << r.err);
-  REQUIRE(r.status == 0);
-  const json out = json::parse(r.out);
-  REQUIRE(out.size() == actions.size());
+  const json out = drive_served(s, {page}, actions);
   const auto result = [&](std::size_t i) -> const json& { return out[i]; };  // by the numbers above
   CHECK(out[0]["console"] == json::array());
 
@@ -446,4 +464,69 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
   CHECK(result(36) == json::array({true, "#slide=" + last_id, 1, last_id}));
   CHECK(result(39) == json::array({"#slide=0", "0", "mha - step 0 of " + std::to_string(mha_ids.size())}));
   CHECK(result(46) == json::array({"-1", result(13), false, "attn_weights"}));
+  check_console(result(47), 2);  // the two refused seeds, and no error of a script
+}
+
+// A link whose request was refused: the bar and the refusal over an empty page; the first good answer fills
+// it in, and the page's keys work on the steps it brings. Then the tour, chosen with End.
+TEST_CASE("live page in Chromium: a refused link shows the refusal and fills in on the first good answer", "[live][browser]") {
+  NEED_CHROMIUM();
+  attn_test::Scratch s;
+  attn::LiveBar bar = make_bar("mha");
+  const std::string page = s.file("live.html", attn::live_page(html_page({"mha"}), bar));
+  const Run refused = run({"mha", "--seed", "-1"});
+  REQUIRE(refused.status == 2);
+  bar.values = {{"seed", "-1"}};
+  bar.error = refused.err.substr(refused.err.rfind("attn: "));
+  bar.error.pop_back();  // the line feed
+  const std::string empty = s.file("refused.html", attn::live_page("", bar));
+  REQUIRE(bar.choices.back() == "tour");
+
+  const json actions = json::array({
+      {{"do", "load"}, {"url", "{server}/?lesson=mha&seed=-1"}},  // 0
+      eval("[document.getElementById('live-error').textContent, document.querySelector('main').children.length,"
+           " document.getElementById('live-seed').value, document.title]"),  // 1
+      eval("document.activeElement.blur()"), keys({"s", "ArrowRight"}),  // 2-3
+      eval("[document.body.classList.contains('slides'), document.getElementById('mode').getAttribute('aria-pressed')]"),  // 4
+      focus("#live-lesson"), keys({"Tab"}), eval("document.activeElement.id"),  // 5-7
+      eval("document.getElementById('live-seed').value = ''"), type("#live-seed", "5"), keys({"Enter"}),  // 8-10
+      settled("?lesson=mha&seed=5"),  // 11
+      eval("[Array.from(document.querySelectorAll('main section.step')).map(function (s) { return s.dataset.step; }),"
+           " document.getElementById('live-error').textContent, document.title]"),  // 12
+      eval("document.activeElement.blur()"), keys({"s", "ArrowRight"}),  // 13-14
+      eval("[document.getElementById('counter').textContent, location.hash, document.querySelector('main section.slide.current').dataset.step]"),  // 15
+      focus("#live-lesson"), keys({"End"}), settled("?lesson=tour"),  // 16-18
+      eval("[document.body.dataset.tour, document.title, location.hash, document.querySelector('main section.slide.current').dataset.step,"
+           " Array.from(document.querySelectorAll('main section.step')).map(function (s) { return s.dataset.lesson + '/' + s.dataset.step; })]"),  // 19
+      {{"do", "console"}},  // 20
+  });
+  const json out = drive_served(s, {page, "lesson=mha&seed=-1", empty}, actions);
+  CHECK(out[0]["console"] == json::array());
+  const attn::LessonInfo& mha = attn::find_lesson("mha")->info;
+  CHECK(out[1] == json::array({bar.error, 0, "-1", "attn"}));
+  CHECK(out[4] == json::array({false, "false"}));  // no steps: the page's keys have nothing to show
+  CHECK(out[7] == "live-text");                    // Tab: from the lesson to the text box
+  CHECK(out[11] == true);
+  std::vector<std::string> ids;
+  const json seeded = json::parse(run({"mha", "--seed", "5", "--json"}).out);
+  for (const json& step : seeded["steps"]) ids.push_back(step["id"]);
+  CHECK(out[12] == json::array({ids, "", "attn mha \xe2\x80\x94 " + mha.section + " " + mha.title}));
+  CHECK(out[15] == json::array({"mha - step 1 of " + std::to_string(ids.size()), "#slide=" + ids.front(), ids.front()}));
+  // The tour: every lesson's steps; on the same step, now named LESSON/ID.
+  CHECK(out[18] == true);
+  const json tour = json::parse(run({"tour", "--json"}).out);
+  std::vector<std::string> tour_ids;
+  std::string first_lesson_with_it;
+  for (const json& lesson : tour["lessons"])
+    for (const json& step : lesson["steps"]) {
+      tour_ids.push_back(lesson["lesson"].get<std::string>() + "/" + step["id"].get<std::string>());
+      if (first_lesson_with_it.empty() && step["id"] == ids.front()) first_lesson_with_it = lesson["lesson"];
+    }
+  REQUIRE(!first_lesson_with_it.empty());
+  CHECK(out[19][0] == "1");
+  CHECK(out[19][1].get<std::string>().rfind("attn tour: ", 0) == 0);
+  CHECK(out[19][2] == "#slide=" + first_lesson_with_it + "/" + ids.front());
+  CHECK(out[19][3] == ids.front());
+  CHECK(out[19][4].get<std::vector<std::string>>() == tour_ids);
+  check_console(out[20], 0);
 }

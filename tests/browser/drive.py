@@ -30,6 +30,7 @@ Actions ({"do": ...}):
                               "colors": how many distinct colours the screenshot has
   pdf                      -> the text of the page printed to PDF (pdftotext, poppler-utils), each page's
                               left column, then its right (the handout has two)
+  console                  -> the messages of level WARNING or SEVERE logged since the last load or console
   alert                    -> whether a JavaScript dialog is open
   dark BOOL                -> null; emulates prefers-color-scheme (true: dark, false: light)
   viewport [W, H]          -> [innerWidth, innerHeight]; the window's content area set to W x H CSS pixels
@@ -181,6 +182,8 @@ def act(driver, a, server=None):
             "return performance.getEntriesByType('resource').map(function (e) { return e.name; })")
         return {"console": [e["message"] for e in logs if e["level"] in ("WARNING", "SEVERE")],
                 "resources": resources}
+    if do == "console":
+        return [e["message"] for e in driver.get_log("browser") if e["level"] in ("WARNING", "SEVERE")]
     if do == "eval":
         return driver.execute_script("return (" + a["js"] + ");")
     if do == "keys":

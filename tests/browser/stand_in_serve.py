@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """A stand-in for attn serve, for the live page's browser test until the server is there to drive it.
 
-    stand_in_serve.py LIVE_PAGE.html ATTN
+    stand_in_serve.py LIVE_PAGE.html ATTN [QUERY PAGE.html]...
 
 On 127.0.0.1, a free port; prints "attn: serving on http://127.0.0.1:PORT/ (Ctrl-C stops)" on stderr, as
 attn serve does, and serves until SIGTERM:
-  GET /?...              -> LIVE_PAGE.html, whatever the query (a stand-in: attn serve makes the page of
-                            the query; the test loads / and the address it was given only)
+  GET /?QUERY            -> the PAGE.html given for exactly that QUERY, or else LIVE_PAGE.html (a stand-in:
+                            attn serve makes the live page of any query; the test writes the few it loads)
   GET /page/LESSON?K=V&  -> `ATTN LESSON --K V ... --format html` ("tour": attn tour): 200 and the page,
                             or 400 and {"error": the last line attn wrote on stderr}
   anything else          -> 404
@@ -38,7 +38,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         url = urlsplit(self.path)
         if url.path == "/":
-            with open(sys.argv[1], encoding="utf-8") as f:
+            pages = dict(zip(sys.argv[3::2], sys.argv[4::2]))
+            with open(pages.get(url.query, sys.argv[1]), encoding="utf-8") as f:
                 return self.send(200, "text/html; charset=utf-8", f.read())
         if url.path.startswith("/page/"):
             lesson = unquote(url.path[len("/page/"):])
