@@ -199,7 +199,8 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
   return out + "></label>";
 }
 
-// The control bar: a form that works as a plain GET of /?lesson=...&... without the script, too.
+// The control bar. Without the script, the form is a plain GET of /?lesson=...&KEY=VALUE (an empty box then
+// arrives as KEY=, a disabled one not at all); the script sends only the boxes that hold a value.
 std::string bar_html(const LiveBar& bar) {
   std::string out = "<form class=\"live\" id=\"live\" role=\"search\" aria-label=\"Recompute the lesson\" action=\"/\" "
                     "method=\"get\" novalidate" + attribute("data-lesson", bar.lesson) + ">";
