@@ -156,8 +156,14 @@ figure .head svg.small{display:block!important}
 const char* const kScript = R"JS(
 "use strict";
 (function () {
-  var slides = Array.prototype.slice.call(document.querySelectorAll("section.slide"));
-  var body = document.body, current = 0, tour = body.getAttribute("data-tour") === "1";
+  // What the script reads of <main>: read again on "attn:redrawn", when attn serve's live page has put new
+  // steps in (render/live_page.cpp); every listener is bound once, on the document or the header.
+  var slides = [], body = document.body, current = 0, tour = false;
+  function scan() {
+    slides = Array.prototype.slice.call(document.querySelectorAll("section.slide"));
+    tour = body.getAttribute("data-tour") === "1";
+  }
+  scan();
   var counter = document.getElementById("counter");
   var modeButton = document.getElementById("mode"), themeButton = document.getElementById("theme");
   function setHash(h) {
@@ -187,6 +193,7 @@ const char* const kScript = R"JS(
     fitSlide();
   }
   function slideMode(on, k) {
+    if (!slides.length) return;  // a live page whose request was refused has no steps yet
     body.classList.toggle("slides", on);
     modeButton.setAttribute("aria-pressed", on ? "true" : "false");
     modeButton.textContent = on ? "Document" : "Slides";
@@ -402,6 +409,8 @@ const char* const kScript = R"JS(
   window.addEventListener("resize", fitSlide);
   document.addEventListener("keydown", function (e) {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
+    // Typing in a box (attn serve's bar) is typing, not the page's keys.
+    if (e.target.closest && e.target.closest("input, select, textarea, [contenteditable]")) return;
     var cell = e.target.closest ? e.target.closest("rect.cell") : null;
     if (cell && moveInGrid(cell, e.key)) { e.preventDefault(); return; }
     var tok = e.target.closest ? e.target.closest("svg.lines text.tok") : null;
@@ -426,6 +435,16 @@ const char* const kScript = R"JS(
       default: return;
     }
     e.preventDefault();
+  });
+  // New steps in <main> (the live page): the same mode, on the same step where the new page has it.
+  document.addEventListener("attn:redrawn", function () {
+    var on = body.classList.contains("slides"), was = on && slides[current] ? address(slides[current]).slice(7) : "";
+    scan();
+    if (!slides.length) { if (on) { body.classList.remove("slides"); modeButton.setAttribute("aria-pressed", "false"); modeButton.textContent = "Slides"; } return; }
+    var k = was ? find(was) : -1;
+    if (k < 0 && was.indexOf("/") >= 0) k = find(was.slice(was.indexOf("/") + 1));  // another lesson's: its id
+    current = Math.min(current, slides.length - 1);
+    if (on) show(k >= 0 ? k : current);
   });
   themeLabel();
   fromHash();

@@ -6,17 +6,31 @@
 The request is a list of actions, done in order in one browser with networking turned off; the answer,
 on stdout, is a JSON list with one result per action. This script only observes: the test asserts.
 
+For a page served by attn serve (or a stand-in) on loopback, the request is an object instead:
+{"loopback": true, "actions": [...]}. Then the browser may reach 127.0.0.1 and ::1 (any port) and nothing
+else: every host name still resolves to nothing, every other address still goes to the closed proxy, and
+the DevTools network stays on. The list form is the default and keeps networking off entirely.
+With "server": [ARGV...] too, drive.py starts that program first (attn serve --port 0, say), reads the
+address it prints on stderr (the first http://127.0.0.1:PORT/ or http://[::1]:PORT/), puts it, without
+its last slash, in place of "{server}" in every action's text, and stops the program (SIGTERM, then
+SIGKILL after 5 s) once the actions are done; what it printed is copied to drive.py's stderr.
+
 Actions ({"do": ...}):
   load URL                 -> {"console": [messages of level WARNING or SEVERE], "resources": [URLs fetched]}
   eval JS                  -> the value of `return (JS)` in the page
   keys [KEY, ...]          -> null; keys as a user types them, to the focused element (Selenium key names:
                               "ArrowRight", "PageDown", "Space", "Home", "End", "Escape", "Tab" or characters)
   click CSS / hover CSS / focus CSS -> null
+  type CSS TEXT            -> null; TEXT typed, key by key, into the element matching CSS (focused first)
+  wait JS [SECONDS]        -> the first truthy value of `return (JS)`, polled every 50 ms; or
+                              {"timeout": the last value} after SECONDS (default 10): waits for an answer of
+                              the server to be drawn, and never passes by itself (the test asserts the value)
   pixels [CSS, ...] [DX, DY] -> a screenshot of the window; for each selector, the first match scrolled into
                               view and the [r, g, b] of the pixel DX, DY inside its top-left corner; and
                               "colors": how many distinct colours the screenshot has
   pdf                      -> the text of the page printed to PDF (pdftotext, poppler-utils), each page's
                               left column, then its right (the handout has two)
+  console                  -> the messages of level WARNING or SEVERE logged since the last load or console
   alert                    -> whether a JavaScript dialog is open
   dark BOOL                -> null; emulates prefers-color-scheme (true: dark, false: light)
   viewport [W, H]          -> [innerWidth, innerHeight]; the window's content area set to W x H CSS pixels
@@ -26,15 +40,21 @@ Actions ({"do": ...}):
   pdfboxes CSS             -> the page printed to PDF; for each element matching CSS, in order, the numbers
                               of the PDF pages its text starts and ends on ([first, last]), found by printing
                               the page with a marker before and after each element's text
+  stop                     -> {"status": its exit status, "seconds": how long it took to exit}; the
+                              "server" program sent SIGTERM (SIGKILL after 5 s: status then -9)
   save PATH                -> null; a PNG screenshot of the window (scripts/capture-pages.sh)
   savepdf PATH             -> null; the page printed to PDF (scripts/capture-pages.sh)
 """
 import base64
 import io
 import json
+import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 from PIL import Image
 from selenium import webdriver
@@ -45,20 +65,24 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 
-def browser():
+def browser(loopback=False):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
                 "--hide-scrollbars", "--force-device-scale-factor=1", "--disable-extensions",
-                # No network: every host resolves to nothing and every request goes to a closed port.
-                "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-                "--proxy-bypass-list=<-loopback>"):
+                # No network: every host resolves to nothing and every request goes to a closed port
+                # (with loopback, 127.0.0.1 and ::1 are resolved and not sent to the proxy; every other name
+                # still resolves to nothing, every other address still goes to the closed port).
+                "--host-resolver-rules=MAP * ~NOTFOUND" + (", EXCLUDE 127.0.0.1, EXCLUDE [::1]" if loopback else ""),
+                "--proxy-server=127.0.0.1:9",
+                "--proxy-bypass-list=" + ("127.0.0.1;[::1]" if loopback else "<-loopback>")):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.execute_cdp_cmd("Network.enable", {})
-    driver.execute_cdp_cmd("Network.emulateNetworkConditions",
-                           {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    if not loopback:
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions",
+                               {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
     return driver
 
 
@@ -97,8 +121,59 @@ def columns_text(pdf):
     return "\f".join(text)
 
 
-def act(driver, a):
+class Server:
+    """The program of a request's "server", started, its address read from what it prints on stderr."""
+
+    def __init__(self, argv):
+        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, text=True, errors="replace")
+        self.printed = []
+        self.address = None
+        found = threading.Event()
+
+        def read():  # the whole of stderr, so the server never blocks on a full pipe
+            for line in self.process.stderr:
+                self.printed.append(line)
+                m = re.search(r"http://(127\.0\.0\.1|\[::1\]):\d+", line)
+                if m and self.address is None:
+                    self.address = m.group(0)
+                    found.set()
+            found.set()
+
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
+        found.wait(30)
+        if self.address is None:
+            self.stop()
+            raise RuntimeError("the server printed no loopback address: " + "".join(self.printed))
+
+    def stop(self):
+        if self.process.poll() is not None:
+            return {"status": self.process.returncode, "seconds": 0}
+        start = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        return {"status": self.process.returncode, "seconds": time.monotonic() - start}
+
+
+def with_address(value, address):
+    if isinstance(value, str):
+        return value.replace("{server}", address)
+    if isinstance(value, list):
+        return [with_address(v, address) for v in value]
+    if isinstance(value, dict):
+        return {k: with_address(v, address) for k, v in value.items()}
+    return value
+
+
+def act(driver, a, server=None):
     do = a["do"]
+    if do == "stop":
+        return server.stop()
     if do == "load":
         driver.get_log("browser")  # drop what an earlier page logged
         driver.get(a["url"])
@@ -107,6 +182,8 @@ def act(driver, a):
             "return performance.getEntriesByType('resource').map(function (e) { return e.name; })")
         return {"console": [e["message"] for e in logs if e["level"] in ("WARNING", "SEVERE")],
                 "resources": resources}
+    if do == "console":
+        return [e["message"] for e in driver.get_log("browser") if e["level"] in ("WARNING", "SEVERE")]
     if do == "eval":
         return driver.execute_script("return (" + a["js"] + ");")
     if do == "keys":
@@ -125,6 +202,20 @@ def act(driver, a):
         else:
             driver.execute_script("arguments[0].focus()", element)
         return None
+    if do == "type":
+        element = driver.find_element(By.CSS_SELECTOR, a["css"])
+        driver.execute_script("arguments[0].focus()", element)
+        ActionChains(driver).send_keys(a["text"]).perform()
+        return None
+    if do == "wait":
+        deadline = time.monotonic() + a.get("seconds", 10)
+        while True:
+            value = driver.execute_script("return (" + a["js"] + ");")
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                return {"timeout": value}
+            time.sleep(0.05)
     if do == "pixels":
         dx, dy = a.get("offset", [3, 3])
         first = driver.find_element(By.CSS_SELECTOR, a["css"][0])
@@ -198,12 +289,24 @@ def act(driver, a):
 
 def main():
     with open(sys.argv[1], encoding="utf-8") as f:
-        actions = json.load(f)
-    driver = browser()
+        request = json.load(f)
+    loopback = isinstance(request, dict) and request.get("loopback") is True
+    actions = request["actions"] if isinstance(request, dict) else request
+    server = None
+    if loopback and request.get("server"):
+        server = Server(request["server"])
+        actions = with_address(actions, server.address)
     try:
-        results = [act(driver, a) for a in actions]
+        driver = browser(loopback)
+        try:
+            results = [act(driver, a, server) for a in actions]
+        finally:
+            driver.quit()
     finally:
-        driver.quit()
+        if server:
+            server.stop()
+            server.reader.join(5)
+            sys.stderr.write("".join(server.printed))
     json.dump(results, sys.stdout)
 
 

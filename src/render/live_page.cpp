@@ -1,0 +1,247 @@
+// attn serve's live page (render/live_page.hpp, docs/serve.md): the html renderer's page with a control bar
+// after its header, a second small script, and a Content-Security-Policy that also allows connect-src 'self'.
+// The page itself is not re-rendered here: its header, its <main> and its own script stay byte for byte what
+// --format html writes, so the live page cannot drift from the static one. Every text from outside (the
+// values of a request, the refusal, the option help) is escaped.
+#include "render/live_page.hpp"
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "render/figure.hpp"
+#include "render/renderer.hpp"
+
+namespace attn {
+
+namespace {
+
+// The static page's policy forbids every request; the live page may ask its own server, and nothing else.
+const char* const kLivePolicy =
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'";
+
+const char* const kLiveStyle = R"CSS(
+form.live{display:flex;flex-wrap:wrap;gap:.3em 1em;align-items:flex-end;margin:0;padding:.35em 1.2em .45em;
+background:var(--bar);border-bottom:1px solid var(--border)}
+form.live label{display:flex;flex-direction:column;font-size:.8em;color:var(--muted)}
+form.live label.wide{flex:1 1 22em}
+form.live input,form.live select,form.live button{font:inherit;font-size:1.15em;color:var(--fg);background:var(--bg);
+border:1px solid var(--border);border-radius:4px;padding:.15em .4em}
+form.live input[type="number"]{width:7.5em}
+form.live button{cursor:pointer}
+form.live input:disabled{opacity:.45}
+form.live :focus-visible{outline:3px solid var(--accent);outline-offset:1px}
+form.live[aria-busy="true"] button{opacity:.6}
+form.live .live-error{flex-basis:100%;margin:0;white-space:pre-wrap;font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;
+font-size:.9em}
+form.live .live-error:not(:empty){border-left:4px solid #c62828;padding:.2em .6em}
+@media print{form.live{display:none!important}}
+)CSS";
+
+// Recomputes as the bar changes: the typing in a box settles (400 ms), Enter, or another lesson or value.
+// It asks /page/LESSON?OPTIONS of the server that served it, swaps the new <main> (and the title) in, and
+// tells the page's own script (html.cpp's, on "attn:redrawn") to read its slides again; a refusal (a JSON
+// {"error": ...}) is shown in the bar's alert, in the CLI's words, and the steps shown stay. The address
+// holds the state (/?lesson=mha&text=...&seed=5): pushed on each new view, read back on back/forward.
+// An answer to an older request is dropped (its fetch aborted, and a sequence number for what is left).
+const char* const kLiveScript = R"JS(
+"use strict";
+(function () {
+  var form = document.getElementById("live");
+  if (!form || !window.fetch || !window.DOMParser) return;
+  var lesson = form.elements.namedItem("lesson"), error = document.getElementById("live-error");
+  var controls = Array.prototype.slice.call(form.querySelectorAll("input[data-takers]"));
+  // last: the address last asked for; shown: the address of the view drawn (a #slide=ID after it is no new view).
+  var timer = 0, seq = 0, inflight = null, last = "", shown = location.pathname + location.search;
+  function takers(c) {
+    try { return JSON.parse(c.getAttribute("data-takers")) || {}; } catch (e) { return {}; }
+  }
+  // A control the chosen lesson does not take is disabled (so never sent); its placeholder is the lesson's default.
+  function follow() {
+    controls.forEach(function (c) {
+      var t = takers(c), on = Object.prototype.hasOwnProperty.call(t, lesson.value);
+      c.disabled = !on;
+      if (on && t[lesson.value]) c.setAttribute("placeholder", t[lesson.value]); else c.removeAttribute("placeholder");
+    });
+  }
+  // The request's options: each enabled control that holds a value, by its key (the option without dashes).
+  function options() {
+    return controls.filter(function (c) { return !c.disabled && c.value !== ""; }).map(function (c) {
+      return encodeURIComponent(c.name) + "=" + encodeURIComponent(c.value);
+    }).join("&");
+  }
+  function address() {
+    var o = options();
+    return "/?lesson=" + encodeURIComponent(lesson.value) + (o ? "&" + o : "");
+  }
+  function say(text) { error.textContent = text; }
+  function refusal(status, body) {
+    try {
+      var j = JSON.parse(body);
+      if (j && typeof j.error === "string") return j.error;
+    } catch (e) { /* not the server's JSON: say the status */ }
+    return "attn: the server answered " + status;
+  }
+  // The new page's <main>, its title and its tour mark put in place of the old; the page's script told.
+  function swap(doc) {
+    var old = document.querySelector("main");
+    old.parentNode.replaceChild(document.importNode(doc.querySelector("main"), true), old);
+    var title = doc.querySelector("header.bar .doc"), here = document.querySelector("header.bar .doc");
+    if (title && here) here.textContent = title.textContent;
+    document.title = doc.title;
+    if (doc.body.hasAttribute("data-tour")) document.body.setAttribute("data-tour", doc.body.getAttribute("data-tour"));
+    else document.body.removeAttribute("data-tour");
+    document.dispatchEvent(new CustomEvent("attn:redrawn"));
+  }
+  function done(n) {
+    if (n !== seq) return false;
+    inflight = null;
+    form.removeAttribute("aria-busy");
+    return true;
+  }
+  function recompute(push) {
+    clearTimeout(timer);
+    var at = address();
+    if (at === last) return;
+    last = at;
+    var n = ++seq, o = options();
+    if (inflight) inflight.abort();
+    inflight = typeof AbortController === "function" ? new AbortController() : null;
+    form.setAttribute("aria-busy", "true");
+    fetch("/page/" + encodeURIComponent(lesson.value) + (o ? "?" + o : ""),
+          {signal: inflight ? inflight.signal : undefined, credentials: "same-origin", headers: {Accept: "text/html"}})
+      .then(function (r) { return r.text().then(function (body) { return {status: r.status, ok: r.ok, body: body}; }); })
+      .then(function (a) {
+        if (!done(n)) return;
+        if (!a.ok) { last = ""; say(refusal(a.status, a.body)); return; }
+        var doc = new DOMParser().parseFromString(a.body, "text/html");
+        if (!doc.querySelector("main") || !document.querySelector("main")) {
+          last = "";
+          say("attn: the server's answer has no page");
+          return;
+        }
+        say("");
+        // The new address first: on a slide, the page's script then puts the slide's #slide=ID on it.
+        if (push && location.pathname + location.search !== at) history.pushState(null, "", at);
+        shown = location.pathname + location.search;
+        swap(doc);
+      }, function (e) {
+        if (!done(n)) return;
+        last = "";
+        say("attn: no answer from the server (" + e.message + ")");
+      });
+  }
+  function later() {
+    clearTimeout(timer);
+    timer = setTimeout(function () { recompute(true); }, 400);
+  }
+  form.addEventListener("input", function (e) { if (e.target !== lesson) later(); });
+  form.addEventListener("change", function (e) {
+    if (e.target === lesson) follow();
+    recompute(true);
+  });
+  form.addEventListener("submit", function (e) {  // Enter in a box, or the button: now, even if nothing changed
+    e.preventDefault();
+    last = "";
+    recompute(true);
+  });
+  // Back and forward: the controls as the address says, and that view. A change of the #hash alone (a slide,
+  // a link of the contents) is no new view, and leaves what is being typed alone.
+  window.addEventListener("popstate", function () {
+    if (location.pathname !== "/" || location.pathname + location.search === shown) return;
+    var q = new URLSearchParams(location.search), want = q.get("lesson") || form.getAttribute("data-lesson");
+    if (Array.prototype.some.call(lesson.options, function (o) { return o.value === want; })) lesson.value = want;
+    controls.forEach(function (c) { c.value = q.has(c.name) ? q.get(c.name) : ""; });
+    follow();
+    recompute(false);
+  });
+  follow();
+  last = error.textContent ? "" : address();
+})();
+)JS";
+
+std::string attribute(const char* name, const std::string& value) {
+  return std::string(" ") + name + "=\"" + html_escape(value) + "\"";
+}
+
+std::string value_of(const LiveBar& bar, const std::string& key) {
+  for (const auto& [k, v] : bar.values)
+    if (k == key) return v;
+  return {};
+}
+
+std::string control(const LiveBar& bar, const LiveControl& c) {
+  const auto taker = c.takers.find(bar.lesson);
+  const bool on = taker != c.takers.end();
+  const bool text = c.key == "text" || c.type_name == "TEXT";
+  // A one-letter value is a number as --help names it: P a probability, N, I, H, L whole numbers.
+  const bool number = c.type_name.size() == 1 && std::isupper(static_cast<unsigned char>(c.type_name[0]));
+  nlohmann::json takers = nlohmann::json::object();
+  for (const auto& [lesson, shown] : c.takers) takers[lesson] = shown;
+  std::string out = std::string("<label") + (text ? " class=\"wide\"" : "") + ">" + markup(c.key) + " <input";
+  out += attribute("id", "live-" + c.key) + attribute("name", c.key);
+  if (number) {
+    out += " type=\"number\"";
+    out += c.type_name == "P" ? " step=\"any\" inputmode=\"decimal\"" : " step=\"1\" inputmode=\"numeric\"";
+    if (!c.min.empty()) out += attribute("min", c.min);
+    if (!c.max.empty()) out += attribute("max", c.max);
+  } else {
+    out += " type=\"text\"";
+    if (text) out += " size=\"40\"";
+  }
+  out += " autocomplete=\"off\" spellcheck=\"false\"";
+  out += attribute("value", value_of(bar, c.key));
+  if (on && !taker->second.empty()) out += attribute("placeholder", taker->second);
+  if (!c.help.empty()) out += attribute("title", c.help);
+  // Every lesson's default, for the script to follow another lesson (as ASCII JSON, then escaped).
+  out += attribute("data-takers", takers.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+  if (!on) out += " disabled";
+  return out + "></label>";
+}
+
+// The control bar. Without the script, the form is a plain GET of /?lesson=...&KEY=VALUE (an empty box then
+// arrives as KEY=, a disabled one not at all); the script sends only the boxes that hold a value.
+std::string bar_html(const LiveBar& bar) {
+  std::string out = "<form class=\"live\" id=\"live\" role=\"search\" aria-label=\"Recompute the lesson\" action=\"/\" "
+                    "method=\"get\" novalidate" + attribute("data-lesson", bar.lesson) + ">";
+  out += "<label>lesson <select id=\"live-lesson\" name=\"lesson\">";
+  for (const std::string& choice : bar.choices)
+    out += "<option" + attribute("value", choice) + (choice == bar.lesson ? " selected" : "") + ">" + markup(choice) + "</option>";
+  out += "</select></label>";
+  for (const LiveControl& c : bar.controls) out += control(bar, c);
+  out += "<button type=\"submit\" title=\"Or Enter in a box; typing recomputes by itself once you pause\">Recompute</button>";
+  out += "<p class=\"live-error\" id=\"live-error\" role=\"alert\" aria-live=\"assertive\">" + markup(bar.error) + "</p>";
+  return out + "</form>\n";
+}
+
+// Where `what` is in `page`, or a logic error: the page is the html renderer's, whose form this relies on.
+std::size_t at(const std::string& page, const std::string& what, bool last = false) {
+  const std::size_t found = last ? page.rfind(what) : page.find(what);
+  if (found == std::string::npos) throw std::logic_error("live_page: the page has no " + what);
+  return found;
+}
+
+// The page of a refused request: the html renderer's page of no lesson (its style, header and script), with
+// an empty <main>; the bar says why.
+std::string empty_page() {
+  std::string page = join(find_format("html")->make({})->render(Document{}));
+  const std::size_t from = at(page, "<main>") + 6, to = at(page, "</main>", true);
+  return page.replace(from, to - from, "\n");
+}
+
+}  // namespace
+
+std::string live_page(const std::string& given, const LiveBar& bar) {
+  std::string page = given.empty() ? empty_page() : given;
+  // From the end backwards, so each place found stays where it was.
+  page.insert(at(page, "</body>", true), "<script>" + std::string(kLiveScript) + "</script>\n");
+  page.insert(at(page, "</header>") + 9, "\n" + bar_html(bar));
+  page.insert(at(page, "</head>"), "<style>" + std::string(kLiveStyle) + "</style>\n");
+  const std::string csp = "<meta http-equiv=\"Content-Security-Policy\" content=\"";
+  const std::size_t from = at(page, csp) + csp.size();
+  const std::size_t to = page.find('"', from);
+  if (to == std::string::npos) throw std::logic_error("live_page: the page's policy is not closed");
+  return page.replace(from, to - from, kLivePolicy);
+}
+
+}  // namespace attn
