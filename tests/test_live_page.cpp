@@ -14,6 +14,7 @@
 #include <map>
 #include <regex>
 
+#include "cli/cli.hpp"
 #include "cli/options.hpp"
 #include "core/terminal_text.hpp"
 #include "lessons/registry.hpp"
@@ -335,12 +336,10 @@ void check_cells(const json& cells, const std::vector<std::string>& args) {
   CHECK(masked == data.size() * data[0].size() * (data[0].size() - 1) / 2);  // the causal mask, every head
 }
 
-// Runs the actions in Chromium (tests/browser/drive.py) with loopback allowed, against the stand-in server
-// serving `pages` (the live page for every query, then QUERY, PAGE pairs); one result per action.
-json drive_served(const attn_test::Scratch& s, const std::vector<std::string>& pages, const json& actions) {
-  json server = {"/usr/bin/python3", ATTN_TESTS_DIR "/browser/stand_in_serve.py", pages.front(), ATTN_EXE};
-  for (std::size_t i = 1; i < pages.size(); ++i) server.push_back(pages[i]);
-  const json request = {{"loopback", true}, {"server", server}, {"actions", actions}};
+// Runs the actions in Chromium (tests/browser/drive.py) with loopback allowed, against the real `attn serve
+// --port 0` ("{server}" in an address is where it listens); one result per action.
+json drive_served(const attn_test::Scratch& s, const json& actions) {
+  const json request = {{"loopback", true}, {"server", {ATTN_EXE, "serve", "--port", "0"}}, {"actions", actions}};
   const Run r = attn_test::shell("/usr/bin/python3 " + attn_test::quote(ATTN_TESTS_DIR "/browser/drive.py") + " " +
                                  attn_test::quote(s.file("request.json", request.dump())));
   INFO("drive.py's errors: " << r.err);
@@ -363,15 +362,13 @@ void check_console(const json& messages, std::size_t refusals) {
 
 }  // namespace
 
-// The page's script against a server: tests/browser/stand_in_serve.py, which answers /page/LESSON with the
-// real attn's page (the server's own test, with attn serve, is the serve tier's). Typing, Enter, the seed,
-// a refusal, back and forward, another lesson with the keyboard, and slides kept across a redraw.
+// The page against attn serve, as a class would use it: a link to mha, then typing, Enter, the seed, a
+// refusal, back and forward, another lesson with the keyboard, and slides kept across a redraw.
 TEST_CASE("live page in Chromium: typing recomputes in place and the address holds the state and errors show inline",
           "[live][browser]") {
   NEED_CHROMIUM();
   attn_test::Scratch s;
-  const attn::LiveBar bar = make_bar("mha");
-  const std::string page = s.file("live.html", attn::live_page(html_page({"mha"}), bar));
+  const attn::LiveBar bar = attn::live_bar("mha", {}, "", false);  // the server's own
   const std::string sentence = "Every cat sat down";
   const auto at = std::find(bar.choices.begin(), bar.choices.end(), "mha");
   REQUIRE(at + 1 != bar.choices.end());
@@ -388,7 +385,7 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
   const char* const error_js = "document.getElementById('live-error').textContent";
 
   json actions = json::array({
-      {{"do", "load"}, {"url", "{server}/"}}, type("#live-text", sentence),  // 0-1
+      {{"do", "load"}, {"url", "{server}/?lesson=mha"}}, type("#live-text", sentence),  // 0-1
       settled(typed), eval(kTokensJs), eval(kCellsJs),  // 2-4
       eval("[document.body.classList.contains('slides'), document.activeElement.id, document.title]"),  // 5
       type("#live-seed", "5"), keys({"Enter"}), settled(seeded), eval(kCellsJs),  // 6-9
@@ -415,7 +412,7 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
            ", document.getElementById('live').hasAttribute('aria-busy'), document.querySelector('main section.slide.current').dataset.step]"),  // 46
       {{"do", "console"}},  // 47
   });
-  const json out = drive_served(s, {page}, actions);
+  const json out = drive_served(s, actions);
   const auto result = [&](std::size_t i) -> const json& { return out[i]; };  // by the numbers above
   CHECK(out[0]["console"] == json::array());
 
@@ -472,15 +469,11 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
 TEST_CASE("live page in Chromium: a refused link shows the refusal and fills in on the first good answer", "[live][browser]") {
   NEED_CHROMIUM();
   attn_test::Scratch s;
-  attn::LiveBar bar = make_bar("mha");
-  const std::string page = s.file("live.html", attn::live_page(html_page({"mha"}), bar));
   const Run refused = run({"mha", "--seed", "-1"});
   REQUIRE(refused.status == 2);
-  bar.values = {{"seed", "-1"}};
-  bar.error = refused.err.substr(refused.err.rfind("attn: "));
-  bar.error.pop_back();  // the line feed
-  const std::string empty = s.file("refused.html", attn::live_page("", bar));
-  REQUIRE(bar.choices.back() == "tour");
+  std::string error = refused.err.substr(refused.err.rfind("attn: "));
+  error.pop_back();  // the line feed
+  REQUIRE(attn::live_bar("mha", {}, "", false).choices.back() == "tour");
 
   const json actions = json::array({
       {{"do", "load"}, {"url", "{server}/?lesson=mha&seed=-1"}},  // 0
@@ -500,10 +493,10 @@ TEST_CASE("live page in Chromium: a refused link shows the refusal and fills in 
            " Array.from(document.querySelectorAll('main section.step')).map(function (s) { return s.dataset.lesson + '/' + s.dataset.step; })]"),  // 19
       {{"do", "console"}},  // 20
   });
-  const json out = drive_served(s, {page, "lesson=mha&seed=-1", empty}, actions);
-  CHECK(out[0]["console"] == json::array());
+  const json out = drive_served(s, actions);
+  check_console(out[0]["console"], 1);  // the page itself comes with the refusal's status, 400
   const attn::LessonInfo& mha = attn::find_lesson("mha")->info;
-  CHECK(out[1] == json::array({bar.error, 0, "-1", "attn"}));
+  CHECK(out[1] == json::array({error, 0, "-1", "attn"}));
   CHECK(out[4] == json::array({false, "false"}));  // no steps: the page's keys have nothing to show
   CHECK(out[7] == "live-text");                    // Tab: from the lesson to the text box
   CHECK(out[11] == true);

@@ -207,3 +207,20 @@ TEST_CASE("serve: on loopback, only a loopback Host is answered", "[serve]") {
                                                {"localhost.example.com", 403}, {"example.com", 403}, {"0.0.0.0", 403},
                                                {"[::2]", 403}, {"", 403}});
 }
+
+TEST_CASE("serve: the live page is the lesson's page with its bar, an empty box meaning the default", "[serve]") {
+  attn::Server& server = server_for("");
+  const attn::Server::Answer a = server.answer("GET", "/", {{"lesson", "mha"}, {"seed", "5"}, {"text", ""}});
+  CHECK(a.status == 200);
+  const attn_test::Run page = command_line("mha", {"--seed", "5"}, "html");
+  const attn::LiveBar bar = attn::live_bar("mha", {{"seed", "5"}}, "", false);
+  CHECK(a.body == attn::live_page(page.out, bar));
+  const attn::Server::Answer refused = server.answer("GET", "/", {{"lesson", "simple"}, {"seed", "5"}});
+  CHECK(refused.status == 400);
+  const attn_test::Run cli = command_line("simple", {"--seed", "5"}, "html");
+  CHECK(refused.body == attn::live_page("", attn::live_bar("simple", {{"seed", "5"}}, cli.err.substr(0, cli.err.size() - 1), false)));
+  const attn::Server::Answer unknown = server.answer("GET", "/", {{"lesson", "<nope>"}});
+  CHECK(unknown.status == 404);
+  CHECK(unknown.body.find("&lt;nope&gt;") != std::string::npos);
+  CHECK(unknown.body.find("<nope>") == std::string::npos);
+}

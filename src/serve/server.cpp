@@ -349,6 +349,7 @@ Server::Answer Server::answer(const std::string& method, const std::string& path
       lesson = value;
       continue;
     }
+    if (kind == "live" && value.empty()) continue;  // the bar's empty box, as a form sends it: the default
     options.emplace_back(key, value);
   }
   if (kind == "live") {
@@ -357,7 +358,7 @@ Server::Answer Server::answer(const std::string& method, const std::string& path
     int status = 200;
     if (lesson != "tour" && find_lesson(lesson) == nullptr) {
       status = 404;
-      error = "attn: no lesson '" + lesson + "' (attn list names them)";
+      error = "attn: no lesson '" + visible(lesson) + "' (attn list names them)";
       lesson = lessons().front().info.name;
     } else {
       const auto r = run_one(lesson, options, "html");
