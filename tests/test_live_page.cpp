@@ -411,6 +411,9 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
       eval("[document.getElementById('live-seed').value, " + std::string(error_js) +
            ", document.getElementById('live').hasAttribute('aria-busy'), document.querySelector('main section.slide.current').dataset.step]"),  // 46
       {{"do", "console"}},  // 47
+      // A link to the seeded view, opened anew (a reload, or a link a student was sent): the server draws it.
+      {{"do", "load"}, {"url", "{server}/" + seeded}}, eval(kCellsJs),  // 48-49
+      eval("[document.getElementById('live-seed').value, document.getElementById('live-text').value, document.getElementById('live-lesson').value]"),  // 50
   });
   const json out = drive_served(s, actions);
   const auto result = [&](std::size_t i) -> const json& { return out[i]; };  // by the numbers above
@@ -462,6 +465,9 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
   CHECK(result(39) == json::array({"#slide=0", "0", "mha - step 0 of " + std::to_string(mha_ids.size())}));
   CHECK(result(46) == json::array({"-1", result(13), false, "attn_weights"}));
   check_console(result(47), 2);  // the two refused seeds, and no error of a script
+  CHECK(result(48)["console"] == json::array());
+  check_cells(result(49), {"mha", "--text", sentence, "--seed", "5"});
+  CHECK(result(50) == json::array({"5", sentence, "mha"}));
 }
 
 // A link whose request was refused: the bar and the refusal over an empty page; the first good answer fills
