@@ -11,9 +11,9 @@
 #include <thread>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -214,6 +214,18 @@ class HeadCappedStream final : public httplib::Stream {
 // cpp-httplib's server with its connections read through HeadCappedStream: the keep-alive loop of
 // cpp-httplib's own, which a subclass may replace, around its request processing, which it keeps.
 class CappedHttpServer final : public httplib::Server {
+ public:
+  // Stops accepting: closes the listening socket. cpp-httplib's stop() does so only once listen() runs, so
+  // a stop that came first (a signal right after the serving line) would be lost and listen() would serve
+  // on; this one works before, during and after listen(), and twice.
+  void close_listener() {
+    const socket_t sock = svr_sock_.exchange(INVALID_SOCKET);
+    if (sock != INVALID_SOCKET) {
+      ::shutdown(sock, SHUT_RDWR);
+      ::close(sock);
+    }
+  }
+
  private:
   bool process_and_close_socket(socket_t sock) override {
     HeadCappedStream stream(sock, read_timeout_sec_, write_timeout_sec_);
@@ -454,38 +466,61 @@ void Server::listen() { impl_->http.listen_after_bind(); }
 
 void Server::stop() {
   impl_->stopping = true;
-  impl_->http.stop();
+  impl_->http.close_listener();
 }
 
+namespace {
+
+// SIGINT and SIGTERM, as a byte on a pipe that the signal watcher reads (the handler may do no more: only
+// async-signal-safe calls). A handler rather than a blocked mask and sigwait: OpenBLAS starts its threads
+// when the program loads, before serve() could block the signals for them, and a process-directed signal
+// that lands on one of those threads would end the process with the signal's default action (status 143).
+int stop_pipe[2] = {-1, -1};
+
+extern "C" void serve_on_stop_signal(int) {
+  const int saved = errno;
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t n = ::write(stop_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+}  // namespace
+
 int serve(const ServeSettings& settings, const FrontEnd& front, std::ostream& err) {
-  // SIGINT and SIGTERM are taken by one thread that stops the server: blocked here, before any other thread
-  // starts, so that every thread inherits the mask.
-  sigset_t stop_signals, old;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, &old);
-  struct Restore {
-    sigset_t mask;
-    ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
-  } restore{old};
   Server server(settings, front);
   if (settings.log) server.log_to(err);
   const int port = server.bind();
+  // Taken before the serving line, so that a signal right after it stops the server too.
+  if (::pipe2(stop_pipe, O_CLOEXEC) != 0) throw SystemError("attn serve cannot make a pipe for its signals");
+  struct sigaction on_stop {};
+  on_stop.sa_handler = serve_on_stop_signal;
+  sigemptyset(&on_stop.sa_mask);
+  on_stop.sa_flags = SA_RESTART;
+  struct Handlers {
+    struct sigaction old_int {}, old_term {};
+    ~Handlers() {
+      ::sigaction(SIGINT, &old_int, nullptr);
+      ::sigaction(SIGTERM, &old_term, nullptr);
+      ::close(stop_pipe[0]);
+      ::close(stop_pipe[1]);
+      stop_pipe[0] = stop_pipe[1] = -1;
+    }
+  } handlers;
+  ::sigaction(SIGINT, &on_stop, &handlers.old_int);
+  ::sigaction(SIGTERM, &on_stop, &handlers.old_term);
   const std::string shown_host = settings.host.find(':') != std::string::npos ? "[" + settings.host + "]" : settings.host;
   if (!loopback(settings.host))
     err << "attn: warning: listening on " << visible(settings.host)
         << ", not only this machine: anyone who can reach that address can use this server\n";
   err << "attn: serving on http://" << visible(shown_host) << ":" << port << "/ (Ctrl-C stops)\n" << std::flush;
-  std::atomic<bool> done{false};
   std::thread watcher([&] {
-    int signal = 0;
-    sigwait(&stop_signals, &signal);
-    if (!done) server.stop();
+    char byte = 0;
+    while (::read(stop_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    server.stop();  // (a no-op when listen() has ended by itself)
   });
   server.listen();
-  done = true;
-  pthread_kill(watcher.native_handle(), SIGTERM);  // taken by its sigwait if no signal came
+  serve_on_stop_signal(0);  // wakes the watcher if no signal came
   watcher.join();
   return kExitOk;
 }
