@@ -78,8 +78,12 @@ std::pair<int, std::string> failure(const std::string& command) {
 // When the request this thread handles began (for --log's line).
 thread_local std::chrono::steady_clock::time_point request_start;
 
+// Whether `host` names this machine's loopback: localhost, ::1, or an IPv4 address in 127.0.0.0/8 written
+// as one (not a name that merely begins "127.", as 127.0.0.1.evil.example does: DNS rebinding's own trick).
 bool loopback(const std::string& host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  in_addr a{};
+  return host == "localhost" || host == "::1" ||
+         (::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127);
 }
 
 // The host of a Host header, without its port ("[::1]:8000" -> "::1").
