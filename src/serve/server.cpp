@@ -38,7 +38,12 @@ constexpr std::size_t kMaxHeaderBytes = 16 << 10;  // all the headers together: 
 constexpr std::size_t kMaxHeaderLine = 8 << 10;    // one header line: 431 past it
 constexpr std::size_t kMaxHeaders = 64;            // 431 past it
 constexpr std::size_t kMaxBodyBytes = 1 << 10;     // a GET has no body: 413 for one (read up to this, to answer)
+// The whole head must arrive within this, however steadily its bytes come (each within the read timeout): a
+// client that sends a byte a second would otherwise hold one of the server's threads for hours. 408 past it.
+constexpr auto kMaxHeadTime = std::chrono::seconds(3);
 constexpr int kRetryAfterSeconds = 1;
+const char* const kLineTooLong = "attn: the request line is longer than the server takes";
+const char* const kHeadersTooLarge = "attn: the request's headers are larger than the server takes";
 
 const char* const kPageCsp =
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
@@ -74,9 +79,6 @@ std::pair<int, std::string> failure(const std::string& command) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return {status, text};
 }
-
-// When the request this thread handles began (for --log's line).
-thread_local std::chrono::steady_clock::time_point request_start;
 
 // Whether `host` names this machine's loopback: localhost, ::1, or an IPv4 address in 127.0.0.0/8 written
 // as one (not a name that merely begins "127.", as 127.0.0.1.evil.example does: DNS rebinding's own trick).
@@ -114,6 +116,12 @@ class Slots {
   std::mutex mutex_;
   std::size_t free_;
 };
+
+// When the request this thread handles began to arrive (for --log's line, and the head's time limit).
+thread_local std::chrono::steady_clock::time_point request_start;
+// Set while a request is handled when the connection must end after its answer: a refused body was not
+// read, and its bytes must not be taken for the connection's next request.
+thread_local bool close_after_answer = false;
 
 // Waits until `sock` has `events` (POLLIN, POLLOUT), for at most `ms` milliseconds; false on a timeout or
 // an error. With `stop`, a wait ends early when the server stops.
@@ -154,12 +162,18 @@ class HeadCappedStream final : public httplib::Stream {
     in_head_ = true;
     head_bytes_ = line_bytes_ = lines_ = 0;
     ends_ = 0;
+    request_start = std::chrono::steady_clock::now();
+    close_after_answer = false;
   }
 
   bool is_readable() const override { return wait_for(sock_, POLLIN, read_ms_); }
   bool is_writable() const override { return !over_ && wait_for(sock_, POLLOUT, write_ms_); }
   ssize_t read(char* ptr, size_t size) override {
-    if (over_ || !is_readable()) return -1;
+    if (over_) return -1;
+    if (in_head_ && std::chrono::steady_clock::now() - request_start > kMaxHeadTime)
+      return refuse_head("408 Request Timeout", "attn: the request took longer than " +
+                                                    std::to_string(kMaxHeadTime.count()) + " s to arrive");
+    if (!is_readable()) return -1;
     ssize_t n;
     do n = ::recv(sock_, ptr, size, 0);
     while (n < 0 && errno == EINTR);
@@ -178,14 +192,9 @@ class HeadCappedStream final : public httplib::Stream {
       }
       long_line = long_line || (lines_ > 0 && line_bytes_ > kMaxHeaderLine);  // the request line is httplib's: 414
     }
-    if (in_head_ && (head_bytes_ > kMaxHeaderBytes || long_line)) {
-      const std::string body = error_json("attn: the request's headers are larger than the server takes");
-      const std::string answer = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
-                                 "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-      write(answer.data(), answer.size());
-      over_ = true;  // the rest of the connection is neither read nor answered
-      return -1;
-    }
+    if (in_head_ && (head_bytes_ > kMaxHeaderBytes || long_line))
+      return lines_ == 0 ? refuse_head("414 URI Too Long", kLineTooLong)  // all of it the request line
+                         : refuse_head("431 Request Header Fields Too Large", kHeadersTooLarge);
     return n;
   }
   ssize_t write(const char* ptr, size_t size) override {
@@ -208,6 +217,16 @@ class HeadCappedStream final : public httplib::Stream {
   socket_t socket() const override { return sock_; }
 
  private:
+  // Answers `status` with `message` and ends the connection: the rest of it is neither read nor answered.
+  ssize_t refuse_head(const std::string& status, const std::string& message) {
+    const std::string body = error_json(message);
+    const std::string answer = "HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                               std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    write(answer.data(), answer.size());
+    over_ = true;
+    return -1;
+  }
+
   int sock_;
   long read_ms_, write_ms_;
   bool in_head_ = true, over_ = false;
@@ -240,7 +259,7 @@ class CappedHttpServer final : public httplib::Server {
       stream.start_request();
       bool closed = false;
       ok = process_request(stream, left == 0, closed, [](httplib::Request&) {});
-      if (!ok || closed) break;
+      if (!ok || closed || close_after_answer) break;
     }
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);
@@ -411,22 +430,32 @@ int Server::bind() {
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     Impl& d = *impl_;
-    request_start = std::chrono::steady_clock::now();
-    std::size_t bytes = 0;
-    for (const auto& [name, value] : req.headers) bytes += name.size() + value.size() + 4;
+    // The client's headers: without the four cpp-httplib adds (REMOTE_ADDR, REMOTE_PORT, LOCAL_ADDR, LOCAL_PORT).
+    std::size_t bytes = 0, count = 0;
+    for (const auto& [name, value] : req.headers) {
+      if (name == "REMOTE_ADDR" || name == "REMOTE_PORT" || name == "LOCAL_ADDR" || name == "LOCAL_PORT") continue;
+      bytes += name.size() + value.size() + 4;
+      ++count;
+    }
+    // A body is never read (cpp-httplib reads it after this handler): a request that has one is refused, and
+    // its connection ends after the answer, lest the body's bytes be read as the connection's next request.
+    const bool body = !req.body.empty() || req.has_header("Transfer-Encoding") ||
+                      (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
     const auto refuse = [&](int status, const std::string& message) {
       res.status = status;
       res.set_content(error_json(message), "application/json");
+      if (body) {
+        close_after_answer = true;
+        res.set_header("Connection", "close");
+      }
       return httplib::Server::HandlerResponse::Handled;
     };
-    if (req.headers.size() > kMaxHeaders || bytes > kMaxHeaderBytes)
-      return refuse(431, "attn: the request's headers are larger than the server takes");
+    if (count > kMaxHeaders || bytes > kMaxHeaderBytes) return refuse(431, kHeadersTooLarge);
     if (req.method != "GET" && req.method != "HEAD") {
       res.set_header("Allow", "GET, HEAD");
       return refuse(405, "attn: " + visible(req.method) + " is not served here: every address is read with GET");
     }
-    if (!req.body.empty() || (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0"))
-      return refuse(413, "attn: a request to this server has no body");
+    if (body) return refuse(413, "attn: a request to this server has no body");
     if (loopback(d.settings.host) && !loopback(host_of(req.get_header_value("Host"))))
       return refuse(403, "attn: this server answers to 127.0.0.1 and localhost only, not to the Host '" +
                              visible(req.get_header_value("Host")) + "'");
@@ -440,6 +469,16 @@ int Server::bind() {
     res.set_content(a.body, a.content_type);
   };
   http.Get(".*", handle);  // (and HEAD; every other method is refused before routing)
+  // cpp-httplib's own refusals (414 for a request line past its limit, 400 for one it cannot parse) come
+  // without a body: give them the JSON error every other refusal has.
+  http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours, already JSON
+    const std::string message = res.status == 414   ? kLineTooLong
+                                : res.status == 400 ? "attn: the request is not HTTP the server reads"
+                                                    : "attn: the request was refused (HTTP " + std::to_string(res.status) + ")";
+    res.set_content(error_json(message), "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
   http.set_default_headers({{"X-Content-Type-Options", "nosniff"},
                             {"Cache-Control", "no-store"},
                             {"Referrer-Policy", "no-referrer"},
@@ -450,8 +489,10 @@ int Server::bind() {
       char took[32];
       std::snprintf(took, sizeof took, "%.1f ms", ms);
       std::lock_guard<std::mutex> lock(impl_->log_mutex);
-      *impl_->log << "attn: " << visible(req.remote_addr) << " " << visible(req.method) << " " << visible(req.target)
-                  << " " << res.status << " " << took << "\n" << std::flush;
+      // (a request refused before it was parsed, past the request line's limit, has no method or address)
+      const auto shown = [](const std::string& field) { return field.empty() ? std::string("-") : visible(field); };
+      *impl_->log << "attn: " << shown(req.remote_addr) << " " << shown(req.method) << " " << shown(req.target) << " "
+                  << res.status << " " << took << "\n" << std::flush;
     });
   }
   const int port = d.settings.port == 0 ? http.bind_to_any_port(d.settings.host)
