@@ -676,22 +676,22 @@ void clean_stop(int signal) {
     pollfd w{idle, POLLIN, 0};
     REQUIRE(::poll(&w, 1, 10000) == 1);
   }
-  // A slow request in flight: mha on 64 random tokens of 768 dimensions, 12 heads (about a second here,
-  // several under AddressSanitizer): answered 503 when the stop cancels it, or 200 if it ends first.
+  // A slow request in flight: mha on 128 random tokens of 768 dimensions, 12 heads (a second here, several
+  // under AddressSanitizer, 100 MB of JSON): answered 503 when the stop cancels it, or 200 if it ends first.
   auto slow = std::async(std::launch::async, [&] {
     httplib::Client c("127.0.0.1", p.port);
     c.set_connection_timeout(5, 0);
     c.set_read_timeout(30, 0);
     std::string head;
     int status = 0;
-    const auto res = c.Get("/api/mha?random=64x768&d-out=768&heads=12", [&](const char* data, std::size_t n) {
+    const auto res = c.Get("/api/mha?random=128x768&d-out=768&heads=12", [&](const char* data, std::size_t n) {
       if (head.size() < 4096) head.append(data, std::min<std::size_t>(n, 4096 - head.size()));
       return true;
     });
     if (res) status = res->status;
     return std::make_pair(status, head);
   });
-  std::this_thread::sleep_for(300ms);  // the request has reached the server and is computing
+  std::this_thread::sleep_for(150ms);  // the request has reached the server and is computing
   REQUIRE(::kill(p.pid, signal) == 0);
   const int status = p.wait_exit(2s);
   CHECK(status == 0);
