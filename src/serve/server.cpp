@@ -474,8 +474,11 @@ int Server::bind() {
   http.Get(".*", handle);  // (and HEAD; every other method is refused before routing)
   // cpp-httplib's own refusals (414 for a request line past its limit, 400 for one it cannot parse) come
   // without a body: give them the JSON error every other refusal has.
+  // The request was not understood, so neither is where the next one would begin: the connection ends.
   http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours, already JSON
+    close_after_answer = true;
+    res.set_header("Connection", "close");
     const std::string message = res.status == 414   ? kLineTooLong
                                 : res.status == 400 ? "attn: the request is not HTTP the server reads"
                                                     : "attn: the request was refused (HTTP " + std::to_string(res.status) + ")";
