@@ -780,3 +780,14 @@ TEST_CASE("serve: --log writes one escaped line per request", "[serve][e2e]") {
   }));  // no control character: no ESC, no BEL
   (void)raw_answer;
 }
+
+TEST_CASE("serve: scripts/bench-serve.py --quick runs and prints its table", "[serve][bench]") {
+  // The benchmark's smoke run (no time is asserted): it starts attn serve, asks each of its addresses, stops
+  // the server with SIGTERM (a failure if it does not end with 0), and prints one row per address.
+  const auto r = attn_test::shell("timeout 120 /usr/bin/python3 " ATTN_SOURCE_DIR "/scripts/bench-serve.py --quick --attn " ATTN_EXE);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("| address | answer | p50 | p99 | mean |\n| --- | --- | --- | --- | --- |\n") != std::string::npos);
+  for (const std::string address : {"/api/simple", "/api/mha"})
+    CHECK(r.out.find("| `" + address + "` | ") != std::string::npos);
+}
