@@ -4,8 +4,6 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-
-#include <signal.h>
 #include <cstdio>
 #include <istream>
 #include <new>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -38,9 +37,13 @@ namespace {
 constexpr std::size_t kMaxHeaderBytes = 16 << 10;  // all the headers together: 431 past it
 constexpr std::size_t kMaxHeaderLine = 8 << 10;    // one header line: 431 past it
 constexpr std::size_t kMaxHeaders = 64;            // 431 past it
-constexpr int kHeadSeconds = 5;                    // a request's line and headers must arrive within: 408
 constexpr std::size_t kMaxBodyBytes = 1 << 10;     // a GET has no body: 413 for one (read up to this, to answer)
+// The whole head must arrive within this, however steadily its bytes come (each within the read timeout): a
+// client that sends a byte a second would otherwise hold one of the server's threads for hours. 408 past it.
+constexpr auto kMaxHeadTime = std::chrono::seconds(3);
 constexpr int kRetryAfterSeconds = 1;
+const char* const kLineTooLong = "attn: the request line is longer than the server takes";
+const char* const kHeadersTooLarge = "attn: the request's headers are larger than the server takes";
 
 const char* const kPageCsp =
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
@@ -77,17 +80,12 @@ std::pair<int, std::string> failure(const std::string& command) {
   return {status, text};
 }
 
-// When the request this thread handles began (for --log's line).
-thread_local std::chrono::steady_clock::time_point request_start;
-
-// Whether `host` names this machine's loopback: localhost, an address of 127.0.0.0/8, or ::1 (numbers only:
-// "127.0.0.1.example.com" is a name anyone may point anywhere).
+// Whether `host` names this machine's loopback: localhost, ::1, or an IPv4 address in 127.0.0.0/8 written
+// as one (not a name that merely begins "127.", as 127.0.0.1.evil.example does: DNS rebinding's own trick).
 bool loopback(const std::string& host) {
-  if (host == "localhost") return true;
-  in_addr v4{};
-  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+  in_addr a{};
+  return host == "localhost" || host == "::1" ||
+         (::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127);
 }
 
 // The host of a Host header, without its port ("[::1]:8000" -> "::1").
@@ -118,6 +116,12 @@ class Slots {
   std::mutex mutex_;
   std::size_t free_;
 };
+
+// When the request this thread handles began to arrive (for --log's line, and the head's time limit).
+thread_local std::chrono::steady_clock::time_point request_start;
+// Set while a request is handled when the connection must end after its answer: a refused body was not
+// read, and its bytes must not be taken for the connection's next request.
+thread_local bool close_after_answer = false;
 
 // Waits until `sock` has `events` (POLLIN, POLLOUT), for at most `ms` milliseconds; false on a timeout or
 // an error. With `stop`, a wait ends early when the server stops.
@@ -155,27 +159,21 @@ class HeadCappedStream final : public httplib::Stream {
  public:
   HeadCappedStream(int sock, time_t read_s, time_t write_s) : sock_(sock), read_ms_(read_s * 1000), write_ms_(write_s * 1000) {}
   void start_request() {
-    head_deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(kHeadSeconds);
     in_head_ = true;
     head_bytes_ = line_bytes_ = lines_ = 0;
     ends_ = 0;
+    request_start = std::chrono::steady_clock::now();
+    close_after_answer = false;
   }
 
   bool is_readable() const override { return wait_for(sock_, POLLIN, read_ms_); }
   bool is_writable() const override { return !over_ && wait_for(sock_, POLLOUT, write_ms_); }
   ssize_t read(char* ptr, size_t size) override {
     if (over_) return -1;
-    if (in_head_) {  // a head that trickles in is cut off at kHeadSeconds, whatever its pace
-      const long left = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                              head_deadline_ - std::chrono::steady_clock::now()).count());
-      const bool deadline_first = left <= read_ms_;  // else a silence of read_ms_ ends it, unanswered
-      if (left <= 0 || !wait_for(sock_, POLLIN, std::min(left, read_ms_))) {
-        if (deadline_first) refuse_head(408, "Request Timeout", "attn: the request's head did not arrive within 5 s");
-        return -1;
-      }
-    } else if (!is_readable()) {
-      return -1;
-    }
+    if (in_head_ && std::chrono::steady_clock::now() - request_start > kMaxHeadTime)
+      return refuse_head("408 Request Timeout", "attn: the request took longer than " +
+                                                    std::to_string(kMaxHeadTime.count()) + " s to arrive");
+    if (!is_readable()) return -1;
     ssize_t n;
     do n = ::recv(sock_, ptr, size, 0);
     while (n < 0 && errno == EINTR);
@@ -194,10 +192,9 @@ class HeadCappedStream final : public httplib::Stream {
       }
       long_line = long_line || (lines_ > 0 && line_bytes_ > kMaxHeaderLine);  // the request line is httplib's: 414
     }
-    if (in_head_ && (head_bytes_ > kMaxHeaderBytes || long_line)) {
-      refuse_head(431, "Request Header Fields Too Large", "attn: the request's headers are larger than the server takes");
-      return -1;
-    }
+    if (in_head_ && (head_bytes_ > kMaxHeaderBytes || long_line))
+      return lines_ == 0 ? refuse_head("414 URI Too Long", kLineTooLong)  // all of it the request line
+                         : refuse_head("431 Request Header Fields Too Large", kHeadersTooLarge);
     return n;
   }
   ssize_t write(const char* ptr, size_t size) override {
@@ -220,19 +217,18 @@ class HeadCappedStream final : public httplib::Stream {
   socket_t socket() const override { return sock_; }
 
  private:
-  // Answers `status` itself (cpp-httplib would answer 400, or nothing) and ends the connection.
-  void refuse_head(int status, const char* reason, const std::string& message) {
+  // Answers `status` with `message` and ends the connection: the rest of it is neither read nor answered.
+  ssize_t refuse_head(const std::string& status, const std::string& message) {
     const std::string body = error_json(message);
-    const std::string answer = "HTTP/1.1 " + std::to_string(status) + " " + reason +
-                               "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                               "\r\nConnection: close\r\n\r\n" + body;
+    const std::string answer = "HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                               std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
     write(answer.data(), answer.size());
-    over_ = true;  // the rest of the connection is neither read nor answered
+    over_ = true;
+    return -1;
   }
 
   int sock_;
   long read_ms_, write_ms_;
-  std::chrono::steady_clock::time_point head_deadline_;
   bool in_head_ = true, over_ = false;
   std::size_t head_bytes_ = 0, line_bytes_ = 0, lines_ = 0;
   int ends_ = 0;
@@ -241,6 +237,18 @@ class HeadCappedStream final : public httplib::Stream {
 // cpp-httplib's server with its connections read through HeadCappedStream: the keep-alive loop of
 // cpp-httplib's own, which a subclass may replace, around its request processing, which it keeps.
 class CappedHttpServer final : public httplib::Server {
+ public:
+  // Stops accepting: closes the listening socket. cpp-httplib's stop() does so only once listen() runs, so
+  // a stop that came first (a signal right after the serving line) would be lost and listen() would serve
+  // on; this one works before, during and after listen(), and twice.
+  void close_listener() {
+    const socket_t sock = svr_sock_.exchange(INVALID_SOCKET);
+    if (sock != INVALID_SOCKET) {
+      ::shutdown(sock, SHUT_RDWR);
+      ::close(sock);
+    }
+  }
+
  private:
   bool process_and_close_socket(socket_t sock) override {
     HeadCappedStream stream(sock, read_timeout_sec_, write_timeout_sec_);
@@ -251,7 +259,7 @@ class CappedHttpServer final : public httplib::Server {
       stream.start_request();
       bool closed = false;
       ok = process_request(stream, left == 0, closed, [](httplib::Request&) {});
-      if (!ok || closed) break;
+      if (!ok || closed || close_after_answer) break;
     }
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);
@@ -412,34 +420,46 @@ int Server::bind() {
   Impl& d = *impl_;
   httplib::Server& http = d.http;
   // Idle and slow connections end soon: a page on this machine sends its request at once.
-  http.set_tcp_nodelay(true);  // an answer's head and body go out at once, not 40 ms apart (Nagle)
   http.set_read_timeout(1, 0);
   http.set_write_timeout(5, 0);
   http.set_keep_alive_timeout(1);
   http.set_keep_alive_max_count(100);
   http.set_payload_max_length(kMaxBodyBytes);
+  // cpp-httplib writes an answer's head and body in two sends: with Nagle's algorithm on, the body waits for
+  // the client's delayed ACK, 40 ms on Linux, on every request of a keep-alive connection.
+  http.set_tcp_nodelay(true);
   // Threads for the connections: the computations' slots, and as many again for requests that are refused
   // or wait on the network.
   const std::size_t threads = d.settings.jobs + 8;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     Impl& d = *impl_;
-    request_start = std::chrono::steady_clock::now();
-    std::size_t bytes = 0;
-    for (const auto& [name, value] : req.headers) bytes += name.size() + value.size() + 4;
+    // The client's headers: without the four cpp-httplib adds (REMOTE_ADDR, REMOTE_PORT, LOCAL_ADDR, LOCAL_PORT).
+    std::size_t bytes = 0, count = 0;
+    for (const auto& [name, value] : req.headers) {
+      if (name == "REMOTE_ADDR" || name == "REMOTE_PORT" || name == "LOCAL_ADDR" || name == "LOCAL_PORT") continue;
+      bytes += name.size() + value.size() + 4;
+      ++count;
+    }
+    // A body is never read (cpp-httplib reads it after this handler): a request that has one is refused, and
+    // its connection ends after the answer, lest the body's bytes be read as the connection's next request.
+    const bool body = !req.body.empty() || req.has_header("Transfer-Encoding") ||
+                      (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
     const auto refuse = [&](int status, const std::string& message) {
       res.status = status;
       res.set_content(error_json(message), "application/json");
+      if (body) {
+        close_after_answer = true;
+        res.set_header("Connection", "close");
+      }
       return httplib::Server::HandlerResponse::Handled;
     };
-    if (req.headers.size() > kMaxHeaders || bytes > kMaxHeaderBytes)
-      return refuse(431, "attn: the request's headers are larger than the server takes");
+    if (count > kMaxHeaders || bytes > kMaxHeaderBytes) return refuse(431, kHeadersTooLarge);
     if (req.method != "GET" && req.method != "HEAD") {
       res.set_header("Allow", "GET, HEAD");
       return refuse(405, "attn: " + visible(req.method) + " is not served here: every address is read with GET");
     }
-    if (!req.body.empty() || (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0"))
-      return refuse(413, "attn: a request to this server has no body");
+    if (body) return refuse(413, "attn: a request to this server has no body");
     if (loopback(d.settings.host) && !loopback(host_of(req.get_header_value("Host"))))
       return refuse(403, "attn: this server answers to 127.0.0.1 and localhost only, not to the Host '" +
                              visible(req.get_header_value("Host")) + "'");
@@ -453,6 +473,19 @@ int Server::bind() {
     res.set_content(a.body, a.content_type);
   };
   http.Get(".*", handle);  // (and HEAD; every other method is refused before routing)
+  // cpp-httplib's own refusals (414 for a request line past its limit, 400 for one it cannot parse) come
+  // without a body: give them the JSON error every other refusal has.
+  // The request was not understood, so neither is where the next one would begin: the connection ends.
+  http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours, already JSON
+    close_after_answer = true;
+    res.set_header("Connection", "close");
+    const std::string message = res.status == 414   ? kLineTooLong
+                                : res.status == 400 ? "attn: the request is not HTTP the server reads"
+                                                    : "attn: the request was refused (HTTP " + std::to_string(res.status) + ")";
+    res.set_content(error_json(message), "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
   http.set_default_headers({{"X-Content-Type-Options", "nosniff"},
                             {"Cache-Control", "no-store"},
                             {"Referrer-Policy", "no-referrer"},
@@ -463,8 +496,10 @@ int Server::bind() {
       char took[32];
       std::snprintf(took, sizeof took, "%.1f ms", ms);
       std::lock_guard<std::mutex> lock(impl_->log_mutex);
-      *impl_->log << "attn: " << visible(req.remote_addr) << " " << visible(req.method) << " " << visible(req.target)
-                  << " " << res.status << " " << took << "\n" << std::flush;
+      // (a request refused before it was parsed, past the request line's limit, has no method or address)
+      const auto shown = [](const std::string& field) { return field.empty() ? std::string("-") : visible(field); };
+      *impl_->log << "attn: " << shown(req.remote_addr) << " " << shown(req.method) << " " << shown(req.target) << " "
+                  << res.status << " " << took << "\n" << std::flush;
     });
   }
   const int port = d.settings.port == 0 ? http.bind_to_any_port(d.settings.host)
@@ -483,18 +518,22 @@ void Server::listen() { impl_->http.listen_after_bind(); }
 
 void Server::stop() {
   impl_->stopping = true;
-  impl_->http.stop();
+  impl_->http.close_listener();
 }
 
 namespace {
 
-// SIGINT and SIGTERM, as a byte on a pipe that a thread waits on: the handler runs on whichever thread the
-// kernel picks (OpenBLAS's own among them, which no signal mask set here would cover), and may only write.
-std::atomic<int> stop_pipe_write{-1};
-extern "C" void attn_serve_on_stop_signal(int) {
+// SIGINT and SIGTERM, as a byte on a pipe that the signal watcher reads (the handler may do no more: only
+// async-signal-safe calls). A handler rather than a blocked mask and sigwait: OpenBLAS starts its threads
+// when the program loads, before serve() could block the signals for them, and a process-directed signal
+// that lands on one of those threads would end the process with the signal's default action (status 143).
+int stop_pipe[2] = {-1, -1};
+
+extern "C" void serve_on_stop_signal(int) {
+  const int saved = errno;
   const char byte = 1;
-  const int fd = stop_pipe_write.load();
-  if (fd >= 0) (void)!::write(fd, &byte, 1);
+  [[maybe_unused]] const ssize_t n = ::write(stop_pipe[1], &byte, 1);
+  errno = saved;
 }
 
 }  // namespace
@@ -503,34 +542,38 @@ int serve(const ServeSettings& settings, const FrontEnd& front, std::ostream& er
   Server server(settings, front);
   if (settings.log) server.log_to(err);
   const int port = server.bind();
-  int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) throw SystemError("attn serve cannot make a pipe for its signals");
-  stop_pipe_write = pipe_fds[1];
-  struct sigaction stop_action {}, old_int{}, old_term{};
-  stop_action.sa_handler = attn_serve_on_stop_signal;
-  sigemptyset(&stop_action.sa_mask);
-  ::sigaction(SIGINT, &stop_action, &old_int);
-  ::sigaction(SIGTERM, &stop_action, &old_term);
-  std::thread watcher([&] {
-    char byte = 0;
-    ssize_t n;
-    do n = ::read(pipe_fds[0], &byte, 1);
-    while (n < 0 && errno == EINTR);
-    server.stop();  // a signal, or listen() has returned already
-  });
+  // Taken before the serving line, so that a signal right after it stops the server too.
+  if (::pipe2(stop_pipe, O_CLOEXEC) != 0) throw SystemError("attn serve cannot make a pipe for its signals");
+  struct sigaction on_stop {};
+  on_stop.sa_handler = serve_on_stop_signal;
+  sigemptyset(&on_stop.sa_mask);
+  on_stop.sa_flags = SA_RESTART;
+  struct Handlers {
+    struct sigaction old_int {}, old_term {};
+    ~Handlers() {
+      ::sigaction(SIGINT, &old_int, nullptr);
+      ::sigaction(SIGTERM, &old_term, nullptr);
+      ::close(stop_pipe[0]);
+      ::close(stop_pipe[1]);
+      stop_pipe[0] = stop_pipe[1] = -1;
+    }
+  } handlers;
+  ::sigaction(SIGINT, &on_stop, &handlers.old_int);
+  ::sigaction(SIGTERM, &on_stop, &handlers.old_term);
   const std::string shown_host = settings.host.find(':') != std::string::npos ? "[" + settings.host + "]" : settings.host;
   if (!loopback(settings.host))
     err << "attn: warning: listening on " << visible(settings.host)
         << ", not only this machine: anyone who can reach that address can use this server\n";
   err << "attn: serving on http://" << visible(shown_host) << ":" << port << "/ (Ctrl-C stops)\n" << std::flush;
+  std::thread watcher([&] {
+    char byte = 0;
+    while (::read(stop_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    server.stop();  // (a no-op when listen() has ended by itself)
+  });
   server.listen();
-  attn_serve_on_stop_signal(0);  // wakes the watcher if no signal did
+  serve_on_stop_signal(0);  // wakes the watcher if no signal came
   watcher.join();
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  stop_pipe_write = -1;
-  ::close(pipe_fds[0]);
-  ::close(pipe_fds[1]);
   return kExitOk;
 }
 
