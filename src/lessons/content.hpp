@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -87,10 +88,20 @@ class Content {
   // The language of the text piece() gives for `path` and `variant`: the translation's, or "en".
   std::string language(const std::string& path, const std::string& variant) const;
 
-  // Which pieces were filled in since the process started (the tests check every piece is used).
-  const std::set<std::string>& used() const { return used_; }
-  void mark_used(const std::string& full_path) const { used_.insert(full_path); }
-  void forget_used() const { used_.clear(); }  // for a test that counts the uses of its own runs
+  // Which pieces were filled in since the process started (the tests check every piece is used). Marked by
+  // every run that fills text in, which attn serve runs on several threads at once: under a lock.
+  std::set<std::string> used() const {
+    const std::lock_guard<std::mutex> lock(used_mutex_);
+    return used_;
+  }
+  void mark_used(const std::string& full_path) const {
+    const std::lock_guard<std::mutex> lock(used_mutex_);
+    used_.insert(full_path);
+  }
+  void forget_used() const {  // for a test that counts the uses of its own runs
+    const std::lock_guard<std::mutex> lock(used_mutex_);
+    used_.clear();
+  }
 
  private:
   std::string path_, translation_path_, translation_language_;
@@ -99,6 +110,7 @@ class Content {
   std::set<std::string> has_variants_;                 // paths (without the variant) that have variants
   std::map<std::string, std::pair<std::string, std::string>> translated_;  // full path -> (source hash, text)
   mutable std::set<std::string> used_;
+  mutable std::mutex used_mutex_;
 };
 
 // The content of `name` ("simple", ..., "shared"): data/lessons/<name>.json, found as every bundled file is
