@@ -219,6 +219,11 @@ TEST_CASE("serve: the live page is the lesson's page with its bar, an empty box 
   CHECK(refused.status == 400);
   const attn_test::Run cli = command_line("simple", {"--seed", "5"}, "html");
   CHECK(refused.body == attn::live_page("", attn::live_bar("simple", {{"seed", "5"}}, cli.err.substr(0, cli.err.size() - 1), false)));
+  // A flag has no value, and is not an empty box: /?lesson=mha&qkv-bias is attn mha --qkv-bias.
+  const attn::Server::Answer flag = server.answer("GET", "/", {{"lesson", "mha"}, {"qkv-bias", ""}});
+  CHECK(flag.status == 200);
+  CHECK(flag.body == attn::live_page(command_line("mha", {"--qkv-bias"}, "html").out,
+                                     attn::live_bar("mha", {{"qkv-bias", ""}}, "", false)));
   const attn::Server::Answer unknown = server.answer("GET", "/", {{"lesson", "<nope>"}});
   CHECK(unknown.status == 404);
   CHECK(unknown.body.find("&lt;nope&gt;") != std::string::npos);

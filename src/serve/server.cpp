@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <istream>
 #include <new>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -220,7 +221,9 @@ class HeadCappedStream final : public httplib::Stream {
   // Answers `status` with `message` and ends the connection: the rest of it is neither read nor answered.
   ssize_t refuse_head(const std::string& status, const std::string& message) {
     const std::string body = error_json(message);
-    const std::string answer = "HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nContent-Length: " +
+    const std::string answer = "HTTP/1.1 " + status +
+                               "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer"
+                               "\r\nContent-Type: application/json\r\nContent-Length: " +
                                std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
     write(answer.data(), answer.size());
     over_ = true;
@@ -279,7 +282,12 @@ struct Server::Impl {
   std::mutex log_mutex;
   std::ostream* log = nullptr;
 
-  Impl(ServeSettings s, FrontEnd f) : settings(std::move(s)), front(std::move(f)), slots(settings.jobs) {}
+  std::set<std::string> bar_keys;  // the live page's boxes (text and numbers: no flag among them)
+
+  Impl(ServeSettings s, FrontEnd f) : settings(std::move(s)), front(std::move(f)), slots(settings.jobs) {
+    for (const LiveControl& c : front.bar(lessons().front().info.name, {}, "", !settings.model.empty()).controls)
+      bar_keys.insert(c.key);
+  }
 
   // The document for `command` and `params` in `format` ("json" or "html"): the command line's Request, with
   // the server's model and budget, run as attn runs it.
@@ -357,7 +365,8 @@ Server::Answer Server::answer(const std::string& method, const std::string& path
       lesson = value;
       continue;
     }
-    if (kind == "live" && value.empty()) continue;  // the bar's empty box, as a form sends it: the default
+    if (kind == "live" && value.empty() && d.bar_keys.count(key) != 0) continue;  // an empty box of the bar, as a
+                                                                                 // form sends it: the default
     options.emplace_back(key, value);
   }
   if (kind == "live") {
@@ -374,9 +383,15 @@ Server::Answer Server::answer(const std::string& method, const std::string& path
       if (r.status == 200) page = r.body;
       else error = nlohmann::json::parse(r.body).value("error", "");
     }
+    try {
+      a.body = live_page(page, d.front.bar(lesson, options, error, !d.settings.model.empty()));
+    } catch (...) {
+      const auto [code, message] = failure(lesson);
+      refuse(code == 400 ? 500 : code, message);
+      return a;
+    }
     a.status = status;
     a.content_type = "text/html; charset=utf-8";
-    a.body = live_page(page, d.front.bar(lesson, options, error, !d.settings.model.empty()));
     a.headers.push_back({"Content-Security-Policy", kLiveCsp});
     return a;
   }
@@ -461,7 +476,7 @@ int Server::bind() {
     }
     if (body) return refuse(413, "attn: a request to this server has no body");
     if (loopback(d.settings.host) && !loopback(host_of(req.get_header_value("Host"))))
-      return refuse(403, "attn: this server answers to 127.0.0.1 and localhost only, not to the Host '" +
+      return refuse(403, "attn: this server answers to localhost, ::1 and 127.0.0.0/8 only, not to the Host '" +
                              visible(req.get_header_value("Host")) + "'");
     return httplib::Server::HandlerResponse::Unhandled;
   });
@@ -544,6 +559,7 @@ int serve(const ServeSettings& settings, const FrontEnd& front, std::ostream& er
   const int port = server.bind();
   // Taken before the serving line, so that a signal right after it stops the server too.
   if (::pipe2(stop_pipe, O_CLOEXEC) != 0) throw SystemError("attn serve cannot make a pipe for its signals");
+  ::fcntl(stop_pipe[1], F_SETFL, O_NONBLOCK);  // a storm of signals fills the pipe, never blocks the handler
   struct sigaction on_stop {};
   on_stop.sa_handler = serve_on_stop_signal;
   sigemptyset(&on_stop.sa_mask);
