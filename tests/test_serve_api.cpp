@@ -166,17 +166,36 @@ TEST_CASE("serve: unknown paths are 404, other methods 405, both with a JSON err
   CHECK(a.headers == std::vector<std::pair<std::string, std::string>>{{"Allow", "GET, HEAD"}});
 }
 
-TEST_CASE("serve: through a socket, /api's body is the command line's JSON, with no CORS header", "[serve]") {
-  attn::ServeSettings settings;
-  settings.port = 0;
-  attn::Server server(settings, attn::FrontEnd{attn::web_request, attn::live_bar});
+namespace {
+
+// A server on loopback, listening on a free port in a thread of its own until the end of the scope.
+struct Listening {
+  static attn::ServeSettings any_port() {
+    attn::ServeSettings settings;
+    settings.port = 0;
+    return settings;
+  }
+  attn::Server server{any_port(), attn::FrontEnd{attn::web_request, attn::live_bar}};
   const int port = server.bind();
-  std::thread listening([&] { server.listen(); });
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
-  const auto r = client.Get("/api/mha?seed=5&d-out=6&text=Hello%2C%20world");
-  server.stop();
-  listening.join();
+  std::thread thread{[this] { server.listen(); }};
+  ~Listening() {
+    server.stop();
+    thread.join();
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(10, 0);
+    return c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("serve: through a socket, /api's body is the command line's JSON, with no CORS header", "[serve]") {
+  httplib::Result r = [] {
+    Listening l;
+    return l.client().Get("/api/mha?seed=5&d-out=6&text=Hello%2C%20world");
+  }();
   REQUIRE(r);
   CHECK(r->status == 200);
   const attn_test::Run cli = command_line("mha", {"--seed", "5", "--d-out", "6", "--text", "Hello, world"}, "json");
@@ -187,21 +206,14 @@ TEST_CASE("serve: through a socket, /api's body is the command line's JSON, with
 }
 
 TEST_CASE("serve: on loopback, only a loopback Host is answered", "[serve]") {
-  attn::ServeSettings settings;
-  settings.port = 0;
-  attn::Server server(settings, attn::FrontEnd{attn::web_request, attn::live_bar});
-  const int port = server.bind();
-  std::thread listening([&] { server.listen(); });
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
+  Listening l;
+  httplib::Client client = l.client();
   std::map<std::string, int> statuses;
   for (const char* host : {"127.0.0.1", "localhost", "127.1.2.3:8000", "[::1]:8000", "localhost:1", "127.0.0.1.example.com",
                            "localhost.example.com", "example.com", "0.0.0.0", "[::2]", ""}) {
     const auto r = client.Get("/api/simple", httplib::Headers{{"Host", host}});
     statuses[host] = r ? r->status : -1;
   }
-  server.stop();
-  listening.join();
   CHECK(statuses == std::map<std::string, int>{{"127.0.0.1", 200}, {"localhost", 200}, {"127.1.2.3:8000", 200},
                                                {"[::1]:8000", 200}, {"localhost:1", 200}, {"127.0.0.1.example.com", 403},
                                                {"localhost.example.com", 403}, {"example.com", 403}, {"0.0.0.0", 403},

@@ -16,6 +16,7 @@
 #include "render/figure.hpp"
 #include "render/heatmap.hpp"
 #include "render/layout.hpp"
+#include "render/live_page.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -584,8 +585,7 @@ class HtmlRenderer : public Renderer {
     page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
     page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
     // Nothing may be fetched: no network, no file, no font. The style and the script are the page's own.
-    page += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-            "script-src 'unsafe-inline'; img-src data:\">\n";
+    page += "<meta http-equiv=\"Content-Security-Policy\" content=\"" + kPagePolicy + "\">\n";
     page += "<meta name=\"generator\" content=\"attn\">\n";
     page += "<title>" + markup(title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body" +
             (doc.is_tour() ? " data-tour=\"1\"" : "") + ">\n";

@@ -16,10 +16,6 @@ namespace attn {
 
 namespace {
 
-// The static page's policy forbids every request; the live page may ask its own server, and nothing else.
-const char* const kLivePolicy =
-    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'";
-
 const char* const kLiveStyle = R"CSS(
 form.live{display:flex;flex-wrap:wrap;gap:.3em 1em;align-items:flex-end;margin:0;padding:.35em 1.2em .45em;
 background:var(--bar);border-bottom:1px solid var(--border)}
@@ -241,7 +237,7 @@ std::string live_page(const std::string& given, const LiveBar& bar) {
   const std::size_t from = at(page, csp) + csp.size();
   const std::size_t to = page.find('"', from);
   if (to == std::string::npos) throw std::logic_error("live_page: the page's policy is not closed");
-  return page.replace(from, to - from, kLivePolicy);
+  return page.replace(from, to - from, kLivePagePolicy);
 }
 
 }  // namespace attn

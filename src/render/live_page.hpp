@@ -11,6 +11,11 @@
 
 namespace attn {
 
+// The Content-Security-Policy of --format html's page (html.cpp writes it in the page, attn serve sends it
+// too): nothing may be fetched. The live page's adds its own server, and nothing else.
+inline const std::string kPagePolicy = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+inline const std::string kLivePagePolicy = kPagePolicy + "; connect-src 'self'";
+
 // One control of the bar: a lesson option or an input option a request may give.
 struct LiveControl {
   std::string key;        // the query key: the option's long name without its dashes ("seed", "d-out", "text")

@@ -46,10 +46,12 @@ constexpr int kRetryAfterSeconds = 1;
 const char* const kLineTooLong = "attn: the request line is longer than the server takes";
 const char* const kHeadersTooLarge = "attn: the request's headers are larger than the server takes";
 
-const char* const kPageCsp =
-    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
-const char* const kLiveCsp =
-    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'";
+// Every method but GET and HEAD, refused the same wherever it is met.
+const char* const kAllowed = "GET, HEAD";
+bool allowed(const std::string& method) { return method == "GET" || method == "HEAD"; }
+std::string not_allowed(const std::string& method) {
+  return "attn: " + visible(method) + " is not served here: every address is read with GET";
+}
 
 std::string error_json(const std::string& message) {
   return nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -333,9 +335,9 @@ Server::Answer Server::answer(const std::string& method, const std::string& path
     a.content_type = "application/json";
     a.body = error_json(message);
   };
-  if (method != "GET" && method != "HEAD") {
-    refuse(405, "attn: " + visible(method) + " is not served here: every address is read with GET");
-    a.headers.push_back({"Allow", "GET, HEAD"});
+  if (!allowed(method)) {
+    refuse(405, not_allowed(method));
+    a.headers.push_back({"Allow", kAllowed});
     return a;
   }
   std::string kind, command;
@@ -392,7 +394,7 @@ Server::Answer Server::answer(const std::string& method, const std::string& path
     }
     a.status = status;
     a.content_type = "text/html; charset=utf-8";
-    a.headers.push_back({"Content-Security-Policy", kLiveCsp});
+    a.headers.push_back({"Content-Security-Policy", kLivePagePolicy});
     return a;
   }
   return run_one(command, options, kind == "/api/" ? "json" : "html");
@@ -421,7 +423,7 @@ Server::Answer Server::run_one(const std::string& command, const Params& options
   try {
     a.body = d.compute(command, options, format, job_budget_);
     a.content_type = format == "json" ? "application/json" : "text/html; charset=utf-8";
-    if (format == "html") a.headers.push_back({"Content-Security-Policy", kPageCsp});
+    if (format == "html") a.headers.push_back({"Content-Security-Policy", kPagePolicy});
   } catch (...) {
     const auto [status, message] = failure(command);
     a.status = status;
@@ -470,9 +472,9 @@ int Server::bind() {
       return httplib::Server::HandlerResponse::Handled;
     };
     if (count > kMaxHeaders || bytes > kMaxHeaderBytes) return refuse(431, kHeadersTooLarge);
-    if (req.method != "GET" && req.method != "HEAD") {
-      res.set_header("Allow", "GET, HEAD");
-      return refuse(405, "attn: " + visible(req.method) + " is not served here: every address is read with GET");
+    if (!allowed(req.method)) {
+      res.set_header("Allow", kAllowed);
+      return refuse(405, not_allowed(req.method));
     }
     if (body) return refuse(413, "attn: a request to this server has no body");
     if (loopback(d.settings.host) && !loopback(host_of(req.get_header_value("Host"))))
