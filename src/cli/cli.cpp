@@ -205,6 +205,13 @@ Request request_for(std::string command, std::vector<LessonRun> lessons, const C
   r.lessons = std::move(lessons);
   r.input = options.input;
   r.output = options.output;
+  r.language = options.output.lang == "en" ? "" : options.output.lang;  // not given: the caller's default
+  return r;
+}
+
+// The language a request without --lang speaks: the environment's (Terminal::language).
+Request speaking(Request r, const std::string& language) {
+  if (r.output.lang.empty()) r.language = language;
   return r;
 }
 
@@ -247,6 +254,7 @@ int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
       "present", present_runs(sub, deck_lessons(sub, parsed, !options.input.model.empty()), parsed, options), options);
   request.plan_whole_run = true;
   request.steps_where_found = true;
+  request = speaking(std::move(request), s.term.language);
   if (options.input.input == "-")
     throw UsageError("attn present reads its keys from standard input, which --input - reads the embeddings from; "
                      "give the embeddings as a file");
@@ -301,7 +309,7 @@ const OptionSpec* web_option(const std::string& key) {
 }
 
 // attn serve --model DIR ... : the server, with the command line's reading of each request.
-int run_serve(const Sub& sub, const CommandLine& parsed, std::ostream& err) {
+int run_serve(const Sub& sub, const CommandLine& parsed, std::ostream& err, const Terminal& term) {
   const ServeCli o = effective(sub, nullptr, parsed).serve;
   ServeSettings settings;
   settings.host = o.host;
@@ -311,7 +319,12 @@ int run_serve(const Sub& sub, const CommandLine& parsed, std::ostream& err) {
   settings.jobs = o.jobs;
   settings.time_limit = o.time_limit;
   settings.log = o.log;
-  return serve(settings, FrontEnd{web_request, live_bar}, err);
+  const std::string language = o.lang.empty() ? term.language : o.lang == "en" ? "" : o.lang;
+  const auto read = [language](const std::string& command, const Params& params, const std::string& format,
+                               const std::string& model) {
+    return speaking(web_request(command, params, format, model), language);
+  };
+  return serve(settings, FrontEnd{read, live_bar}, err);
 }
 
 }  // namespace
@@ -428,10 +441,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     command = chosen->app->get_name();
     const Streams streams{out, err, in, term, screen};
-    if (chosen == &cli.tour) return show(tour_request(*chosen, parsed), streams);
+    if (chosen == &cli.tour) return show(speaking(tour_request(*chosen, parsed), term.language), streams);
     if (chosen == &cli.present) return run_present(*chosen, parsed, streams);
-    if (chosen == &cli.serve) return run_serve(*chosen, parsed, err);
-    return show(lesson_request(*chosen, parsed), streams);
+    if (chosen == &cli.serve) return run_serve(*chosen, parsed, err, term);
+    return show(speaking(lesson_request(*chosen, parsed), term.language), streams);
   } catch (...) {
     return report_failure(err, command);
   }

@@ -19,6 +19,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "inputs/sources.hpp"
+#include "lessons/content.hpp"
 #include "lessons/registry.hpp"
 #include "render/renderer.hpp"
 
@@ -277,6 +278,24 @@ OptionSpec name_of(Scope scope, std::string name, std::string type, std::string 
   return s;
 }
 
+// --lang LANG: the languages attn speaks (lessons/content.hpp); not given, the environment's.
+template <class S>
+OptionSpec lang_option(Scope scope, std::string S::*field) {
+  std::vector<std::pair<std::string, std::string>> words;
+  for (const std::string& l : supported_languages()) words.emplace_back(l, l);
+  OptionSpec s = entry(scope, std::nullopt, "--lang", "LANG", "",
+                       "The language of the lessons' words, pages and slides: en or ru; the numbers, shapes and code "
+                       "are the same in each. Not given: LANGUAGE, LC_ALL, LC_MESSAGES or LANG, as gettext reads "
+                       "them (English for a language attn does not speak). --help and errors stay English");
+  for (const auto& w : words) s.values.push_back(w.first);
+  const auto b = field_of(s, field);
+  b->check = word_of(words);
+  b->transform = true;
+  b->show = [](const std::string& v) { return v; };  // not given: "", the environment's
+  s.default_note = "from the environment";
+  return s;
+}
+
 std::vector<std::pair<std::string, When>> when_words() {
   return {{"never", When::Never}, {"auto", When::Auto}, {"always", When::Always}};
 }
@@ -465,6 +484,8 @@ std::vector<OptionSpec> make_table() {
                             "Refuse a run whose estimated peak memory is larger: 1M to 1P, e.g. 512M or 16G (K, M, G, T, "
                             "P are powers of 1024); checked on the plan, before any work"));
   t.back().in_present = true;
+  t.push_back(lang_option(O, &OutputOptions::lang));
+  t.back().in_present = true;
   // What a request to attn serve may not give: it names a file on the server, or the server decides it.
   const std::string names_file = "names a file on the server, which a request may not";
   for (OptionSpec& spec : t) {
@@ -553,6 +574,7 @@ std::vector<OptionSpec> make_table() {
                    "ms"));
   t.push_back(flag(B, std::nullopt, "--json", &OutputOptions::json, "", "Print the results as one JSON document"));
   t.push_back(flag(Scope::List, std::nullopt, "--json", &ListOptions::json, "", "Print the list as JSON"));
+  t.push_back(lang_option(Scope::List, &ListOptions::lang));
   // attn serve
   const auto Sv = Scope::Serve;
   t.push_back(name_of(Sv, "--host", "ADDRESS", &ServeCli::host, "needs an address",
@@ -571,6 +593,9 @@ std::vector<OptionSpec> make_table() {
                     "Computations at once; a request beyond them gets 503 with Retry-After"));
   t.push_back(whole(Sv, std::nullopt, "--time-limit", "SECONDS", &ServeCli::time_limit, 1, 3600, "",
                     "Stop a computation that takes longer (503)"));
+  t.push_back(lang_option(Sv, &ServeCli::lang));
+  t.back().help = "The language of a request that gives no lang=: en or ru (the live page's bar chooses too). Not "
+                  "given: LANGUAGE, LC_ALL, LC_MESSAGES or LANG, as gettext reads them";
   t.push_back(flag(Sv, std::nullopt, "--log", &ServeCli::log, "",
                    "One line per request on stderr (method, address, status, milliseconds), escaped; nothing is "
                    "logged without it"));

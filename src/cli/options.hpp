@@ -30,6 +30,7 @@ namespace attn {
 
 struct ListOptions {
   bool json = false;  // attn list --json
+  std::string lang;   // attn list --lang
 };
 
 // attn present [LESSON ...]
@@ -48,6 +49,7 @@ struct ServeCli {
   std::size_t jobs = 2;            // --jobs: computations at once; more get 503
   std::size_t time_limit = 30;     // --time-limit: seconds per computation
   bool log = false;                // --log: one line per request on stderr
+  std::string lang;                // --lang: the language of a request that gives none ("": the environment's)
 };
 
 // Everything a command line can say, each part with its defaults.

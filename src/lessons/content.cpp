@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "lessons/content.hpp"
 
 #include <cstdio>
@@ -16,6 +17,9 @@
 namespace attn {
 
 namespace {
+
+// The sections a content file may have.
+const char* const kSections = "lesson, steps, phrases, english_only";
 
 // A lesson's content is a few kilobytes; a translation no more.
 constexpr FileKind kContentFile{"a lesson's content", std::size_t{1} << 20};
@@ -152,6 +156,38 @@ std::size_t russian_form(unsigned long long n) {
 
 // CLDR's plural rules for whole numbers (unicode.org/cldr, "Language Plural Rules"), written here: a
 // rule is a line of arithmetic per language, and no library of the project carries them.
+const std::vector<std::string>& supported_languages() {
+  static const std::vector<std::string> languages{"en", "ru"};
+  return languages;
+}
+
+std::string language_of_environment(const std::function<std::string(const char*)>& env) {
+  // gettext: the locale of messages is LC_ALL, else LC_MESSAGES, else LANG; the C locale (or none) means
+  // untranslated, and LANGUAGE's list is read only when the locale is not C.
+  std::string locale;
+  for (const char* name : {"LC_ALL", "LC_MESSAGES", "LANG"}) {
+    locale = env(name);
+    if (!locale.empty()) break;
+  }
+  if (locale.empty() || locale == "C" || locale == "POSIX" || locale.rfind("C.", 0) == 0) return "";
+  const auto language_of = [](const std::string& name) {  // "ru_RU.UTF-8@x" -> "ru"
+    return name.substr(0, name.find_first_of("_.@"));
+  };
+  const auto supported = [](const std::string& l) {
+    const auto& all = supported_languages();
+    return std::find(all.begin(), all.end(), l) != all.end();
+  };
+  std::string list = env("LANGUAGE");
+  while (!list.empty()) {
+    const auto colon = list.find(':');
+    const std::string one = language_of(list.substr(0, colon));
+    if (supported(one)) return one == "en" ? "" : one;
+    list = colon == std::string::npos ? "" : list.substr(colon + 1);
+  }
+  const std::string l = language_of(locale);
+  return supported(l) && l != "en" ? l : "";
+}
+
 const PluralRule* plural_rule(const std::string& language) {
   static const PluralRule english{{"one", "other"}, english_form};
   static const PluralRule russian{{"one", "few", "many"}, russian_form};
@@ -167,7 +203,7 @@ Content::Content(const std::string& path, const std::string& english, const std:
     const auto doc = nlohmann::ordered_json::parse(english);
     if (!doc.is_object()) throw std::invalid_argument("not a JSON object");
     for (const auto& [section, body] : doc.items()) {
-      if (!body.is_object()) throw std::invalid_argument(section + ": not an object");
+      if (!body.is_object() && section != "english_only") throw std::invalid_argument(section + ": not an object");
       if (section == "steps") {
         for (const auto& [id, fields] : body.items()) {
           if (!fields.is_object()) throw std::invalid_argument("steps/" + id + ": not an object");
@@ -186,8 +222,14 @@ Content::Content(const std::string& path, const std::string& english, const std:
       } else if (section == "phrases" || section == "lesson") {
         for (const auto& [name, v] : body.items())
           read_piece(nlohmann::json(v), section + "/" + name, true, "en", english_, has_variants_);
+      } else if (section == "english_only") {
+        if (!body.is_array()) throw std::invalid_argument("english_only: not an array of paths");
+        for (const auto& v : body) {
+          if (!v.is_string()) throw std::invalid_argument("english_only: not an array of paths");
+          english_only_.push_back(v.get<std::string>());
+        }
       } else {
-        throw std::invalid_argument(section + ": not a section (lesson, steps, phrases)");
+        throw std::invalid_argument(section + ": not a section: " + kSections);
       }
     }
   } catch (const std::exception& e) {
@@ -202,6 +244,7 @@ Content::Content(const std::string& path, const std::string& english, const std:
     for (const auto& [key, entry] : doc["entries"].items()) {
       if (!entry.is_object() || !entry.contains("source") || !entry.contains("text") || !entry["source"].is_string())
         throw std::invalid_argument(key + ": an entry is {\"source\": hash, \"text\": ...}");
+      if (entry["text"] == "") continue;  // not translated yet (attn-docgen translation's "todo"): the English
       std::map<std::string, std::string> one;
       std::set<std::string> unused;
       read_piece(entry["text"], key, false, translation_language_, one, unused);
@@ -236,6 +279,34 @@ std::string Content::language(const std::string& path, const std::string& varian
 std::vector<std::string> Content::paths() const {
   std::vector<std::string> out;
   for (const auto& [path, text] : english_) out.push_back(path);
+  return out;
+}
+
+bool Content::translatable(const std::string& full_path) const {
+  const auto under = [&](const std::string& prefix) {
+    return full_path == prefix || full_path.compare(0, prefix.size() + 1, prefix + "/") == 0;
+  };
+  if (full_path.rfind("steps/", 0) == 0) {  // steps/<id>/<field>[/<variant>]; no id holds a /
+    const auto field_at = full_path.find('/', 6);
+    const std::string rest = field_at == std::string::npos ? "" : full_path.substr(field_at + 1);
+    if (rest.rfind("code", 0) == 0 || rest.rfind("run", 0) == 0 || rest.rfind("show", 0) == 0) return false;
+  }
+  for (const std::string& path : english_only_)
+    if (under(path)) return false;
+  return true;
+}
+
+std::optional<std::string> Content::fresh_translation(const std::string& full_path) const {
+  const auto tr = translated_.find(full_path);
+  const auto en = english_.find(full_path);
+  if (tr == translated_.end() || en == english_.end() || text_hash(en->second) != tr->second.first) return std::nullopt;
+  return tr->second.second;
+}
+
+std::vector<std::string> Content::translatable_paths() const {
+  std::vector<std::string> out;
+  for (const auto& [path, text] : english_)
+    if (translatable(path)) out.push_back(path);
   return out;
 }
 

@@ -8,7 +8,8 @@
 // The format (docs/architecture.md, "Lesson text"):
 //   {"lesson": {"title": TEXT, "summary": TEXT},
 //    "steps": {"<step id>": {"title": TEXT, "explanation": TEXT, "code": CODE}, ...},
-//    "phrases": {"<name>": TEXT, ...}}
+//    "phrases": {"<name>": TEXT, ...},
+//    "english_only": ["phrases/help_d_out", ...]}
 // TEXT is a string; CODE an array of lines (or a string). Either may instead be an object of variants,
 // {"token": ..., "prompt": ...}, of which the lesson names one. A step id may hold placeholders too
 // (`queries_{at}`): the key is the pattern, the values make the id. Placeholders are `{name}`, name of
@@ -21,6 +22,7 @@
 // the hash of the English text it was translated from (text_hash). An entry missing falls back to the
 // English one; an entry whose English has changed since is stale (stale_entries says which).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,6 +62,15 @@ struct PluralRule {
 // The rule of `language` ("" and "en" are English); nullptr for a language that has none here yet.
 const PluralRule* plural_rule(const std::string& language);
 
+// The languages attn speaks: "en" and those with translations in data/lessons/<language>/ (--lang's values).
+const std::vector<std::string>& supported_languages();
+
+// The language the environment asks for, as gettext reads it: LANGUAGE's colon-separated list (the first
+// language attn speaks), read only when the locale of messages (LC_ALL, else LC_MESSAGES, else LANG) is set
+// and not C or POSIX; else that locale's language ("ru_RU.UTF-8" -> "ru"). "" for English, and for a
+// language attn does not speak (quietly). `env` gives a variable's value ("" when unset).
+std::string language_of_environment(const std::function<std::string(const char*)>& env);
+
 // The values a lesson gives its text, by placeholder name.
 using TextValues = std::map<std::string, std::string>;
 
@@ -82,6 +93,13 @@ class Content {
   // Every piece's full path ("steps/x/title", "steps/y/code/token"): the translatable units.
   std::vector<std::string> paths() const;
   const std::string& english(const std::string& full_path) const { return english_.at(full_path); }
+  // Whether a piece is one a translation gives: not a step's code, run or show (PyTorch, the same in every
+  // language), nor a piece under a path the file's "english_only" lists (option help and error messages, which
+  // stay English; Python code among the phrases).
+  bool translatable(const std::string& full_path) const;
+  std::vector<std::string> translatable_paths() const;
+  // The translation's text of a piece, when it has an entry whose English is unchanged since.
+  std::optional<std::string> fresh_translation(const std::string& full_path) const;
   // The translation's entries whose English has changed since (or is gone): their full paths.
   std::vector<std::string> stale_entries() const;
   const std::string& path() const { return path_; }
@@ -106,6 +124,7 @@ class Content {
  private:
   std::string path_, translation_path_, translation_language_;
   std::vector<std::string> step_patterns_;
+  std::vector<std::string> english_only_;  // the "english_only" section: paths (or their prefixes) never translated
   std::map<std::string, std::string> english_;         // full path -> English text
   std::set<std::string> has_variants_;                 // paths (without the variant) that have variants
   std::map<std::string, std::pair<std::string, std::string>> translated_;  // full path -> (source hash, text)

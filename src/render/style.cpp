@@ -4,6 +4,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "lessons/content.hpp"
+
 namespace attn {
 
 Terminal Terminal::of_process() {
@@ -18,6 +20,7 @@ Terminal Terminal::of_process() {
   t.no_color = env("NO_COLOR");
   t.term = env("TERM");
   t.colorterm = env("COLORTERM");
+  t.language = language_of_environment(env);
   winsize size{};
   if (t.stdout_tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) t.columns = size.ws_col;
   return t;

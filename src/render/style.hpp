@@ -13,6 +13,9 @@ struct Terminal {
   std::string term;       // $TERM
   std::string colorterm;  // $COLORTERM ("truecolor" or "24bit" announce 24-bit colour)
   std::size_t columns = 0;  // stdout's terminal width (TIOCGWINSZ); 0 when unknown or not a terminal
+  // The language the environment asks for (LANGUAGE, LC_ALL, LC_MESSAGES, LANG: language_of_environment in
+  // lessons/content.hpp), "" for English; --lang overrides it.
+  std::string language;
 
   static Terminal of_process();
 };

@@ -156,6 +156,7 @@ Document run(const Request& request, const Renderer& renderer, const RunStreams&
 
   Document doc;
   doc.command = request.command;
+  doc.language = request.language;
   doc.only = o.steps;
   // Each lesson plans its steps first; the renderer's limits and the memory budget are checked on the
   // plan (with the traces run before it), before any step is computed.

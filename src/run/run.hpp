@@ -32,6 +32,7 @@ struct OutputOptions {
   std::vector<std::string> steps;  // --step: only these step ids (lessons only)
   std::string save_npy;            // --save-npy DIR: also each shown step as DIR/<id>.npy; empty: no files
   std::size_t max_memory = kDefaultMemoryBudget;  // --max-memory SIZE: the budget, in bytes
+  std::string lang;  // --lang: "en", "ru"; "" when not given (then the environment's, Terminal::language)
 };
 
 // One lesson of a run: its mode, the values it runs with, and those values as its JSON config lists them
@@ -51,7 +52,7 @@ struct Request {
   InputOptions input;
   OutputOptions output;
   // The language of the lessons' words: "" for English, else the translations in data/lessons/<language>/
-  // (an entry a translation lacks stays English). attn itself has no option for it yet.
+  // (an entry a translation lacks stays English): --lang, else the environment's (the caller decides).
   std::string language;
   // attn present: --step's ids apply to the lessons that have them, and a lesson with none of them is left
   // out; an id that no lesson has is a usage error. (Else every lesson must have every id.)

@@ -7,9 +7,12 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/bench_options.hpp"
 #include "cli/options.hpp"
 #include "inputs/embeddings.hpp"
+#include "lessons/content.hpp"
 #include "lessons/registry.hpp"
 #include "render/renderer.hpp"
 
@@ -463,6 +466,29 @@ std::string fuzz_dictionary() {
                   "# option table: subcommands, options, their values and step ids, each on its own line of argv.\n";
   for (const auto& w : words) d += dict_entry(w);
   return d;
+}
+
+std::string translation_file(const std::string& language, const std::string& english_path, const std::string& english,
+                             const std::string& translation_path, const std::string& translation) {
+  const Content content(english_path, english, translation.empty() ? "" : translation_path, translation);
+  nlohmann::ordered_json entries = nlohmann::ordered_json::object();
+  std::vector<std::string> order;  // the English file's order, which paths() (a map's) is not
+  for (const std::string& pattern : content.step_patterns())
+    for (const std::string& path : content.translatable_paths())
+      if (path.rfind("steps/" + pattern + "/", 0) == 0) order.push_back(path);
+  for (const std::string& path : content.translatable_paths())
+    if (path.rfind("steps/", 0) != 0) order.push_back(path);
+  for (const std::string& path : order) {
+    nlohmann::ordered_json entry{{"source", text_hash(content.english(path))}};
+    if (const auto text = content.fresh_translation(path)) {
+      entry["text"] = *text;
+    } else {
+      entry["english"] = content.english(path);
+      entry["text"] = "";
+    }
+    entries[path] = entry;
+  }
+  return nlohmann::ordered_json{{"language", language}, {"entries", entries}}.dump(2, ' ', false) + "\n";
 }
 
 }  // namespace attn

@@ -10,5 +10,11 @@ std::string man_page();
 std::string bash_completion();
 std::string readme_option_tables();
 std::string fuzz_dictionary();
+// The translation file data/lessons/<language>/<name>.json brought up to date with the English content: every
+// translatable piece in the English file's order, an entry still fresh kept, and one that is missing or stale
+// given with "text": "" and the English it must translate ("english"), for a translator to fill in.
+// `english` and `translation` are the two files' text ("" when there is no translation yet).
+std::string translation_file(const std::string& language, const std::string& english_path, const std::string& english,
+                             const std::string& translation_path, const std::string& translation);
 
 }  // namespace attn

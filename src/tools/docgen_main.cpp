@@ -1,12 +1,23 @@
 // attn-docgen: prints a document generated from attn's option table (docs/architecture.md): the man
 // page, the bash completion, the README's option tables, or fuzz_cli's dictionary. The build runs it; it is not installed.
+#include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "tools/docgen.hpp"
 
+namespace {
+std::string slurp(std::istream& in) {
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+}  // namespace
+
 int main(int argc, char** argv) {
-  const std::string what = argc == 2 ? argv[1] : "";
+  const std::string what = argc == 2 || argc == 5 ? argv[1] : "";
   if (what == "man") {
     std::cout << attn::man_page();
   } else if (what == "bash-completion") {
@@ -15,8 +26,20 @@ int main(int argc, char** argv) {
     std::cout << attn::readme_option_tables();
   } else if (what == "fuzz-dict") {
     std::cout << attn::fuzz_dictionary();
+  } else if (what == "translation" && argc == 5) {
+    // attn-docgen translation LANG ENGLISH.json TRANSLATION.json: the translation brought up to date, written
+    // over TRANSLATION.json once whole (a new file when there is none).
+    const std::string english_path = argv[3], path = argv[4];
+    std::ifstream english(english_path), old(path);
+    if (!english) return std::cerr << "attn-docgen: cannot read " << english_path << "\n", 1;
+    const std::string text = attn::translation_file(argv[2], english_path, slurp(english), path, old ? slurp(old) : "");
+    const std::string staged = path + ".new";
+    std::ofstream out(staged);
+    if (!(out << text) || !out.flush()) return std::cerr << "attn-docgen: cannot write " << staged << "\n", 1;
+    out.close();
+    return std::rename(staged.c_str(), path.c_str()) == 0 ? 0 : 1;
   } else {
-    std::cerr << "usage: attn-docgen man|bash-completion|readme-options|fuzz-dict\n";
+    std::cerr << "usage: attn-docgen man|bash-completion|readme-options|fuzz-dict|translation LANG EN.json TR.json\n";
     return 2;
   }
   return std::cout.flush() ? 0 : 1;

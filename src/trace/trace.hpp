@@ -434,6 +434,7 @@ struct Document {
   std::string command;  // "simple", ..., or "tour"
   std::vector<Trace> traces;
   std::vector<std::string> only;
+  std::string language;  // the words' language: "" for English, else "ru" (the renderers' words follow it)
 
   bool is_tour() const { return command == "tour"; }
   bool shows(const Step& step) const;

@@ -1,0 +1,12 @@
+#include "render/words.hpp"
+
+namespace attn {
+
+std::string words(const std::string& file, const std::string& language, const std::string& name,
+                  const TextValues& values) {
+  const Content& c = lesson_content(file, language);
+  const std::string path = "phrases/" + name;
+  return fill(c.piece(path, ""), values, c.path() + ": " + path, c.language(path, ""));
+}
+
+}  // namespace attn

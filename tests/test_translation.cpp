@@ -1,0 +1,183 @@
+// The translations (data/lessons/<language>/, docs/architecture.md "Lesson text"): complete and up to date,
+// really in their language, chosen by --lang or the environment as gettext reads it, and changing the words
+// only: the numbers, shapes and code of every lesson are the same in each language.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.hpp"
+#include "lessons/content.hpp"
+#include "support.hpp"
+
+using namespace attn;
+using json = nlohmann::json;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every content file's name: data/lessons/<name>.json.
+std::vector<std::string> content_names() {
+  std::vector<std::string> names;
+  for (const auto& file : fs::directory_iterator(ATTN_SOURCE_DIR "/data/lessons"))
+    if (file.is_regular_file() && file.path().extension() == ".json") names.push_back(file.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Whether `text` has a letter of `language`'s script (Cyrillic for ru): a translation left in English has none.
+bool in_script(const std::string& text, const std::string& language) {
+  if (language != "ru") return true;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {  // U+0400..U+04FF: 0xD0 or 0xD1, then a continuation byte
+    const auto b = static_cast<unsigned char>(text[i]);
+    if ((b == 0xD0 || b == 0xD1) && (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) return true;
+  }
+  return false;
+}
+
+std::string run_json(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int status = run_cli(args, out, err);
+  INFO(err.str());
+  REQUIRE(status == 0);
+  return out.str();
+}
+
+// The document without its words: every "title" and "explanation" taken out, wherever they are.
+json without_words(json j) {
+  if (j.is_object()) {
+    j.erase("title");
+    j.erase("explanation");
+    for (auto& [k, v] : j.items()) v = without_words(v);
+  } else if (j.is_array()) {
+    for (auto& v : j) v = without_words(v);
+  }
+  return j;
+}
+
+// Every "title" and "explanation" of a document, with where it is.
+void words_of(const json& j, const std::string& where, std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.is_object()) {
+    const std::string id = j.contains("id") && j["id"].is_string() ? j["id"].get<std::string>() : "";
+    for (const char* key : {"title", "explanation"})
+      if (j.contains(key) && j[key].is_string()) out.emplace_back(where + "/" + id + "/" + key, j[key].get<std::string>());
+    for (const auto& [k, v] : j.items()) words_of(v, where + "/" + k, out);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) words_of(j[i], where, out);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("translations: every piece of English text has a fresh translation in each language", "[translation]") {
+  for (const std::string& language : supported_languages()) {
+    if (language == "en") continue;
+    for (const std::string& name : content_names()) {
+      const std::string file = std::string(ATTN_SOURCE_DIR "/data/lessons/") + language + "/" + name + ".json";
+      INFO(file << " (attn-docgen translation " << language << " data/lessons/" << name << ".json " << file
+                << " lists what is missing or stale)");
+      REQUIRE(fs::is_regular_file(file));
+      const auto content = load_lesson_content(name, language);
+      CHECK(content->stale_entries().empty());
+      std::size_t checked = 0;
+      for (const std::string& path : content->translatable_paths()) {
+        INFO(path << ": " << content->english(path));
+        const auto text = content->fresh_translation(path);
+        REQUIRE(text.has_value());
+        if (!content->english(path).empty()) CHECK(in_script(*text, language));
+        ++checked;
+      }
+      CHECK(checked > 0);
+      // No entry for a piece that is not translated (code, option help, errors) or no longer exists.
+      const json doc = json::parse(read_text_file(file));
+      for (const auto& [path, entry] : doc.at("entries").items()) {
+        INFO(path);
+        const auto all = content->paths();
+        REQUIRE(std::find(all.begin(), all.end(), path) != all.end());
+        CHECK(content->translatable(path));
+      }
+    }
+  }
+}
+
+TEST_CASE("translations: the English of a pure code or help piece is never asked for", "[translation]") {
+  const auto content = load_lesson_content("mha", "");
+  CHECK_FALSE(content->translatable("steps/context_vecs/code"));
+  CHECK_FALSE(content->translatable("phrases/help_d_out"));
+  CHECK_FALSE(content->translatable("phrases/notebook_module"));
+  CHECK(content->translatable("steps/context_vecs/title"));
+  CHECK(content->translatable("lesson/title"));
+}
+
+TEST_CASE("translations: the language comes from --lang, else the environment as gettext reads it", "[translation]") {
+  const auto language = [](std::map<std::string, std::string> vars) {
+    return language_of_environment([&vars](const char* name) { return vars.count(name) ? vars.at(name) : ""; });
+  };
+  CHECK(language({{"LANG", "ru_RU.UTF-8"}}) == "ru");
+  CHECK(language({{"LANG", "ru"}}) == "ru");
+  CHECK(language({{"LC_MESSAGES", "ru_UA.UTF-8@euro"}}) == "ru");
+  CHECK(language({{"LANG", "en_US.UTF-8"}}).empty());
+  CHECK(language({{"LANG", "de_DE.UTF-8"}}).empty());  // a language attn does not speak: English, quietly
+  CHECK(language({}).empty());
+  // LC_ALL before LC_MESSAGES before LANG.
+  CHECK(language({{"LC_ALL", "en_GB.UTF-8"}, {"LANG", "ru_RU.UTF-8"}}).empty());
+  CHECK(language({{"LC_ALL", "ru_RU.UTF-8"}, {"LC_MESSAGES", "en_US.UTF-8"}}) == "ru");
+  CHECK(language({{"LC_MESSAGES", "ru_RU.UTF-8"}, {"LANG", "en_US.UTF-8"}}) == "ru");
+  // LANGUAGE's list first, its first language attn speaks, but only when the locale is not C.
+  CHECK(language({{"LANGUAGE", "de:ru:en"}, {"LANG", "en_US.UTF-8"}}) == "ru");
+  CHECK(language({{"LANGUAGE", "en:ru"}, {"LANG", "ru_RU.UTF-8"}}).empty());
+  CHECK(language({{"LANGUAGE", "ru"}, {"LANG", "C"}}).empty());
+  CHECK(language({{"LANGUAGE", "ru"}, {"LC_ALL", "C.UTF-8"}}).empty());
+  CHECK(language({{"LANGUAGE", "ru"}}).empty());  // no locale at all is C's
+  CHECK(language({{"LANGUAGE", "fr:de"}, {"LANG", "ru_RU.UTF-8"}}) == "ru");
+
+  // The environment's language speaks when --lang is not given; --lang wins.
+  const auto title = [](const Terminal& term, std::vector<std::string> args) {
+    std::ostringstream out, err;
+    std::istringstream in;
+    REQUIRE(run_cli(args, out, err, in, term) == 0);
+    return json::parse(out.str()).at("steps").at(2).at("title").get<std::string>();
+  };
+  Terminal russian;
+  russian.language = "ru";
+  const std::string ru = title(russian, {"simple", "--json"});
+  CHECK(in_script(ru, "ru"));
+  CHECK(title(Terminal{}, {"simple", "--json", "--lang", "ru"}) == ru);
+  CHECK_FALSE(in_script(title(russian, {"simple", "--json", "--lang", "en"}), "ru"));
+  CHECK_FALSE(in_script(title(Terminal{}, {"simple", "--json"}), "ru"));
+
+  std::ostringstream out, err;
+  CHECK(run_cli({"simple", "--lang", "xx"}, out, err) == 2);
+  CHECK(err.str() == "attn: --lang: expected en or ru, got 'xx' (see 'attn simple --help')\n");
+  CHECK(out.str().empty());
+}
+
+TEST_CASE("translations: attn tour --lang ru --json has every title and explanation in Russian, and the same data",
+          "[translation]") {
+  const json en = json::parse(run_json({"tour", "--json"}));
+  const json ru = json::parse(run_json({"tour", "--json", "--lang", "ru"}));
+  std::vector<std::pair<std::string, std::string>> words;
+  words_of(ru, "", words);
+  REQUIRE(words.size() > 100);
+  for (const auto& [where, text] : words) {
+    INFO(where << ": " << text);
+    CHECK((text.empty() || in_script(text, "ru")));
+  }
+  // Numbers, shapes, code, config, tokens: byte for byte the English document's.
+  CHECK(without_words(ru).dump() == without_words(en).dump());
+}
