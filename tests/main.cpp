@@ -2,7 +2,17 @@
 // Catch2's own main exits with the number of failed assertions, so a case with exactly 77 failures would
 // end with ctest's SKIP_RETURN_CODE (77, tests/support.hpp's skip_case) and count as skipped. Any failure
 // here ends with 1 instead; only skip_case ends with 77.
+// The programs the tests start speak English whatever the developer's locale: attn takes its language from
+// LANGUAGE, LC_ALL, LC_MESSAGES and LANG (--lang aside), so they are set to C here, and a case that wants
+// another language says so on its command line.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
-int main(int argc, char* argv[]) { return Catch::Session().run(argc, argv) == 0 ? 0 : 1; }
+#include <cstdlib>
+
+int main(int argc, char* argv[]) {
+  ::unsetenv("LANGUAGE");
+  ::unsetenv("LC_MESSAGES");
+  ::setenv("LC_ALL", "C.UTF-8", 1);
+  return Catch::Session().run(argc, argv) == 0 ? 0 : 1;
+}

@@ -181,3 +181,27 @@ TEST_CASE("translations: attn tour --lang ru --json has every title and explanat
   // Numbers, shapes, code, config, tokens: byte for byte the English document's.
   CHECK(without_words(ru).dump() == without_words(en).dump());
 }
+
+TEST_CASE("translations: LANG=ru_RU.UTF-8 attn simple speaks Russian with the numbers of English", "[translation][e2e]") {
+  // The process's own environment, as a shell gives it (the test runner sets LC_ALL=C.UTF-8: unset here).
+  const std::string attn = attn_test::quote(ATTN_EXE);
+  const attn_test::Run ru = attn_test::shell("env -u LC_ALL -u LANGUAGE LANG=ru_RU.UTF-8 " + attn + " simple");
+  const attn_test::Run en = attn_test::shell("env -u LC_ALL -u LANGUAGE LANG=en_US.UTF-8 " + attn + " simple");
+  const attn_test::Run c = attn_test::shell("env LC_ALL=C LANGUAGE=ru LANG=ru_RU.UTF-8 " + attn + " simple");
+  REQUIRE(ru.status == 0);
+  REQUIRE(en.status == 0);
+  CHECK(in_script(ru.out, "ru"));
+  CHECK_FALSE(in_script(en.out, "ru"));
+  CHECK(c.out == en.out);  // LC_ALL=C wins over LANG, and LANGUAGE is not read in the C locale
+  // The tensors, line for line: every line that prints numbers ("tensor(...)" and its rows) is the same.
+  const auto numbers = [](const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (line.find("tensor(") != std::string::npos || line.rfind("        [", 0) == 0 || line.rfind("         ", 0) == 0)
+        lines.push_back(line);
+    return lines;
+  };
+  CHECK(numbers(ru.out).size() > 10);
+  CHECK(numbers(ru.out) == numbers(en.out));
+}
