@@ -17,7 +17,7 @@ std::string slurp(std::istream& in) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string what = argc == 2 || argc == 5 ? argv[1] : "";
+  const std::string what = argc == 2 || argc == 4 || argc == 5 ? argv[1] : "";
   if (what == "man") {
     std::cout << attn::man_page();
   } else if (what == "bash-completion") {
@@ -26,6 +26,13 @@ int main(int argc, char** argv) {
     std::cout << attn::readme_option_tables();
   } else if (what == "fuzz-dict") {
     std::cout << attn::fuzz_dictionary();
+  } else if (what == "lesson-page" && argc == 4) {
+    // attn-docgen lesson-page LANG LESSON: docs/lessons/LESSON.LANG.md
+    try {
+      std::cout << attn::lesson_page(argv[2], argv[3]);
+    } catch (const std::exception& e) {
+      return std::cerr << "attn-docgen: " << e.what() << "\n", 1;
+    }
   } else if (what == "translation" && argc == 5) {
     // attn-docgen translation LANG ENGLISH.json TRANSLATION.json: the translation brought up to date, written
     // over TRANSLATION.json once whole (a new file when there is none).
@@ -39,7 +46,7 @@ int main(int argc, char** argv) {
     out.close();
     return std::rename(staged.c_str(), path.c_str()) == 0 ? 0 : 1;
   } else {
-    std::cerr << "usage: attn-docgen man|bash-completion|readme-options|fuzz-dict|translation LANG EN.json TR.json\n";
+    std::cerr << "usage: attn-docgen man|bash-completion|readme-options|fuzz-dict|translation LANG EN.json TR.json|lesson-page LANG LESSON\n";
     return 2;
   }
   return std::cout.flush() ? 0 : 1;
