@@ -66,10 +66,14 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
                          *in.steps.front().run + "\nnum_tokens = token_ids.shape[0]";
   const Matrix tok_embeds = model->token_embeddings(in.token_ids);  // (n, E)
   const Matrix pos_embeds = model->position_embeddings(n);          // (n, E)
+  // Numbers as values: 50,257 with commas as English writes them, and as plain digits for a language whose
+  // comma is its decimal point.
   const std::string E_ = std::to_string(E), hidden = std::to_string(4 * E);
-  in.steps.push_back(input_step("tok_embeds", {{"vocab", with_commas(c.vocab_size)}, {"n_embd", E_}, {"shape", shape}},
+  in.steps.push_back(input_step("tok_embeds", {{"vocab", with_commas(c.vocab_size)}, {"vocab_digits", std::to_string(c.vocab_size)},
+                                             {"n_embd", E_}, {"shape", shape}},
                                 "tok_embeds = model.tok_emb(token_ids)", AnyTensor(tok_embeds)));
-  in.steps.push_back(input_step("pos_embeds", {{"last", std::to_string(n - 1)}, {"n_positions", with_commas(c.n_positions)}},
+  in.steps.push_back(input_step("pos_embeds", {{"last", std::to_string(n - 1)}, {"n_positions", with_commas(c.n_positions)},
+                                              {"n_positions_digits", std::to_string(c.n_positions)}},
                                 "pos_embeds = model.pos_emb(torch.arange(num_tokens))", AnyTensor(pos_embeds)));
   Matrix x = tok_embeds + pos_embeds;  // (n, E)
   in.steps.push_back(input_step("x_block_0", {}, "x = tok_embeds + pos_embeds", AnyTensor(x)));
