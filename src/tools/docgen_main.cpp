@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "lessons/registry.hpp"
 #include "tools/docgen.hpp"
 
 namespace {
@@ -33,6 +34,18 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       return std::cerr << "attn-docgen: " << e.what() << "\n", 1;
     }
+  } else if (what == "lesson-pages" && argc == 4) {
+    // attn-docgen lesson-pages LANG DIR: every lesson's page, DIR/LESSON.LANG.md (after a translation changed)
+    for (const attn::Lesson& lesson : attn::lessons()) {
+      const std::string path = std::string(argv[3]) + "/" + lesson.info.name + "." + argv[2] + ".md";
+      std::ofstream out(path);
+      try {
+        if (!(out << attn::lesson_page(argv[2], lesson.info.name)) || !out.flush())
+          return std::cerr << "attn-docgen: cannot write " << path << "\n", 1;
+      } catch (const std::exception& e) {
+        return std::cerr << "attn-docgen: " << e.what() << "\n", 1;
+      }
+    }
   } else if (what == "translation" && argc == 5) {
     // attn-docgen translation LANG ENGLISH.json TRANSLATION.json: the translation brought up to date, written
     // over TRANSLATION.json once whole (a new file when there is none).
@@ -46,7 +59,7 @@ int main(int argc, char** argv) {
     out.close();
     return std::rename(staged.c_str(), path.c_str()) == 0 ? 0 : 1;
   } else {
-    std::cerr << "usage: attn-docgen man|bash-completion|readme-options|fuzz-dict|translation LANG EN.json TR.json|lesson-page LANG LESSON\n";
+    std::cerr << "usage: attn-docgen man|bash-completion|readme-options|fuzz-dict|translation LANG EN.json TR.json|lesson-page LANG LESSON|lesson-pages LANG DIR\n";
     return 2;
   }
   return std::cout.flush() ? 0 : 1;
