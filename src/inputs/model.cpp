@@ -66,36 +66,33 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
                          *in.steps.front().run + "\nnum_tokens = token_ids.shape[0]";
   const Matrix tok_embeds = model->token_embeddings(in.token_ids);  // (n, E)
   const Matrix pos_embeds = model->position_embeddings(n);          // (n, E)
-  in.steps.push_back({"tok_embeds", "GPT-2's token embeddings",
-                      "Each token's row of the trained embedding table wte (" + with_commas(c.vocab_size) + " rows of " +
-                          std::to_string(E) + "): " + shape + ". Training put related words near each other.",
-                      "tok_embeds = model.tok_emb(token_ids)", AnyTensor(tok_embeds)});
-  in.steps.push_back({"pos_embeds", "GPT-2's positional embeddings",
-                      "The trained rows of wpe for positions 0 to " + std::to_string(n - 1) + " (of " +
-                          with_commas(c.n_positions) + ").",
-                      "pos_embeds = model.pos_emb(torch.arange(num_tokens))", AnyTensor(pos_embeds)});
+  // Numbers as values: 50,257 with commas as English writes them, and as plain digits for a language whose
+  // comma is its decimal point.
+  const std::string E_ = std::to_string(E), hidden = std::to_string(4 * E);
+  in.steps.push_back(input_step("tok_embeds", {{"vocab", with_commas(c.vocab_size)}, {"vocab_digits", std::to_string(c.vocab_size)},
+                                             {"n_embd", E_}, {"shape", shape}},
+                                "tok_embeds = model.tok_emb(token_ids)", AnyTensor(tok_embeds)));
+  in.steps.push_back(input_step("pos_embeds", {{"last", std::to_string(n - 1)}, {"n_positions", with_commas(c.n_positions)},
+                                              {"n_positions_digits", std::to_string(c.n_positions)}},
+                                "pos_embeds = model.pos_emb(torch.arange(num_tokens))", AnyTensor(pos_embeds)));
   Matrix x = tok_embeds + pos_embeds;  // (n, E)
-  in.steps.push_back({"x_block_0", "Block 0's input: token plus position",
-                      "What the first transformer block takes: the two embeddings summed (GPTModel.forward; dropout "
-                      "is off when the model is used).",
-                      "x = tok_embeds + pos_embeds", AnyTensor(x), false, std::nullopt, "x"});
+  in.steps.push_back(input_step("x_block_0", {}, "x = tok_embeds + pos_embeds", AnyTensor(x)));
+  in.steps.back().show = "x";
   for (std::size_t l = 0; l < layer; ++l) {
     check_cancelled();       // attn serve's time limit, between blocks
     x = model->block(x, l);  // (n, E)
-    in.steps.push_back({"x_block_" + std::to_string(l + 1), "Block " + std::to_string(l) + "'s output, block " +
-                                                                std::to_string(l + 1) + "'s input",
-                        "Block " + std::to_string(l) + " as chapter 4 builds it: x + att(norm1(x)), then that plus "
-                        "ff(norm2(...)), the feed-forward of Linear(" + std::to_string(E) + ", " + std::to_string(4 * E) +
-                            "), GELU and Linear(" + std::to_string(4 * E) + ", " + std::to_string(E) + ").",
-                        "x = model.trf_blocks[" + std::to_string(l) + "](x)", AnyTensor(x), false,
-                        "x = model.trf_blocks[" + std::to_string(l) + "](x[None])[0]  # a batch of one", "x"});
+    const std::string at = std::to_string(l);
+    in.steps.push_back(input_step("x_block_" + std::to_string(l + 1),
+                                  {{"l", at}, {"next", std::to_string(l + 1)}, {"n_embd", E_}, {"hidden", hidden}},
+                                  "x = model.trf_blocks[" + at + "](x)", AnyTensor(x)));
+    in.steps.back().text = "x_block_{next}";
+    in.steps.back().run = "x = model.trf_blocks[" + at + "](x[None])[0]  # a batch of one";
+    in.steps.back().show = "x";
   }
   in.embeddings = model->norm1(x, layer);  // (n, E)
-  in.steps.push_back({"norm1_x", "Block " + L + "'s attention input: norm1(x)",
-                      "Block " + L + " normalises each token's vector (mean 0, variance 1, then its trained scale and "
-                      "shift) before its attention: this is what the lesson's attention takes as inputs.",
-                      "inputs = model.trf_blocks[" + L + "].norm1(x)", AnyTensor(in.embeddings), false, std::nullopt,
-                      "inputs"});
+  in.steps.push_back(input_step("norm1_x", {{"layer", L}}, "inputs = model.trf_blocks[" + L + "].norm1(x)",
+                                AnyTensor(in.embeddings)));
+  in.steps.back().show = "inputs";
   in.source = "--model " + dir + ": GPT-2 (" + count_of(c.n_layer, "block") + ", " + count_of(c.n_head, "head") +
               ", n_embd " + std::to_string(E) + "), block " + L + "'s norm1";
   in.model = std::make_shared<ModelLayer>(ModelLayer{model, layer, model->attention(layer), std::move(x)});

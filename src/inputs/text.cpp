@@ -63,15 +63,18 @@ void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string
     split_character = split_character || !valid_utf8(tokens[i].bytes);
     if (i < 12) listed += (i ? ", " : "") + token_repr(in.tokens.back()) + " " + std::to_string(tokens[i].id);
   }
-  if (n > 12) listed += ", ... (" + std::to_string(n - 12) + " more)";
   Vector ids = xt::empty<float>({n});  // (num_tokens,)
   for (std::size_t i = 0; i < n; ++i) ids(i) = static_cast<float>(tokens[i].id);
-  in.steps.push_back({"token_ids", "The text as GPT-2's token ids",
-                      "GPT-2's byte-level BPE splits the text into " + count_of(n, "token") + " (a leading space, "
-                      "shown as \xe2\x90\xa3, belongs to the word after it, and rare words split into pieces" +
-                          (split_character ? "; a character it has no token for splits into its bytes, shown as "
-                                             "Python shows bytes: b'...'" : "") + "): " + listed + ".",
-                      kTokenizerLines, AnyTensor(ids), /*integer=*/true, notebook_tokenizer(text, in.token_ids)});
+  InputStep step = input_step("token_ids", {{"n", std::to_string(n)}, {"listed", listed}, {"more", std::to_string(n > 12 ? n - 12 : 0)}},
+                              kTokenizerLines, AnyTensor(ids));
+  // The clauses only some texts need: bytes of a split character, the tokens past the first 12.
+  if (split_character) step.phrases["split"] = "split_bytes";
+  else step.values["split"] = "";
+  if (n > 12) step.phrases["rest"] = "more_tokens";
+  else step.values["rest"] = "";
+  step.integer = true;
+  step.run = notebook_tokenizer(text, in.token_ids);
+  in.steps.push_back(std::move(step));
 }
 
 Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed) {
@@ -87,23 +90,16 @@ Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t
   const std::string d = std::to_string(d_in), s = std::to_string(seed), ctx = std::to_string(n);
   in.source = "--text: GPT-2's tokenizer, then nn.Embedding(50257, " + d + ") + nn.Embedding(" + ctx + ", " + d +
               ") after torch.manual_seed(" + s + ")";
-  in.steps.push_back({"token_embeddings", "Token embeddings",
-                      "A lookup table of 50,257 rows, one per token of GPT-2's vocabulary, drawn from a normal "
-                      "distribution (nn.Embedding's init); each token's id picks its row: (num_tokens, d_in).",
-                      "torch.manual_seed(" + s + ")\ntoken_embedding_layer = torch.nn.Embedding(50257, " + d +
-                          ")\ntoken_embeddings = token_embedding_layer(token_ids)",
-                      AnyTensor(token_embeddings)});
-  in.steps.push_back({"pos_embeddings", "Positional embeddings",
-                      "A second table, one row per position: the same word gets a different vector at another "
-                      "place in the sentence. context_length is the number of tokens here.",
-                      "context_length = " + ctx + "\npos_embedding_layer = torch.nn.Embedding(context_length, " + d +
-                          ")\npos_embeddings = pos_embedding_layer(torch.arange(context_length))",
-                      AnyTensor(pos_embeddings)});
-  in.steps.push_back({"input_embeddings", "The inputs: token plus position",
-                      "Their sum is what the attention lessons take as inputs, one row per token, as chapter 2 "
-                      "builds them.",
-                      "input_embeddings = token_embeddings + pos_embeddings\ninputs = input_embeddings",
-                      AnyTensor(in.embeddings)});
+  in.steps.push_back(input_step("token_embeddings", {},
+                                "torch.manual_seed(" + s + ")\ntoken_embedding_layer = torch.nn.Embedding(50257, " + d +
+                                    ")\ntoken_embeddings = token_embedding_layer(token_ids)",
+                                AnyTensor(token_embeddings)));
+  in.steps.push_back(input_step("pos_embeddings", {},
+                                "context_length = " + ctx + "\npos_embedding_layer = torch.nn.Embedding(context_length, " + d +
+                                    ")\npos_embeddings = pos_embedding_layer(torch.arange(context_length))",
+                                AnyTensor(pos_embeddings)));
+  in.steps.push_back(input_step("input_embeddings", {}, "input_embeddings = token_embeddings + pos_embeddings\ninputs = input_embeddings",
+                                AnyTensor(in.embeddings)));
   return in;
 }
 

@@ -373,7 +373,26 @@ std::string fill(const std::string& format, const TextValues& values, const std:
 LessonText::LessonText(Trace& t, const std::string& lesson)
     : t_(&t),
       own_(&lesson_content(lesson, t.selection.language)),
-      shared_(&lesson_content("shared", t.selection.language)) {}
+      shared_(&lesson_content("shared", t.selection.language)) {
+  // The steps that made the inputs (--text, --model) came first (Trace's constructor), with their values
+  // but no words: theirs are data/lessons/inputs.json's, in the trace's language, filled in here, before
+  // the lesson's own steps (InputStep, trace/inputs.hpp).
+  const std::vector<InputStep>& made = t.inputs.steps;
+  if (made.empty()) return;
+  const Content& c = lesson_content("inputs", t.selection.language);
+  const auto filled = [&](const std::string& path, const TextValues& values) {
+    return fill(c.piece(path, ""), values, c.path() + ": " + path, c.language(path, ""));
+  };
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    const InputStep& is = made[i];
+    if (i >= t.steps.size() || t.steps[i].id != is.id) throw std::logic_error("input step " + is.id + " is not where the trace put it");
+    TextValues values = is.values;
+    for (const auto& [name, phrase] : is.phrases) values[name] = filled("phrases/" + phrase, is.values);
+    const std::string piece = "steps/" + (is.text.empty() ? is.id : is.text);
+    t.steps[i].title = filled(piece + "/title", values);
+    t.steps[i].explanation = filled(piece + "/explanation", values);
+  }
+}
 
 std::string LessonText::text(const std::string& path, const std::string& variant) const {
   const Content& c = own_->has(path) ? *own_ : *shared_;

@@ -161,6 +161,8 @@ struct TextKey {
 // lesson: t.add("attn_scores_2", {n}, attn_scores_2) becomes text.add("attn_scores_2", {n}, attn_scores_2).
 class LessonText {
  public:
+  // Also gives the steps that made the trace's inputs (--text, --model) their title and explanation, from
+  // data/lessons/inputs.json in the trace's language (InputStep, trace/inputs.hpp).
   LessonText(Trace& t, const std::string& lesson);
 
   // Gives a placeholder its value (numbers as decimal digits).

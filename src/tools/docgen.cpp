@@ -6,10 +6,13 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_options.hpp"
+#include "cli/cli.hpp"
 #include "cli/options.hpp"
 #include "inputs/embeddings.hpp"
 #include "lessons/content.hpp"
@@ -489,6 +492,73 @@ std::string translation_file(const std::string& language, const std::string& eng
     entries[path] = entry;
   }
   return nlohmann::ordered_json{{"language", language}, {"entries", entries}}.dump(2, ' ', false) + "\n";
+}
+
+namespace {
+
+// A table cell's text: on one line, its pipes escaped (GFM splits a row at every other "|").
+std::string table_cell(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+  return out;
+}
+
+// The page's own words, per language (the lesson's words are its content's).
+struct PageWords {
+  const char* section;  // before the book's section
+  const char* english;  // the English page's link text
+  const char* run;      // the heading of how to run it
+  const char* run_text;
+  const char* steps;    // the heading of the steps' table
+  const char* steps_text;
+  const char* header;   // the table's header row
+  const char* generated;
+};
+
+const PageWords* page_words(const std::string& language) {
+  static const std::map<std::string, PageWords> words{
+      {"ru",
+       {"Раздел книги", "Страница на английском", "Как запустить",
+        "Урок по-русски; числа, формы тензоров и строки кода PyTorch те же, что и в английском выводе:",
+        "Шаги",
+        "Шаги урока в том порядке, в каком их показывает `attn {lesson} --lang ru` на входных данных книги "
+        "(«Your journey starts with one step»):",
+        "| id | шаг | что происходит |",
+        "Эта страница создана командой `attn-docgen lesson-page ru {lesson}` из data/lessons/ru/{lesson}.json; "
+        "тест сверяет её с тем, что печатает attn."}}};
+  const auto it = words.find(language);
+  return it == words.end() ? nullptr : &it->second;
+}
+
+std::string with_lesson(std::string text, const std::string& lesson) {
+  for (std::size_t at = text.find("{lesson}"); at != std::string::npos; at = text.find("{lesson}", at + lesson.size()))
+    text.replace(at, 8, lesson);
+  return text;
+}
+
+}  // namespace
+
+std::string lesson_page(const std::string& language, const std::string& lesson) {
+  const PageWords* w = page_words(language);
+  if (!w) throw std::invalid_argument("no page words for the language \"" + language + "\"");
+  const auto& all = lessons();
+  const auto found = std::find_if(all.begin(), all.end(), [&](const Lesson& l) { return l.info.name == lesson; });
+  if (found == all.end()) throw std::invalid_argument("no lesson \"" + lesson + "\"");
+  // The steps as the lesson's run fills them in, in the language, through the command line itself.
+  std::ostringstream out, err;
+  if (run_cli({lesson, "--lang", language, "--json"}, out, err) != 0)
+    throw std::runtime_error("attn " + lesson + " --lang " + language + " failed: " + err.str());
+  const auto doc = nlohmann::json::parse(out.str());
+  const Content& content = lesson_content(lesson, language);
+  std::string page = "# attn " + lesson + ": " + content.piece("lesson/title", "") + "\n\n" +
+                     content.piece("lesson/summary", "") + "\n\n" + w->section + ": " + found->info.section + ". " +
+                     w->english + ": [" + lesson + ".md](" + lesson + ".md).\n\n## " + w->run + "\n\n" +
+                     w->run_text + "\n\n```sh\nattn " + lesson + " --lang " + language + "\n```\n\n## " + w->steps +
+                     "\n\n" + with_lesson(w->steps_text, lesson) + "\n\n" + w->header + "\n| --- | --- | --- |\n";
+  for (const auto& step : doc.at("steps"))
+    page += "| `" + step.at("id").get<std::string>() + "` | " + table_cell(step.at("title").get<std::string>()) + " | " +
+            table_cell(step.at("explanation").get<std::string>()) + " |\n";
+  return page + "\n_" + with_lesson(w->generated, lesson) + "_\n";
 }
 
 }  // namespace attn

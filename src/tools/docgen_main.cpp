@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "lessons/registry.hpp"
 #include "tools/docgen.hpp"
 
 namespace {
@@ -17,7 +18,7 @@ std::string slurp(std::istream& in) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string what = argc == 2 || argc == 5 ? argv[1] : "";
+  const std::string what = argc == 2 || argc == 4 || argc == 5 ? argv[1] : "";
   if (what == "man") {
     std::cout << attn::man_page();
   } else if (what == "bash-completion") {
@@ -26,6 +27,25 @@ int main(int argc, char** argv) {
     std::cout << attn::readme_option_tables();
   } else if (what == "fuzz-dict") {
     std::cout << attn::fuzz_dictionary();
+  } else if (what == "lesson-page" && argc == 4) {
+    // attn-docgen lesson-page LANG LESSON: docs/lessons/LESSON.LANG.md
+    try {
+      std::cout << attn::lesson_page(argv[2], argv[3]);
+    } catch (const std::exception& e) {
+      return std::cerr << "attn-docgen: " << e.what() << "\n", 1;
+    }
+  } else if (what == "lesson-pages" && argc == 4) {
+    // attn-docgen lesson-pages LANG DIR: every lesson's page, DIR/LESSON.LANG.md (after a translation changed)
+    for (const attn::Lesson& lesson : attn::lessons()) {
+      const std::string path = std::string(argv[3]) + "/" + lesson.info.name + "." + argv[2] + ".md";
+      std::ofstream out(path);
+      try {
+        if (!(out << attn::lesson_page(argv[2], lesson.info.name)) || !out.flush())
+          return std::cerr << "attn-docgen: cannot write " << path << "\n", 1;
+      } catch (const std::exception& e) {
+        return std::cerr << "attn-docgen: " << e.what() << "\n", 1;
+      }
+    }
   } else if (what == "translation" && argc == 5) {
     // attn-docgen translation LANG ENGLISH.json TRANSLATION.json: the translation brought up to date, written
     // over TRANSLATION.json once whole (a new file when there is none).
@@ -39,7 +59,7 @@ int main(int argc, char** argv) {
     out.close();
     return std::rename(staged.c_str(), path.c_str()) == 0 ? 0 : 1;
   } else {
-    std::cerr << "usage: attn-docgen man|bash-completion|readme-options|fuzz-dict|translation LANG EN.json TR.json\n";
+    std::cerr << "usage: attn-docgen man|bash-completion|readme-options|fuzz-dict|translation LANG EN.json TR.json|lesson-page LANG LESSON|lesson-pages LANG DIR\n";
     return 2;
   }
   return std::cout.flush() ? 0 : 1;

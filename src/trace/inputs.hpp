@@ -3,9 +3,11 @@
 // sources of src/inputs make them), and for --text and --model the steps that made them. Plain data.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -13,14 +15,33 @@
 namespace attn {
 
 // A step of making the inputs themselves (--text: the token ids, the two embedding layers, their sum),
-// shown before every lesson's own steps. Plain data: Trace (src/trace) makes Steps of them.
+// shown before every lesson's own steps. Plain data: Trace (src/trace) makes Steps of them. Its words are
+// content, data/lessons/inputs.json, in the run's language: the input sources (src/inputs, below the
+// lessons) give only the piece's name and the values of its placeholders, and the lesson's text
+// (LessonText, src/lessons/content.hpp) fills in the step's title and explanation.
 struct InputStep {
-  std::string id, title, explanation, code;
+  std::string id;
+  std::string text;  // the step's piece in data/lessons/inputs.json ("x_block_{next}"); "": the id
+  std::map<std::string, std::string> values;   // its placeholders' values ({n}, {listed}, ...)
+  // Placeholders whose value is a phrase of data/lessons/inputs.json, itself filled from `values` (a
+  // clause only some inputs need); a placeholder in neither map is a missing value.
+  std::map<std::string, std::string> phrases;
+  std::string code;
   AnyTensor tensor;
   bool integer = false;  // an integer dtype in the book's code (token ids)
   std::optional<std::string> run;  // the notebook's form of `code` when it differs (Step::run)
   std::string show;                // what the notebook prints (Step::show; "": the id)
 };
+
+// An input step with the values of its words, its code and its value; the rest set after.
+inline InputStep input_step(std::string id, std::map<std::string, std::string> values, std::string code, AnyTensor tensor) {
+  InputStep s;
+  s.id = std::move(id);
+  s.values = std::move(values);
+  s.code = std::move(code);
+  s.tensor = std::move(tensor);
+  return s;
+}
 
 struct ModelLayer;  // model/gpt2_model.hpp
 

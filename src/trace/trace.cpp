@@ -11,9 +11,10 @@ namespace attn {
 Trace::Trace(LessonInfo lesson_info, const Inputs& in, Selection sel)
     : info(std::move(lesson_info)), inputs(in), selection(std::move(sel)), graph_(std::make_shared<detail::Graph>()) {
   graph_->lesson = info.name;
-  // How the inputs were made comes first, in every lesson (made already: copied only if shown).
+  // How the inputs were made comes first, in every lesson (made already: copied only if shown). Their
+  // title and explanation are the lesson's text to fill in (InputStep).
   for (const InputStep& is : inputs.steps) {
-    Step& s = add(is.id, is.title, is.explanation, is.code, is.tensor);
+    Step& s = add(is.id, "", "", is.code, is.tensor);
     s.integer = is.integer;
     s.run = is.run;
     s.show = is.show;

@@ -281,6 +281,8 @@ inline constexpr bool takes_inputs_as_arguments_v =
 struct ResolvedTrace;
 
 struct Trace {
+  // Starts with the steps that made the inputs (Inputs::steps), their title and explanation empty: the
+  // lesson's text fills them in its language (LessonText, lessons/content.hpp).
   Trace(LessonInfo info, const Inputs& inputs, Selection selection = {});
 
   // Appends a step whose tensor exists already (a module's parameter, the book's constant tensor): it is
