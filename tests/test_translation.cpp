@@ -87,6 +87,7 @@ void words_of(const json& j, const std::string& where, std::vector<std::pair<std
 TEST_CASE("translations: every piece of English text has a fresh translation in each language", "[translation]") {
   for (const std::string& language : supported_languages()) {
     if (language == "en") continue;
+    REQUIRE(plural_rule(language) != nullptr);
     for (const std::string& name : content_names()) {
       const std::string file = std::string(ATTN_SOURCE_DIR "/data/lessons/") + language + "/" + name + ".json";
       INFO(file << " (attn-docgen translation " << language << " data/lessons/" << name << ".json " << file

@@ -62,7 +62,8 @@ struct PluralRule {
 // The rule of `language` ("" and "en" are English); nullptr for a language that has none here yet.
 const PluralRule* plural_rule(const std::string& language);
 
-// The languages attn speaks: "en" and those with translations in data/lessons/<language>/ (--lang's values).
+// The languages attn speaks (--lang's values): "en", and each language with a plural rule here and a
+// translation of every content file in data/lessons/<language>/ (tests/test_translation.cpp checks both).
 const std::vector<std::string>& supported_languages();
 
 // The language the environment asks for, as gettext reads it: LANGUAGE's colon-separated list (the first

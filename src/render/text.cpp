@@ -207,7 +207,7 @@ std::unique_ptr<Renderer> make_text_renderer(const RenderOptions& options) {
 }
 
 std::string render_text(const Trace& trace, const TextStyle& style) {
-  Document doc{trace.info.name, {trace}, {}};
+  Document doc{trace.info.name, {trace}, {}, ""};
   return join(TextRenderer({style}).render(doc));
 }
 
