@@ -101,15 +101,27 @@ std::string token_label(const Inputs& in, std::size_t i) {
   return std::to_string(i) + " " + token_repr(in.tokens.at(i)) + ", x^(" + std::to_string(i + 1) + ")";
 }
 
-std::string query_note(const Inputs& in, std::size_t q) {
+namespace {
+// A phrase of the shared content in `language`, filled in.
+std::string shared_phrase(const std::string& name, const std::string& variant, const TextValues& values,
+                          const std::string& language) {
+  const Content& c = lesson_content("shared", language);
+  const std::string path = "phrases/" + name;
+  return fill(c.piece(path, variant), values, c.path() + ": " + path, c.language(path, variant));
+}
+}  // namespace
+
+std::string query_note(const Inputs& in, std::size_t q, const std::string& language) {
   if (q == kBookQuery) return "";
-  return fill(lesson_content("shared").piece("phrases/other_query", ""),
-              {{"x", std::to_string(q + 1)}, {"q", std::to_string(q)}, {"token", token_repr(in.tokens.at(q))}}, "other_query");
+  return shared_phrase("other_query", "",
+                       {{"x", std::to_string(q + 1)}, {"q", std::to_string(q)}, {"token", token_repr(in.tokens.at(q))}},
+                       language);
 }
 
 void add_query_notes(Trace& t, const Inputs& in, std::size_t q) {
-  t.notes.push_back(fill(lesson_content("shared").piece("phrases/query", ""), {{"label", token_label(in, q)}}, "query"));
-  for (const auto& line : wrap_words(query_note(in, q), 80)) t.notes.push_back(line);
+  const std::string& language = t.selection.language;
+  t.notes.push_back(shared_phrase("query", "", {{"label", token_label(in, q)}}, language));
+  for (const auto& line : wrap_words(query_note(in, q, language), 80)) t.notes.push_back(line);
 }
 
 LessonConfig model_config(const LessonConfig& cfg, const Inputs& in, ModelUse use, Trace& t) {
@@ -148,15 +160,15 @@ void use_real_layer(const Inputs& in, Linear& W_query, Linear& W_key, Linear& W_
   out_proj = real.out_proj;
 }
 
-std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use) {
+std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use, const std::string& language) {
   const Gpt2Config& c = in.model->model->config();
   const bool one = use == ModelUse::OneHead;
-  return fill(lesson_content("shared").piece("phrases/model_note", one ? "head" : "layer"),
-              {{"layer", std::to_string(in.model->layer)},
-               {"head", std::to_string(cfg.head.value_or(0))},
-               {"heads", std::to_string(c.n_head)},
-               {"head_dim", std::to_string(c.head_dim())}},
-              "model_note");
+  return shared_phrase("model_note", one ? "head" : "layer",
+                       {{"layer", std::to_string(in.model->layer)},
+                        {"head", std::to_string(cfg.head.value_or(0))},
+                        {"heads", std::to_string(c.n_head)},
+                        {"head_dim", std::to_string(c.head_dim())}},
+                       language);
 }
 
 }  // namespace attn

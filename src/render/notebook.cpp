@@ -104,12 +104,16 @@ struct Prose {
 
 // The notebook's own words (data/lessons/shared.json, "notebook_*"), filled in: the values escaped for the
 // markdown, as they are for the comments.
-Prose words(const std::string& name, const TextValues& values = {}, const std::string& variant = "") {
-  const std::string& piece = lesson_content("shared").piece("phrases/notebook_" + name, variant);
+Prose words(const std::string& language, const std::string& name, const TextValues& values = {},
+            const std::string& variant = "") {
+  const Content& c = lesson_content("shared", language);
+  const std::string path = "phrases/notebook_" + name;
+  const std::string& piece = c.piece(path, variant);
+  const std::string piece_language = c.language(path, variant);
   TextValues escaped = values, plain = values;
   for (auto& [key, value] : escaped) value = markdown_escaped(value);
   for (auto& [key, value] : plain) value = visible(value);
-  return {fill(piece, escaped, "notebook_" + name), fill(piece, plain, "notebook_" + name)};
+  return {fill(piece, escaped, "notebook_" + name, piece_language), fill(piece, plain, "notebook_" + name, piece_language)};
 }
 
 bool has_dropout(const Trace& t) {
@@ -132,29 +136,29 @@ bool uses_model(const Document& doc) {
 std::vector<Cell> cells_of(const Document& doc) {
   std::vector<Cell> cells;
   const Trace& first = doc.traces.front();
-  Prose intro = doc.is_tour() ? words("tour")
-                              : words("lesson", {{"title", first.info.title}, {"lesson", first.info.name},
+  Prose intro = doc.is_tour() ? words(doc.language, "tour")
+                              : words(doc.language, "lesson", {{"title", first.info.title}, {"lesson", first.info.name},
                                                  {"where", where_in_book(first.info)}});
-  intro.then(words("intro"));
+  intro.then(words(doc.language, "intro"));
   for (const Trace& t : doc.traces)
     if (has_dropout(t)) {
-      intro.then(words("dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default"));
+      intro.then(words(doc.language, "dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default"));
       break;
     }
   cells.push_back(intro.cell());
   cells.push_back({true, bundled_code("imports.py"), "", ""});
-  cells.push_back(words("classes").cell());
+  cells.push_back(words(doc.language, "classes").cell());
   cells.push_back({true, bundled_code("classes.py"), "", ""});
   if (uses_model(doc)) {
-    cells.push_back(words("gpt").cell());
+    cells.push_back(words(doc.language, "gpt").cell());
     cells.push_back({true, bundled_code("gpt.py"), "", ""});
   }
   for (const Trace& t : doc.traces) {
     if (doc.is_tour())
-      cells.push_back(words("lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
+      cells.push_back(words(doc.language, "lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
                                                {"where", where_in_book(t.info)}}).cell());
     if (t.inputs.steps.empty()) {
-      cells.push_back(words("inputs", {{"source", t.inputs.source}}).cell());
+      cells.push_back(words(doc.language, "inputs", {{"source", t.inputs.source}}).cell());
       cells.push_back({true, inputs_literal(t.inputs), "", ""});
     }
     const std::size_t total = t.steps.size();
