@@ -244,7 +244,9 @@ Content::Content(const std::string& path, const std::string& english, const std:
     for (const auto& [key, entry] : doc["entries"].items()) {
       if (!entry.is_object() || !entry.contains("source") || !entry.contains("text") || !entry["source"].is_string())
         throw std::invalid_argument(key + ": an entry is {\"source\": hash, \"text\": ...}");
-      if (entry["text"] == "") continue;  // not translated yet (attn-docgen translation's "todo"): the English
+      const auto en = english_.find(key);
+      if (entry["text"] == "" && en != english_.end() && !en->second.empty())
+        continue;  // not translated yet (attn-docgen translation's "todo"): the English
       std::map<std::string, std::string> one;
       std::set<std::string> unused;
       read_piece(entry["text"], key, false, translation_language_, one, unused);

@@ -181,7 +181,7 @@ ResolvedTrace run_trainable(const Inputs& in, const LessonConfig& given, const S
   t.config["manual_seeds"] = {seed_w, seed_v1, seed_v2};
   LessonText text(t, "trainable");
   text.set("q", q).set("who", token_repr(in.tokens[q])).set("label", token_label(in, q)).set("x", q + 1);
-  text.set("d_in", d_in).set("d_out", d_out).set("tokens", count_of(n, "token")).set("bias_arg", bias_arg);
+  text.set("d_in", d_in).set("d_out", d_out).set("n", n).set("bias_arg", bias_arg);
   text.set("seed_w", seed_w).set("seed_v1", seed_v1).set("seed_v2", seed_v2).set("head", cfg.head.value_or(0));
   add_query_notes(t, in, q);
   t.notes.push_back(text.phrase({"seeds_note", cfg.seed ? "given" : "book"}));
