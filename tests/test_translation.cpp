@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -49,6 +50,14 @@ bool in_script(const std::string& text, const std::string& language) {
     if ((b == 0xD0 || b == 0xD1) && (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) return true;
   }
   return false;
+}
+
+// Whether English text says something in words: two plain words in a row outside its placeholders. A piece
+// that is a formula around placeholders ("num_heads = {h}: {sharing}", "## attn {lesson}: {title}") may read
+// the same in every language.
+bool has_prose(const std::string& english) {
+  const std::string bare = std::regex_replace(english, std::regex(R"(\{[^{}]*\})"), " ");
+  return std::regex_search(bare, std::regex(R"((^|\s)[A-Za-z]+[,.;:]?\s+[A-Za-z]+[,.;:]?(\s|$))"));
 }
 
 // The words of `text` that mix Cyrillic and Latin letters ("однoголовых" typed with a Latin o): a reader's
@@ -131,7 +140,7 @@ TEST_CASE("translations: every piece of English text has a fresh translation in 
         INFO(path << ": " << content->english(path));
         const auto text = content->fresh_translation(path);
         REQUIRE(text.has_value());
-        if (!content->english(path).empty()) CHECK(in_script(*text, language));
+        if (has_prose(content->english(path))) CHECK(in_script(*text, language));
         CHECK(mixed_words(*text).empty());
         ++checked;
       }

@@ -188,6 +188,19 @@ std::string language_of_environment(const std::function<std::string(const char*)
   return supported(l) && l != "en" ? l : "";
 }
 
+std::string grouped_number(unsigned long long n, const std::string& language) {
+  const std::string digits = std::to_string(n);
+  const bool russian = language == "ru";
+  if (russian && digits.size() < 5) return digits;
+  const std::string separator = russian ? "\xc2\xa0" : ",";  // U+00A0 in UTF-8
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += separator;
+    out += digits[i];
+  }
+  return out;
+}
+
 const PluralRule* plural_rule(const std::string& language) {
   static const PluralRule english{{"one", "other"}, english_form};
   static const PluralRule russian{{"one", "few", "many"}, russian_form};

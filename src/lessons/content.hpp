@@ -72,6 +72,11 @@ const std::vector<std::string>& supported_languages();
 // language attn does not speak (quietly). `env` gives a variable's value ("" when unset).
 std::string language_of_environment(const std::function<std::string(const char*)>& env);
 
+// A whole number as the language writes it in a sentence: English groups thousands with commas (50,257);
+// Russian, where a comma is the decimal sign, with a no-break space (U+00A0) from five digits on (4096,
+// 50 257), as Russian typography does.
+std::string grouped_number(unsigned long long n, const std::string& language);
+
 // The values a lesson gives its text, by placeholder name.
 using TextValues = std::map<std::string, std::string>;
 
@@ -176,6 +181,8 @@ class LessonText {
   LessonText& set(const std::string& name, N value) {
     return set(name, std::to_string(value));
   }
+  // A number as the text's language writes it in a sentence (grouped_number).
+  std::string number(unsigned long long n) const { return grouped_number(n, t_->selection.language); }
   // A copy with more values, for one step or one helper.
   LessonText with(const TextValues& more) const {
     LessonText copy = *this;

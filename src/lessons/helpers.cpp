@@ -40,7 +40,7 @@ Node<Tensor3> add_batch_step(const LessonText& text, std::size_t b) {
 }
 
 void add_num_params_step(const LessonText& text, const std::string& module, std::size_t count) {
-  text.with({{"module", module}, {"count", with_commas(count)}})
+  text.with({{"module", module}, {"count", text.number(count)}})
       .add("num_params", Scalar(static_cast<float>(count)))
       .python_int = static_cast<std::int64_t>(count);
 }

@@ -171,7 +171,6 @@ std::vector<CachedCall> add_decode_steps(const LessonText& text, const Inputs& i
                                  {"last_row", std::to_string(q - 1)},
                                  {"label", token_label(in, first)},
                                  {"span", tokens_from_to(text, first, q)},
-                                 {"cached", count_of(k, "token")},
                                  {"shape_q", shape_tuple({b, q, h, hd})},
                                  {"shape_kv", shape_tuple({b, q, kv, hd})},
                                  {"shape_scores", shape_tuple({b, h, q, k})},
@@ -249,7 +248,7 @@ void add_cost_steps(LessonText& text, const Dims& d, const std::vector<std::pair
     total_full += macs(k, k);
     total_cached += macs(spans[c].second, k);
   }
-  text.set("total_full", with_commas(total_full)).set("total_cached", with_commas(total_cached));
+  text.set("total_full", text.number(total_full)).set("total_cached", text.number(total_cached));
   const auto ratio_text = [](std::size_t a, std::size_t c) {
     return fixed(static_cast<double>(a) / static_cast<double>(c), 1);
   };
@@ -260,7 +259,7 @@ void add_cost_steps(LessonText& text, const Dims& d, const std::vector<std::pair
     gpt2_cached += macs_of(1, k, 768, 768, 768, 12, 64);
   }
   text.set("ratio", ratio_text(total_full, total_cached)).set("gpt2_ratio", ratio_text(gpt2_full, gpt2_cached));
-  text.set("gpt2_full", with_commas(gpt2_full)).set("gpt2_cached", with_commas(gpt2_cached));
+  text.set("gpt2_full", text.number(gpt2_full)).set("gpt2_cached", text.number(gpt2_cached));
   text.add("macs", cost);
   text.add("macs_total", Vector{static_cast<float>(total_full), static_cast<float>(total_cached)});
 }
@@ -269,8 +268,8 @@ void add_cost_steps(LessonText& text, const Dims& d, const std::vector<std::pair
 void add_memory_steps(LessonText& text, const Dims& d, const std::string& mha_or_gqa) {
   const std::size_t b = d.b, n = d.n, h = d.h, kv = d.kv, hd = d.hd;
   const std::size_t cache_bytes = saturating_product({2, b, n, kv, hd, sizeof(float)});
-  text.set("cache_bytes", with_commas(cache_bytes)).set("shape_cache", shape_tuple({b, n, kv, hd}));
-  text.set("kv_heads", count_of(kv, "key/value head"));
+  text.set("cache_bytes", text.number(cache_bytes)).set("shape_cache", shape_tuple({b, n, kv, hd}));
+  text.set("kv", kv);
   text.add("cache_bytes", Scalar(static_cast<float>(cache_bytes)))
       .python_int = static_cast<std::int64_t>(cache_bytes);
   std::vector<std::size_t> divisors;
@@ -327,8 +326,8 @@ ResolvedTrace run_kv_cache(const Inputs& in, const LessonConfig& given, const Se
   text.set("kv_count", grouped ? "num_kv_groups" : "num_heads").set("module", m.name);
   text.set("repeat_keys", text.phrase({"repeat_keys", mha_or_gqa}));
   text.set("repeat_values", text.phrase({"repeat_values", mha_or_gqa}));
-  text.set("prompt_tokens", d.prompt == 1 ? std::string("token 0") : tokens_from_to(text, 0, d.prompt));
-  text.set("calls", count_of(n - d.prompt, "call")).set("h", d.h).set("hd", d.hd).set("kv", d.kv);
+  text.set("prompt_tokens", d.prompt == 1 ? text.phrase("token_0") : tokens_from_to(text, 0, d.prompt));
+  text.set("calls", n - d.prompt).set("h", d.h).set("hd", d.hd).set("kv", d.kv);
   text.set("group", d.h / d.kv);
   t.notes.push_back(text.phrase("decoding_note"));
   t.notes.push_back(text.phrase({"heads_note", mha_or_gqa}));
@@ -379,8 +378,8 @@ ResolvedTrace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, co
               {"ratio", two(ratio)},
               {"savings_percent", two(savings)}};
 
-  text.set("emb_dim", with_commas(cfg.emb_dim)).set("heads", cfg.heads).set("head_dim", head_dim);
-  text.set("layers", cfg.layers).set("context", with_commas(cfg.context_length)).set("context_tokens", cfg.context_length).set("batch", cfg.batch);
+  text.set("emb_dim", text.number(cfg.emb_dim)).set("heads", cfg.heads).set("head_dim", head_dim);
+  text.set("layers", cfg.layers).set("context", text.number(cfg.context_length)).set("context_tokens", cfg.context_length).set("batch", cfg.batch);
   text.set("dtype", to_string(cfg.dtype)).set("bytes_per_elem", bytes_per_elem);
   text.set("ratio", fixed(ratio, 2)).set("savings", fixed(savings, 2));
   t.notes = {text.phrase("estimate_model"), "", text.phrase("estimate_bytes"), "", "",
