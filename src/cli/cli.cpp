@@ -275,7 +275,8 @@ int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
 
 int run_list(const CommandLine& parsed, std::ostream& out, const Terminal& term) {
   const Paint paint{resolve_style(When::Auto, When::Never, true, false, term).color};
-  out << (parsed.list.json ? dump_json(lesson_list_json()) : lesson_table(paint));
+  const std::string language = parsed.list.lang.empty() ? term.language : parsed.list.lang == "en" ? "" : parsed.list.lang;
+  out << (parsed.list.json ? dump_json(lesson_list_json(language)) : lesson_table(paint, language));
   return kExitOk;
 }
 

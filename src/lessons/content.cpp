@@ -389,6 +389,9 @@ LessonText::LessonText(Trace& t, const std::string& lesson)
     : t_(&t),
       own_(&lesson_content(lesson, t.selection.language)),
       shared_(&lesson_content("shared", t.selection.language)) {
+  // The lesson's title and summary in the trace's language (the registry's LessonInfo is English).
+  t.info.title = own_->piece("lesson/title", "");
+  t.info.summary = own_->piece("lesson/summary", "");
   // The steps that made the inputs (--text, --model) came first (Trace's constructor), with their values
   // but no words: theirs are data/lessons/inputs.json's, in the trace's language, filled in here, before
   // the lesson's own steps (InputStep, trace/inputs.hpp).
@@ -444,8 +447,8 @@ void LessonText::run_first(const std::string& id, const std::string& code) const
   throw std::logic_error("run_first: no step " + id);
 }
 
-LessonInfo LessonText::info(const std::string& lesson, const std::string& section) {
-  const Content& c = lesson_content(lesson);
+LessonInfo LessonText::info(const std::string& lesson, const std::string& section, const std::string& language) {
+  const Content& c = lesson_content(lesson, language);
   return {lesson, section, c.piece("lesson/title", ""), c.piece("lesson/summary", "")};
 }
 

@@ -193,7 +193,7 @@ class LessonText {
   // A phrase ("phrases/<name>"), filled in.
   std::string phrase(const TextKey& key) const;
   // The lesson's title and summary (its LessonInfo).
-  static LessonInfo info(const std::string& lesson, const std::string& section);
+  static LessonInfo info(const std::string& lesson, const std::string& section, const std::string& language = "");
 
   struct Words {
     std::string id, title, explanation, code;

@@ -1,8 +1,11 @@
 #include "present/deck.hpp"
 
 #include "render/heatmap.hpp"
+#include "core/terminal_text.hpp"
+#include "render/words.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 namespace attn {
 
@@ -134,7 +137,8 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.scale = scale_;
   o.explain = explain_;
   o.head = head_;
-  o.numbers_hint = "(n: every number)";
+  o.language = doc_.language;
+  o.numbers_hint = words("screen", doc_.language, "numbers_hint");
   SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
   std::vector<Line> out = std::move(text.title);
   const auto part = [&](std::vector<Line>&& lines) {
@@ -144,7 +148,7 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   };
   if (!revealed_) {  // --reveal: the explanation and code first
     part(std::move(text.text));
-    part(wrap_text("What will it be? The result appears on the next key.", width, "  ", Role::Legend));
+    part(wrap_text(words("screen", doc_.language, "reveal"), width, "  ", Role::Legend));
   } else if (tensor_first_ || text.figure.empty()) {  // t: the text view's order
     part(std::move(text.text));
     part(std::move(text.tensor));
@@ -162,55 +166,40 @@ std::size_t Deck::heads() const {
   if (!s.step) return 0;
   const Trace& t = doc_.traces[s.lesson];
   const Step& step = t.steps[*s.step];
-  return step.heatmap ? heat_maps(step, t.inputs.tokens).size() : 0;
+  return step.heatmap ? heat_maps(step, t.inputs.tokens, doc_.language).size() : 0;
 }
 
 std::string Deck::status(std::size_t width) const {
   const Slide& s = slides_[at_];
   const Trace& t = doc_.traces[s.lesson];
-  std::string where = "attn " + t.info.name + "  lesson " + std::to_string(s.lesson + 1) + "/" +
-                      std::to_string(doc_.traces.size()) + "  ";
+  const auto say = [this](const char* name, const TextValues& values = {}) {
+    return words("screen", doc_.language, name, values);
+  };
   // Step k/n as the slide's [k/n] says; the lesson's intro is step 0.
-  where += "step " + std::to_string(s.step ? *s.step + 1 : 0) + "/" + std::to_string(t.steps.size()) +
-           (s.step ? "" : " intro");
-  if (!revealed_) where += "  (next key: result)";
-  if (head_) where += "  head " + std::to_string(*head_) + " of " + std::to_string(heads()) + " (+ - : next, all)";
-  if (go_to_) return where + "  go to step: " + *go_to_ + "_  (Enter: go, Esc: cancel)";
-  // The keys, as many as fit.
+  std::string where = say("status_where", {{"name", t.info.name},
+                                           {"k", std::to_string(s.lesson + 1)},
+                                           {"n", std::to_string(doc_.traces.size())},
+                                           {"s", std::to_string(s.step ? *s.step + 1 : 0)},
+                                           {"steps", std::to_string(t.steps.size())}});
+  if (!s.step) where += say("status_intro");
+  if (!revealed_) where += say("status_reveal");
+  if (head_) where += say("status_head", {{"h", std::to_string(*head_)}, {"heads", std::to_string(heads())}});
+  if (go_to_) return where + say("status_go_to", {{"typed", *go_to_}});
+  // The keys, as many as fit (in columns: a Russian letter is two bytes and one column).
   const bool several = heads() >= 2;
-  for (const char* keys : {"  |  <- -> steps  [ ] lessons  g go to  + - heads  t tensor  n numbers  s scale  ? help  q quit",
-                           "  |  <- -> steps  [ ] lessons  g go to  t tensor  n numbers  s scale  ? help  q quit",
-                           "  |  <- -> steps  [ ] lessons  g go to  n numbers  s scale  ? help  q quit",
-                           "  |  <- -> steps  [ ] lessons  ? help  q quit", "  |  ? help  q quit"}) {
-    if (!several && std::string(keys).find("+ - heads") != std::string::npos) continue;
-    if (where.size() + std::char_traits<char>::length(keys) <= width) return where + keys;
+  for (const char* keys : {"keys_all", "keys_no_heads", "keys_short", "keys_shorter", "keys_shortest"}) {
+    if (!several && std::string(keys) == "keys_all") continue;
+    const std::string line = where + say(keys);
+    if (display_width(line) <= width) return line;
   }
   return where;
 }
 
-std::vector<std::string> Deck::help_lines() {
-  return {"Keys",
-          "",
-          "next step       -> Space PageDown Enter",
-          "previous step   <- PageUp Backspace",
-          "first, last     Home (F5)  End",
-          "lessons         [ previous   ] next",
-          "go to step N    g N Enter: step N of this lesson",
-          "                as [N/n] numbers it; g 0 Enter: its intro",
-          "scroll a step   Up Down (j k)",
-          "one head        + -  a head alone, enlarged, every number;",
-          "                past the last (or first): every head",
-          "tensor first    t  the printed tensor above the heatmap",
-          "                (again: the heatmap first, under the title)",
-          "numbers         n  every number of a heatmap",
-          "scale           s  colours: fixed 0-1, matrix, each row",
-          "blank screen    b .  (any key brings it back)",
-          "quit            q Esc Ctrl-C",
-          "",
-          "With --reveal each step shows its code first:",
-          "the result appears on the next key.",
-          "",
-          "Any key closes this help."};
+std::vector<std::string> Deck::help_lines(const std::string& language) {
+  std::vector<std::string> lines;
+  std::istringstream help(words("screen", language, "help"));
+  for (std::string line; std::getline(help, line);) lines.push_back(line);
+  return lines;
 }
 
 }  // namespace attn

@@ -14,6 +14,7 @@
 #include "core/errors.hpp"
 #include "core/terminal_text.hpp"
 #include "present/deck.hpp"
+#include "render/words.hpp"
 #include "render/palette.hpp"
 
 // Last, and as functions rather than macros (move, erase, refresh, timeout would clash with other names).
@@ -194,16 +195,22 @@ void draw(Deck& deck, const Painter& paint) {
   std::string scrolled;
   if (max_scroll > 0) {
     const std::size_t below = lines.size() - height - deck.scroll();
-    scrolled = " [" + (deck.scroll() ? std::to_string(deck.scroll()) + " up " : std::string()) +
-               (below ? std::to_string(below) + " down" : std::string("end")) + ", Up/Down]";
+    const auto say = [&](const char* name, std::size_t n) {
+      return words("screen", deck.language(), name, {{"n", std::to_string(n)}});
+    };
+    scrolled = words("screen", deck.language(), "scrolled",
+                     {{"where", (deck.scroll() ? say("scroll_up", deck.scroll()) + " " : std::string()) +
+                                    (below ? say("scroll_down", below) : say("scroll_end", 0))}});
   }
-  const std::string status = scrolled + " " + deck.status(width - 2 - std::min(width - 2, scrolled.size()));
+  const std::size_t scrolled_width = display_width(scrolled);
+  const std::string status = scrolled + " " + deck.status(width - 2 - std::min(width - 2, scrolled_width));
   move(rows - 1, 0);
   std::size_t room = width - 1;
-  const std::string padded = status.size() < width - 1 ? status + std::string(width - 1 - status.size(), ' ') : status;
+  const std::size_t status_width = display_width(status);
+  const std::string padded = status_width < width - 1 ? status + std::string(width - 1 - status_width, ' ') : status;
   put(padded, paint.status(), room);
   if (deck.help()) {
-    const std::vector<std::string> help = Deck::help_lines();
+    const std::vector<std::string> help = Deck::help_lines(deck.language());
     std::size_t box = 0;
     for (const auto& l : help) box = std::max(box, display_width(l));
     box = std::min(box + 4, width - 1);

@@ -8,6 +8,7 @@
 
 #include "core/terminal_text.hpp"
 #include "render/palette.hpp"
+#include "render/words.hpp"
 
 namespace attn {
 
@@ -84,25 +85,26 @@ std::string end_number(double v) {
 }  // namespace
 
 std::string HeatMap::low_end(HeatScale scale) const {
-  if (scale == HeatScale::Row) return "row min";
+  if (scale == HeatScale::Row) return words("screen", language, "row_min");
   return end_number(scale == HeatScale::Fixed ? fixed_lo() : min);
 }
 
 std::string HeatMap::high_end(HeatScale scale) const {
-  if (scale == HeatScale::Row) return "row max";
+  if (scale == HeatScale::Row) return words("screen", language, "row_max");
   return end_number(scale == HeatScale::Fixed ? fixed_hi() : max);
 }
 
 std::string HeatMap::scale_words(HeatScale scale) const {
-  const std::string range = "here " + heat_number(static_cast<float>(min)) + " to " + heat_number(static_cast<float>(max));
+  const std::string range = words("screen", language, "here",
+                                   {{"min", heat_number(static_cast<float>(min))}, {"max", heat_number(static_cast<float>(max))}});
   switch (scale) {
-    case HeatScale::Row: return "each row from its own min to its max";
-    case HeatScale::Matrix: return "this matrix's min to its max";
+    case HeatScale::Row: return words("screen", language, "scale_row");
+    case HeatScale::Matrix: return words("screen", language, "scale_matrix");
     case HeatScale::Fixed:
     default:
-      if (step_min < 0.0) return "centred on 0, blue below, red above (" + range + ")";
-      if (step_max <= 1.0) return "a fixed scale, as probabilities are (" + range + ")";
-      return "from 0 to the step's largest value (" + range + ")";
+      if (step_min < 0.0) return words("screen", language, "scale_signed", {{"range", range}});
+      if (step_max <= 1.0) return words("screen", language, "scale_probabilities", {{"range", range}});
+      return words("screen", language, "scale_largest", {{"range", range}});
   }
 }
 
@@ -139,13 +141,15 @@ void place_on_scale(HeatMap& m) {
 // One map in a pipe: every number in its cell.
 std::string one_map(const HeatMap& m, const TextStyle& style) {
   const bool diverging = m.diverging(style.scale);
-  std::string out = "  heatmap: " + m.caption + "\n";
+  std::string out = "  " + words("screen", m.language, "heatmap", {{"caption", m.caption}}) + "\n";
   // Legend: the scale's ends, a ramp of the palette (in colour only: without it the cells are not shaded,
   // so no ramp would describe them), what the scale is and what the symbol means.
   std::string ramp;
   for (int k = 0; k < 8; ++k) ramp += ansi_cell("  ", k / 7.0, style, diverging);
-  out += "  colours: " + m.low_end(style.scale) + " " + (style.color ? ramp : std::string("to")) + " " +
-         m.high_end(style.scale) + (m.causal ? "   " + std::string(kMasked) + " masked (a later token)" : "") + "\n";
+  const std::string low = m.low_end(style.scale), high = m.high_end(style.scale);
+  out += "  " + words("screen", m.language, "colours") + " " +
+         (style.color ? low + " " + ramp + " " + high : words("screen", m.language, "span", {{"low", low}, {"high", high}})) +
+         (m.causal ? "   " + std::string(kMasked) + " " + words("screen", m.language, "masked_later") : "") + "\n";
   out += "  " + m.scale_words(style.scale) + "\n";
   // Column labels: keys.
   for (const std::string& line : key_label_lines({m.labels.begin(), m.labels.begin() + m.keys}, kLabel + 2, kCell))
@@ -175,7 +179,7 @@ std::string one_map(const HeatMap& m, const TextStyle& style) {
 
 }  // namespace
 
-std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& tokens) {
+std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& tokens, const std::string& language) {
   const AnyTensor& t = s.tensor;
   const std::size_t rank = t.dimension();
   if (rank < 2 || rank > 4) return {};
@@ -189,12 +193,13 @@ std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& to
   std::vector<HeatMap> out;
   for (std::size_t h = 0; h < heads; ++h) {
     HeatMap m;
-    m.caption = s.of_tokens ? "rows are queries, columns are keys" : "rows and columns are positions (not queries and keys)";
+    m.language = language;
+    m.caption = words("screen", language, s.of_tokens ? "caption_tokens" : "caption_positions");
     if (heads_first) {
-      m.caption = "head " + std::to_string(h);
+      m.caption = words("screen", language, "head", {{"h", std::to_string(h)}});
     } else {
-      if (rank >= 3) m.caption += "; batch 0 of " + std::to_string(t.shape()[0]);
-      if (rank == 4) m.caption += ", head " + std::to_string(h);
+      if (rank >= 3) m.caption += words("screen", language, "caption_batch", {{"b", std::to_string(t.shape()[0])}});
+      if (rank == 4) m.caption += words("screen", language, "caption_head", {{"h", std::to_string(h)}});
     }
     if (h < s.head_notes.size()) m.note = visible(s.head_notes[h]);
     m.rows = rows;
@@ -242,9 +247,9 @@ std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, c
   const AnyTensor& t = step.tensor;
   const std::size_t keys = t.dimension() >= 2 && t.dimension() <= 4 ? t.shape().back() : 0;
   if (keys > kHeatmapMaxTokens && keys <= tokens.size())
-    return "  (heatmap left out: more than " + std::to_string(kHeatmapMaxTokens) + " tokens)\n";
+    return "  " + words("screen", style.language, "left_out", {{"n", std::to_string(kHeatmapMaxTokens)}}) + "\n";
   std::string out;
-  for (const HeatMap& m : heat_maps(step, tokens)) out += (out.empty() ? "" : "\n") + one_map(m, style);
+  for (const HeatMap& m : heat_maps(step, tokens, style.language)) out += (out.empty() ? "" : "\n") + one_map(m, style);
   return out;
 }
 

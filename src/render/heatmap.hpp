@@ -38,6 +38,7 @@ struct HeatMap {
   double step_min = 0.0, step_max = 0.0;
   std::vector<double> row_lo, row_span;  // each row's own scale (HeatScale::Row): its min, and max - min
   std::string note;  // under the map: what the head mostly does (Step::head_notes), or ""
+  std::string language;  // of its caption and legend words (render/words.hpp), "" for English
 
   float at(std::size_t i, std::size_t j) const { return values[i * keys + j]; }
   bool masked(std::size_t i, std::size_t j) const;
@@ -62,7 +63,8 @@ struct HeatMap {
 // head's note); empty for other shapes. With `of_tokens`, rows are the queries at positions first_query..
 // and columns the keys from position 0, labelled by `tokens`; otherwise rows and columns are labelled by
 // position. A causal map marks the keys after each query's position.
-std::vector<HeatMap> heat_maps(const Step& step, const std::vector<std::string>& tokens);
+std::vector<HeatMap> heat_maps(const Step& step, const std::vector<std::string>& tokens,
+                               const std::string& language = "");
 
 // The text view's heatmaps of a step in a pipe (every number in its cell, up to kHeatmapMaxTokens keys):
 // "" for shapes that are not such a matrix and a one-line note past kHeatmapMaxTokens keys.

@@ -10,6 +10,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
+#include "render/words.hpp"
 #include "render/torch_print.hpp"
 
 namespace attn {
@@ -104,7 +105,8 @@ Span cell(const HeatMap& m, HeatScale scale, std::size_t i, std::size_t j, std::
 // no ramp, and shaded cells get only the shades they use, each with the part of the scale it stands for.
 std::vector<Line> legend_pieces(const HeatMap& m, const LayoutOptions& o, bool shaded, bool off_marks) {
   const bool diverging = m.diverging(o.scale);
-  std::vector<Line> pieces{{{"colours:", Role::Legend}}};
+  const auto say = [&](const char* name, const TextValues& values = {}) { return words("screen", o.language, name, values); };
+  std::vector<Line> pieces{{{say("colours"), Role::Legend}}};
   if (o.color) {
     Line ramp{{m.low_end(o.scale) + " ", Role::Legend}};
     for (int k = 0; k < 8; ++k) ramp.push_back(Span{"  ", Role::Cell, k / 7.0, diverging});
@@ -118,15 +120,16 @@ std::vector<Line> legend_pieces(const HeatMap& m, const LayoutOptions& o, bool s
           const double x = m.shade(i, j, o.scale);
           if (!std::isnan(x)) used[std::min<std::size_t>(4, static_cast<std::size_t>(std::lround(x * 4)))] = true;
         }
-      const char* const kWords[] = {"lowest", "low", "middle", "high", "highest"};
+      const char* const kWords[] = {"shade_lowest", "shade_low", "shade_middle", "shade_high", "shade_highest"};
       for (std::size_t k = 0; k < 5; ++k)
         if (used[k])
-          pieces.push_back({{repeat(kShades[k], 2), Role::Cell, k / 4.0, diverging}, {std::string(" ") + kWords[k], Role::Legend}});
+          pieces.push_back({{repeat(kShades[k], 2), Role::Cell, k / 4.0, diverging}, {" " + say(kWords[k]), Role::Legend}});
     }
-    pieces.push_back({{(shaded ? "of " : "") + m.low_end(o.scale) + " to " + m.high_end(o.scale) + ",", Role::Legend}});
+    pieces.push_back({{say(shaded ? "of_range" : "range", {{"low", m.low_end(o.scale)}, {"high", m.high_end(o.scale)}}),
+                       Role::Legend}});
   }
   pieces.push_back({{m.scale_words(o.scale), Role::Legend}});
-  if (m.causal) pieces.push_back({{std::string(kDot), Role::Masked}, {" masked", Role::Legend}});
+  if (m.causal) pieces.push_back({{std::string(kDot), Role::Masked}, {" " + say("masked"), Role::Legend}});
   if (off_marks) pieces.push_back({{"? nan  ! inf", Role::Legend}});
   return pieces;
 }
@@ -214,12 +217,13 @@ Form form_of(const HeatMap& a, std::size_t width) {
 
 void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   const std::vector<std::string>& labels = a.labels;
-  for (const auto& line : fill(words_of("heatmap: " + a.caption), o.width, "  ", "  ")) out.push_back({{line, Role::Legend}});
+  for (const auto& line : fill(words_of(words("screen", o.language, "heatmap", {{"caption", a.caption}})), o.width, "  ", "  "))
+    out.push_back({{line, Role::Legend}});
   bool off = false;
   for (std::size_t i = 0; i < a.rows; ++i)
     for (std::size_t j = 0; j < a.keys; ++j) off = off || (!a.masked(i, j) && !std::isfinite(a.at(i, j)));
   if (o.numbers) {
-    out.push_back({{"  every number (row: query, then key:value):", Role::Legend}});
+    out.push_back({{"  " + words("screen", o.language, "every_number"), Role::Legend}});
     number_rows(a, o.width, out);
     return;
   }
@@ -417,19 +421,17 @@ std::vector<Line> overview_lines(const std::vector<HeatMap>& maps, const LayoutO
   if (grid.per_row == 0) return {};
   const std::size_t indent = kOverviewIndent, cell_width = grid.cell, column = grid.column, per_row = grid.per_row;
   std::vector<Line> out;
-  for (auto& l : wrap_text("heatmap: every head at a glance; in each map the rows are queries, top to bottom, and the "
-                           "columns keys, left to right",
-                           o.width, "  ", Role::Legend))
+  for (auto& l : wrap_text(words("screen", o.language, "overview"), o.width, "  ", Role::Legend))
     out.push_back(std::move(l));
   bool off = false;
   for (const HeatMap& m : maps)
     for (std::size_t i = 0; i < m.rows; ++i)
       for (std::size_t j = 0; j < m.keys; ++j) off = off || (!m.masked(i, j) && !std::isfinite(m.at(i, j)));
   if (o.scale == HeatScale::Matrix) {  // each head on its own range: no one pair of numbers ends the ramp
-    Line l{{"  colours: ", Role::Legend}};
+    Line l{{"  " + words("screen", o.language, "colours") + " ", Role::Legend}};
     if (o.color)
       for (int k = 0; k < 8; ++k) l.push_back(Span{"  ", Role::Cell, k / 7.0, maps.front().diverging(o.scale)});
-    l.push_back({std::string(o.color ? " " : "") + "each head from its own min to its max", Role::Legend});
+    l.push_back({std::string(o.color ? " " : "") + words("screen", o.language, "each_head_scale"), Role::Legend});
     out.push_back(std::move(l));
   } else {
     add_legend(all_heads(maps), o, true, off, out);
@@ -470,7 +472,7 @@ std::size_t maps_across(const std::vector<HeatMap>& maps, const LayoutOptions& o
 }  // namespace
 
 std::size_t heads_across(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
-  const std::vector<HeatMap> maps = heat_maps(step, tokens);
+  const std::vector<HeatMap> maps = heat_maps(step, tokens, options.language);
   if (step.overview && !options.numbers && !options.head) {
     const OverviewGrid grid = overview_grid(maps, options.width);
     if (grid.per_row > 0) return std::max<std::size_t>(grid.per_row, 2);  // drawn as an overview, never as a stack
@@ -479,13 +481,13 @@ std::size_t heads_across(const Step& step, const std::vector<std::string>& token
 }
 
 std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
-  std::vector<HeatMap> maps = heat_maps(step, tokens);
+  std::vector<HeatMap> maps = heat_maps(step, tokens, options.language);
   std::vector<Line> out;
   if (options.head && *options.head < maps.size()) {  // one head enlarged: the whole width, every number
     const HeatMap& m = maps[*options.head];
     out = map_block(m, options);
     if (!options.numbers && form_of(m, options.width).kind != Form::Numbers) {
-      out.push_back({{"  every number (row: query, then key:value):", Role::Legend}});
+      out.push_back({{"  " + words("screen", options.language, "every_number"), Role::Legend}});
       number_rows(m, options.width, out);
     }
     return out;
@@ -547,42 +549,37 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
 SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const LayoutOptions& o) {
   SlideText slide;
   const LessonInfo& info = trace.info;
-  for (auto& l : wrap_text("Lesson " + std::to_string(k) + " of " + std::to_string(n) + ": attn " + info.name + " -- " +
-                               info.section + " " + info.title,
-                           o.width, "", Role::Heading))
+  for (auto& l : wrap_text(lesson_banner(trace, k, n, o.language), o.width, "", Role::Heading))
     slide.title.push_back(l);
   for (auto& l : wrap_text(info.summary, o.width, "  ", Role::Text)) slide.text.push_back(l);
   slide.text.push_back({});
   if (trace.show_inputs) {
-    for (auto& l : wrap_text("inputs: " + count_of(trace.inputs.num_tokens(), "token") + " x " +
-                                 count_of(trace.inputs.d_in(), "dim") + " from " + trace.inputs.source,
-                             o.width, "  ", Role::Text))
+    for (auto& l : wrap_text(inputs_line(trace, o.language, trace.inputs.source), o.width, "  ", Role::Text))
       slide.text.push_back(l);
-    std::vector<std::string> tokens{"tokens:"};
+    std::vector<std::string> tokens{words("screen", o.language, "tokens")};
     for (const auto& t : trace.inputs.tokens) tokens.push_back(token_repr(t));
     for (const auto& line : fill(tokens, o.width, "  ", "    ")) slide.text.push_back({{line, Role::Label}});
   }
   for (const auto& note : note_lines(trace))
     for (auto& l : wrap_text(note, o.width, "  ", Role::Text)) slide.text.push_back(l);
   for (const auto& m : trace.modules)
-    for (auto& l : wrap_preformatted("  module: " + m.name + " = " + m.code + ", " + with_commas(m.num_params) +
-                                         " parameters",
-                                     o.width, Role::Code, 4))
+    for (auto& l : wrap_preformatted("  " + module_line(m, o.language), o.width, Role::Code, 4))
       slide.text.push_back(l);
   slide.text.push_back({});
   // One numbering everywhere (issue 28): this slide is step 0, the steps are numbered as [k/n] numbers them,
   // also when --step shows only some.
   const std::size_t steps = trace.steps.size();
-  std::string follow = "This is step 0 of " + std::to_string(steps) + "; ";
+  const auto say = [&](const char* name, const TextValues& values = {}) { return words("screen", o.language, name, values); };
+  std::string follow = say("step_zero", {{"n", std::to_string(steps)}});
   if (trace.selection.only.empty()) {
-    follow += steps == 0 ? "no steps follow." : steps == 1 ? "step 1 follows." : "steps 1 to " + std::to_string(steps) + " follow.";
+    follow += steps == 0 ? say("no_steps") : steps == 1 ? say("one_step") : say("steps_follow", {{"n", std::to_string(steps)}});
   } else {
     std::vector<std::string> shown;
     for (std::size_t i = 0; i < steps; ++i)
       if (trace.selection.shows(trace.steps[i].id)) shown.push_back(std::to_string(i + 1) + " " + trace.steps[i].id);
-    follow += "shown: step" + std::string(shown.size() == 1 ? " " : "s ");
-    for (std::size_t i = 0; i < shown.size(); ++i) follow += (i ? ", " : "") + shown[i];
-    follow += ".";
+    std::string list;
+    for (std::size_t i = 0; i < shown.size(); ++i) list += (i ? ", " : "") + shown[i];
+    follow += say("shown_steps", {{"k", std::to_string(shown.size())}, {"list", list}});
   }
   for (auto& l : wrap_text(follow, o.width, "  ", Role::Text)) slide.text.push_back(l);
   return slide;
@@ -595,6 +592,24 @@ std::string plain(const Line& line) {
 }
 
 std::size_t line_width(const Line& line) { return display_width(plain(line)); }
+
+std::string inputs_line(const Trace& trace, const std::string& language, const std::string& source) {
+  return words("screen", language, "inputs",
+               {{"n", std::to_string(trace.inputs.num_tokens())}, {"d", std::to_string(trace.inputs.d_in())}, {"source", source}});
+}
+
+std::string module_line(const ModuleInfo& m, const std::string& language) {
+  return words("screen", language, "module",
+               {{"name", m.name}, {"code", m.code}, {"count", grouped_number(m.num_params, language)},
+                {"p", std::to_string(m.num_params)}});
+}
+
+std::string lesson_banner(const Trace& trace, std::size_t k, std::size_t n, const std::string& language) {
+  const LessonInfo& info = trace.info;
+  return words("screen", language, "lesson_banner",
+               {{"k", std::to_string(k)}, {"n", std::to_string(n)}, {"name", info.name}, {"section", info.section},
+                {"title", info.title}});
+}
 
 std::vector<std::string> note_lines(const Trace& trace) {
   std::vector<std::string> lines;

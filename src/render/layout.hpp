@@ -51,6 +51,7 @@ struct LayoutOptions {
   // A step of several heads: draw only this one (counted from 0), at the whole width with every number (the
   // presenter's + and - keys); none: every head, side by side where two or more fit across.
   std::optional<std::size_t> head;
+  std::string language;  // the words' language: the document's, "" for English
 };
 
 // The largest number of keys drawn cell by cell (colour-only past kHeatmapMaxTokens).
@@ -94,6 +95,11 @@ std::string value_text(const Step& step);
 // A lesson's notes as lines, with its note table (trace.hpp: NoteTable) laid out among them: two spaces, then
 // each column in its width (the first left-aligned, the others right-aligned), two spaces apart.
 std::vector<std::string> note_lines(const Trace& trace);
+// A lesson's header lines in `language`: "inputs: 6 tokens x 3 dims from SOURCE", "module: mha = ..., 24
+// parameters", and the tour's and the presenter's "Lesson 1 of 10: attn simple -- 3.3.1 TITLE".
+std::string inputs_line(const Trace& trace, const std::string& language, const std::string& source);
+std::string module_line(const ModuleInfo& m, const std::string& language);
+std::string lesson_banner(const Trace& trace, std::size_t k, std::size_t n, const std::string& language);
 
 // A line's text without roles, and its width in columns.
 std::string plain(const Line& line);

@@ -5,13 +5,16 @@
 #include <utility>
 #include <vector>
 
+#include "lessons/content.hpp"
 #include "lessons/registry.hpp"
+#include "render/words.hpp"
 
 namespace attn {
 
 // `attn list`: the lessons in book order.
-std::string lesson_table(const Paint& paint) {
-  std::string out = paint.bold("The lessons of chapter 3 and its bonus material, in book order") + "\n\n";
+std::string lesson_table(const Paint& paint, const std::string& language) {
+  const auto say = [&](const char* name) { return words("screen", language, name); };
+  std::string out = paint.bold(say("list_title")) + "\n\n";
   // Columns as wide as the widest name and section ("ch04/03_kv-cache").
   std::size_t name_width = 0, section_width = 0;
   for (const Lesson& lesson : lessons()) {
@@ -21,7 +24,7 @@ std::string lesson_table(const Paint& paint) {
   const std::string indent(4 + name_width + 1 + section_width + 1, ' ');
   std::size_t k = 0;
   for (const Lesson& lesson : lessons()) {
-    const LessonInfo& info = lesson.info;
+    const LessonInfo info = LessonText::info(lesson.info.name, lesson.info.section, language);
     char number[16];
     std::snprintf(number, sizeof number, "%2zu  ", ++k);
     out += number + info.name + std::string(name_width + 1 - info.name.size(), ' ') + info.section +
@@ -31,22 +34,22 @@ std::string lesson_table(const Paint& paint) {
   }
   // Every way to see every lesson, as the README's "In class" and docs/classroom.md give them.
   const std::vector<std::pair<std::string, std::string>> every{
-      {"attn present", "full screen, a step per slide: class"},
-      {"attn tour --pause", "the terminal: a step per Enter, q quits"},
-      {"attn tour --format html > tour.html", "one page: a browser, slides, handout"}};
+      {"attn present", say("list_present")},
+      {"attn tour --pause", say("list_pause")},
+      {"attn tour --format html > tour.html", say("list_html")}};
   std::size_t command_width = 0;
   for (const auto& way : every) command_width = std::max(command_width, way.first.size());
-  out += "\nEvery lesson, in book order:\n";
+  out += "\n" + say("list_every") + "\n";
   for (const auto& [command, what] : every)
     out += "  " + paint.cyan(command) + std::string(command_width + 2 - command.size(), ' ') + what + "\n";
-  out += "attn LESSON --help lists a lesson's options.\n";
+  out += say("list_help") + "\n";
   return out;
 }
 
-nlohmann::ordered_json lesson_list_json() {
+nlohmann::ordered_json lesson_list_json(const std::string& language) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const Lesson& lesson : lessons()) {
-    const LessonInfo& info = lesson.info;
+    const LessonInfo info = LessonText::info(lesson.info.name, lesson.info.section, language);
     list.push_back({{"name", info.name},
                     {"section", info.section},
                     {"title", info.title},

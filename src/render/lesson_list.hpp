@@ -8,7 +8,7 @@
 
 namespace attn {
 
-std::string lesson_table(const Paint& paint);
-nlohmann::ordered_json lesson_list_json();
+std::string lesson_table(const Paint& paint, const std::string& language = "");
+nlohmann::ordered_json lesson_list_json(const std::string& language = "");
 
 }  // namespace attn

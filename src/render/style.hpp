@@ -40,6 +40,7 @@ struct TextStyle {
   // same whatever the terminal, 80-column text. On a terminal of known width, lines are wrapped between
   // words and numbers and heatmaps fitted to it (render/layout.hpp), as the presenter does.
   std::size_t width = 0;
+  std::string language;  // the renderers' words (render/words.hpp): the document's, "" for English
 };
 
 // --color: auto means stdout is a terminal, NO_COLOR unset or empty, and TERM not "dumb".
