@@ -372,6 +372,7 @@ LiveBar live_bar(const std::string& lesson, const Params& params, const std::str
     c.key = spec.spellings().front().substr(2);
     c.type_name = spec.type_name;
     c.help = spec.help;
+    c.values = spec.values;
     const auto dash = spec.range.find(" to ");
     if (dash != std::string::npos && spec.range.find_first_not_of("0123456789. to") == std::string::npos) {
       c.min = spec.range.substr(0, dash);

@@ -495,7 +495,7 @@ std::vector<OptionSpec> make_table() {
       spec.web_refusal = "is the address's: /api/LESSON gives JSON, /page/LESSON the html page";
     if (name == "--pause") spec.web_refusal = "is for a terminal, not a web page";
     if (name == "--max-memory") spec.web_refusal = "is the server's (attn serve --max-memory)";
-    if (name == "--text" || name == "--layer") spec.in_live_bar = true;
+    if (name == "--text" || name == "--layer" || name == "--lang") spec.in_live_bar = true;
   }
 
   // Lesson options, in the order the JSON config lists them.

@@ -8,6 +8,7 @@
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
 #include "render/palette.hpp"
+#include "render/words.hpp"
 
 namespace attn {
 
@@ -47,8 +48,8 @@ std::string position_label(const HeatMap& m, std::size_t position) {
 
 // "query 1 '␣journey', key 0 'Your'": what a cell relates, for its description.
 std::string pair_text(const HeatMap& m, std::size_t i, std::size_t j) {
-  return m.of_tokens ? "query " + position_label(m, m.first + i) + ", key " + position_label(m, j)
-                     : "row " + std::to_string(m.first + i) + ", column " + std::to_string(j);
+  return m.of_tokens ? words("page", m.language, "pair_tokens", {{"q", position_label(m, m.first + i)}, {"k", position_label(m, j)}})
+                     : words("page", m.language, "pair_positions", {{"r", std::to_string(m.first + i)}, {"c", std::to_string(j)}});
 }
 
 const HeatScale kScales[] = {HeatScale::Fixed, HeatScale::Matrix, HeatScale::Row};
@@ -138,20 +139,26 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   const double label_width = static_cast<double>(widest) * kCharWidth;
   const double title_height = o.standalone ? 30.0 : 0.0;
   // The axes' names go in the corner above the query labels and left of the key labels: room for both.
-  const std::string across = m.of_tokens ? "keys \xe2\x86\x92" : "columns \xe2\x86\x92";   // "keys →"
-  const std::string down = m.of_tokens ? "queries \xe2\x86\x93" : "rows \xe2\x86\x93";     // "queries ↓"
-  const double left = 12.0 + std::max(label_width, 9 * kCharWidth) + 8.0;
+  const std::string across = words("page", m.language, m.of_tokens ? "keys_axis" : "columns_axis") + " \xe2\x86\x92";  // "keys →"
+  const std::string down = words("page", m.language, m.of_tokens ? "queries_axis" : "rows_axis") + " \xe2\x86\x93";   // "queries ↓"
+  const double left =
+      12.0 + std::max({label_width, 9 * kCharWidth, static_cast<double>(std::max(display_width(across), display_width(down))) * kCharWidth}) + 8.0;
   const double grid_top = title_height + 22.0 + std::max(label_width * 0.72, 30.0) + 12.0;  // the caption, the key labels
   const double grid_width = static_cast<double>(m.keys) * cell, grid_height = static_cast<double>(m.rows) * cell;
   const double legend_top = grid_top + grid_height + 16.0;
   std::size_t words = 0;  // the scale's words, on the legend's second line
-  for (const HeatScale sc : kScales) words = std::max(words, display_width("colours: " + m.scale_words(sc)));
-  const double legend_width = std::max(2 * 15 * kCharWidth + 24 * 10.0 + (m.causal ? 200.0 : 0.0),
+  for (const HeatScale sc : kScales)
+    words = std::max(words, display_width(attn::words("page", m.language, "colours", {{"words", m.scale_words(sc)}})));
+  // Room for the scale's longer end: a number, or the words "row min" and "row max" (7 columns in English).
+  const std::size_t ends =
+      std::max({std::size_t{7}, display_width(m.low_end(HeatScale::Row)), display_width(m.high_end(HeatScale::Row))});
+  const double masked_width = m.causal ? std::max(200.0, 20.0 + static_cast<double>(display_width(attn::words("page", m.language, "masked_key"))) * kCharWidth) : 0.0;
+  const double legend_width = std::max(2 * (static_cast<double>(ends) + 8.0) * kCharWidth + 24 * 10.0 + masked_width,
                                        static_cast<double>(words) * kCharWidth);
   const double width = std::max(left + grid_width + label_width * 0.72 + 12.0, 12.0 + legend_width);
   const double height = legend_top + 48.0;
 
-  std::string out = svg_open(width, height, o, "heatmap: " + m.caption);
+  std::string out = svg_open(width, height, o, attn::words("screen", m.language, "heatmap", {{"caption", m.caption}}));
   const std::string hatch = o.uid + "-masked";
   out += "<defs><pattern id=\"" + hatch +
          "\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
@@ -194,7 +201,7 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
           ink_choices = on_every_scale("fill", [&](HeatScale s) { return ink(m.shade(i, j, s), m.diverging(s)); });
         }
       }
-      const std::string label = pair_text(m, i, j) + ": " + (masked ? "masked (a future key)" : value);
+      const std::string label = pair_text(m, i, j) + ": " + (masked ? attn::words("page", m.language, "masked_key") : value);
       out += "<rect class=\"cell\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(cell) + "\" height=\"" +
              num(cell) + "\" fill=\"" + fill + "\"" + choices + (std::isnan(shade) && !masked ? " stroke=\"#888888\"" : "") +
              " data-q=\"" + std::to_string(m.first + i) + "\" data-k=\"" + std::to_string(j) + "\" data-value=\"" + value +
@@ -220,7 +227,7 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   double x = 12.0;
   out += "<text class=\"lo\" x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\" data-at=\"0\"" +
          texts("text", [&](HeatScale s) { return m.low_end(s); }) + ">" + html_escape(lo) + "</text>\n";
-  x += 7.0 * kCharWidth + 8.0;  // room for the longest end, "row min"
+  x += static_cast<double>(ends) * kCharWidth + 8.0;  // room for the longest end, "row min"
   for (int k = 0; k < 24; ++k) {
     const double at = k / 23.0;
     out += "<rect class=\"swatch\" x=\"" + num(x) + "\" y=\"" + num(legend_top) + "\" width=\"10\" height=\"14\" fill=\"" +
@@ -232,15 +239,16 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   x += 8.0;
   out += "<text class=\"hi\" x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\"" +
          texts("text", [&](HeatScale s) { return m.high_end(s); }) + ">" + html_escape(hi) + "</text>\n";
-  x += 7.0 * kCharWidth + 20.0;
+  x += static_cast<double>(ends) * kCharWidth + 20.0;
   if (m.causal) {
     out += "<rect class=\"swatch-masked\" x=\"" + num(x) + "\" y=\"" + num(legend_top) +
            "\" width=\"14\" height=\"14\" fill=\"url(#" + hatch + ")\"/>\n";
-    out += "<text x=\"" + num(x + 20.0) + "\" y=\"" + num(legend_top + 11.0) + "\">masked (a future key)</text>\n";
+    out += "<text x=\"" + num(x + 20.0) + "\" y=\"" + num(legend_top + 11.0) + "\">" +
+           html_escape(attn::words("page", m.language, "masked_key")) + "</text>\n";
   }
   out += "<text class=\"scale-words\" x=\"12\" y=\"" + num(legend_top + 31.0) + "\"" +
-         texts("text", [&](HeatScale s) { return "colours: " + m.scale_words(s); }) + ">" +
-         html_escape("colours: " + m.scale_words(o.scale)) + "</text>\n";
+         texts("text", [&](HeatScale s) { return attn::words("page", m.language, "colours", {{"words", m.scale_words(s)}}); }) + ">" +
+         html_escape(attn::words("page", m.language, "colours", {{"words", m.scale_words(o.scale)}})) + "</text>\n";
   out += "</g>\n</svg>\n";
   return {out, width, height};
 }
@@ -288,9 +296,10 @@ std::string svg_table(const Step& step, const std::vector<std::string>& tokens, 
              "\" text-anchor=\"end\" dominant-baseline=\"central\" fill=\"#1a1a1a\">" + texts[i * cols + j] + "</text>\n";
     }
   }
-  out += "<text class=\"caption\" x=\"12\" y=\"" + num(height - 10.0) + "\" fill=\"#666666\">shape " +
-         shape_tuple(step.shape) +
-         (by_token ? "; rows are tokens" : "") + "</text>\n</svg>\n";
+  out += "<text class=\"caption\" x=\"12\" y=\"" + num(height - 10.0) + "\" fill=\"#666666\">" +
+         html_escape(words("page", o.language, "shape", {{"shape", shape_tuple(step.shape)}}) +
+                     (by_token ? words("page", o.language, "rows_are_tokens") : "")) +
+         "</text>\n</svg>\n";
   return out;
 }
 

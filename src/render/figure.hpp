@@ -30,6 +30,7 @@ struct FigureOptions {
   // In a page: each coloured cell, number, swatch and legend text also carries its look on every scale
   // (data-fill-fixed, data-fill-matrix, data-fill-row; data-text-*), which the page's scale buttons swap in.
   bool scale_choices = false;
+  std::string language;  // the words of a figure that is no heatmap (a table's caption); a heatmap's are its own
 };
 
 // The largest number of keys drawn cell by cell (more: a note instead).

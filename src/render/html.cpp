@@ -18,6 +18,7 @@
 #include "render/layout.hpp"
 #include "render/live_page.hpp"
 #include "render/renderer.hpp"
+#include "render/words.hpp"
 
 namespace attn {
 
@@ -166,6 +167,12 @@ const char* const kScript = R"JS(
   }
   scan();
   var counter = document.getElementById("counter");
+  // The page's words in its language (html.cpp writes them on #attn-words, in <main>: a new page, new words).
+  function word(name, values) {
+    var w = document.getElementById("attn-words"), text = w ? w.getAttribute("data-" + name) || "" : "";
+    Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
+    return text;
+  }
   var modeButton = document.getElementById("mode"), themeButton = document.getElementById("theme");
   function setHash(h) {
     try { history.replaceState(null, "", h); } catch (e) { location.replace(h); }
@@ -188,7 +195,7 @@ const char* const kScript = R"JS(
     slides.forEach(function (s, i) { s.classList.toggle("current", i === current); });
     var s = slides[current];
     // The numbers of [k/n]: a step's place in its lesson, the lesson's first slide step 0.
-    counter.textContent = s.getAttribute("data-lesson") + " - step " + s.getAttribute("data-k") + " of " + s.getAttribute("data-n");
+    counter.textContent = word("counter", {lesson: s.getAttribute("data-lesson"), k: s.getAttribute("data-k"), n: s.getAttribute("data-n")});
     setHash(address(s));
     window.scrollTo(0, 0);
     fitSlide();
@@ -197,7 +204,7 @@ const char* const kScript = R"JS(
     if (!slides.length) return;  // a live page whose request was refused has no steps yet
     body.classList.toggle("slides", on);
     modeButton.setAttribute("aria-pressed", on ? "true" : "false");
-    modeButton.textContent = on ? "Document" : "Slides";
+    modeButton.textContent = word(on ? "document" : "slides");
     if (on) { show(k); return; }
     counter.textContent = "";
     document.querySelectorAll("figure.heatmaps svg, figure .heads, figure .model .heads").forEach(function (e) {
@@ -282,7 +289,7 @@ const char* const kScript = R"JS(
       l.classList.toggle("on", !!tok && (q !== null ? l.getAttribute("data-q") === q : l.getAttribute("data-k") === k));
     });
     var out = svg.closest("figure").querySelector(".readout");
-    if (out) out.textContent = tok ? tok.getAttribute("aria-label") + ": its lines only" : "";
+    if (out) out.textContent = tok ? word("lines-only", {token: tok.getAttribute("aria-label")}) : "";
   }
   function moveInLines(tok, key) {
     var svg = tok.closest("svg"), q = tok.hasAttribute("data-q"), next = null;
@@ -320,7 +327,7 @@ const char* const kScript = R"JS(
     return t ? t === "dark" : window.matchMedia("(prefers-color-scheme: dark)").matches;
   }
   function themeLabel() {
-    themeButton.textContent = dark() ? "Light theme" : "Dark theme";
+    themeButton.textContent = word(dark() ? "light-theme" : "dark-theme");
   }
   // A head of a grid (or a map of the model view) enlarged on its own, and back.
   function enlarge(head) {
@@ -352,7 +359,7 @@ const char* const kScript = R"JS(
     var on = !figure.classList.contains("show-lines");
     figure.classList.toggle("show-lines", on);
     button.setAttribute("aria-pressed", on ? "true" : "false");
-    button.textContent = on ? "Heatmap (l)" : "Lines (l)";
+    button.textContent = word(on ? "heatmap-button" : "lines-button");
     toolsOf(figure).querySelectorAll(".head-toggle").forEach(function (b) { b.hidden = !on; });
     figure.querySelectorAll("svg").forEach(function (e) { e.style.width = e.style.height = ""; });
     if (body.classList.contains("slides")) fit(figure);
@@ -441,7 +448,9 @@ const char* const kScript = R"JS(
   document.addEventListener("attn:redrawn", function () {
     var on = body.classList.contains("slides"), was = on && slides[current] ? address(slides[current]).slice(7) : "";
     scan();
-    if (!slides.length) { if (on) { body.classList.remove("slides"); modeButton.setAttribute("aria-pressed", "false"); modeButton.textContent = "Slides"; } return; }
+    themeLabel();  // the new page's words (another language, from the live page's bar)
+    if (!on) modeButton.textContent = word("slides");
+    if (!slides.length) { if (on) { body.classList.remove("slides"); modeButton.setAttribute("aria-pressed", "false"); modeButton.textContent = word("slides"); } return; }
     var k = was ? find(was) : -1;
     if (k < 0 && was.indexOf("/") >= 0) k = find(was.slice(was.indexOf("/") + 1));  // another lesson's: its id
     current = Math.min(current, slides.length - 1);
@@ -546,11 +555,29 @@ std::string fitted(std::string svg, const std::string& more = "") {
   return svg;
 }
 
-std::string token_list(const std::vector<std::string>& tokens) {
+// `text` (the page's words, with "{lines}" and "{tensor}" left where the two buttons' names go) as markup,
+// the names in <strong>.
+std::string strong_words(const std::string& text, const std::string& lines, const std::string& tensor) {
+  std::string out = markup(text);
+  for (const auto& [mark, name] : {std::pair<std::string, std::string>{"{lines}", lines}, {"{tensor}", tensor}}) {
+    const auto at = out.find(mark);
+    if (at != std::string::npos) out.replace(at, mark.size(), "<strong>" + markup(name) + "</strong>");
+  }
+  return out;
+}
+
+// "light_theme" -> "light-theme": a data attribute's name.
+std::string dashed(std::string name) {
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
+}
+
+std::string token_list(const std::vector<std::string>& tokens, const std::string& language) {
   constexpr std::size_t kShown = 64;
   std::string out;
   for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i) out += (i ? " " : "") + ("<code class=\"tok\">" + markup(token_repr(tokens[i])) + "</code>");
-  if (tokens.size() > kShown) out += " ... (" + std::to_string(tokens.size() - kShown) + " more)";
+  if (tokens.size() > kShown)
+    out += " " + markup(words("page", language, "more_tokens", {{"n", std::to_string(tokens.size() - kShown)}}));
   return out;
 }
 
@@ -576,13 +603,15 @@ class HtmlRenderer : public Renderer {
   }
 
   std::vector<Chunk> render(const Document& doc) const override {
-    std::string title = doc.is_tour() ? "attn tour: the attention mechanisms of chapter 3, step by step"
+    const auto say = [&](const char* name, const TextValues& values = {}) { return words("page", doc.language, name, values); };
+    std::string title = doc.is_tour() ? say("tour_title")
                                       : doc.traces.empty() ? "attn"
                                                            : "attn " + doc.traces.front().info.name + " \xe2\x80\x94 " +
                                                                  doc.traces.front().info.section + " " +
                                                                  doc.traces.front().info.title;
     std::string page;
-    page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    page += "<!DOCTYPE html>\n<html lang=\"" + std::string(doc.language.empty() ? "en" : doc.language) +
+            "\">\n<head>\n<meta charset=\"utf-8\">\n";
     page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
     // Nothing may be fetched: no network, no file, no font. The style and the script are the page's own.
     page += "<meta http-equiv=\"Content-Security-Policy\" content=\"" + kPagePolicy + "\">\n";
@@ -591,8 +620,15 @@ class HtmlRenderer : public Renderer {
             (doc.is_tour() ? " data-tour=\"1\"" : "") + ">\n";
     page += "<header class=\"bar\"><span class=\"doc\">" + markup(title) +
             "</span><span id=\"counter\" aria-live=\"polite\"></span>"
-            "<button id=\"mode\" type=\"button\" aria-pressed=\"false\" title=\"One step per screen (key s)\">Slides</button>"
-            "<button id=\"theme\" type=\"button\">Dark theme</button></header>\n<main>\n";
+            "<button id=\"mode\" type=\"button\" aria-pressed=\"false\" title=\"" + markup(say("slides_title")) + "\">" +
+            markup(say("slides")) + "</button><button id=\"theme\" type=\"button\">" + markup(say("dark_theme")) +
+            "</button></header>\n<main>\n";
+    // The words the script writes (buttons, the counter, the readout), in the page's language.
+    page += "<div id=\"attn-words\" hidden";
+    for (const char* name : {"slides", "document", "light_theme", "dark_theme", "lines_button", "heatmap_button"})
+      page += std::string(" data-") + dashed(name) + "=\"" + html_escape(say(name)) + "\"";
+    page += " data-counter=\"" + html_escape(say("counter", {{"lesson", "{lesson}"}, {"k", "{k}"}, {"n", "{n}"}})) + "\"";
+    page += " data-lines-only=\"" + html_escape(say("lines_only", {{"token", "{token}"}})) + "\"></div>\n";
     page += contents(doc);
     std::size_t figure = 0;
     for (std::size_t k = 0; k < doc.traces.size(); ++k) page += lesson(doc, k, figure);
@@ -602,7 +638,8 @@ class HtmlRenderer : public Renderer {
 
  private:
   std::string contents(const Document& doc) const {
-    std::string out = "<nav class=\"toc\" aria-label=\"Contents\">\n<h2>Contents</h2>\n<ol>\n";
+    const std::string title = markup(words("page", doc.language, "contents"));
+    std::string out = "<nav class=\"toc\" aria-label=\"" + title + "\">\n<h2>" + title + "</h2>\n<ol>\n";
     for (const Trace& t : doc.traces) {
       out += "<li><a href=\"#lesson-" + t.info.name + "\">attn " + t.info.name + "</a> \xe2\x80\x94 " +
              markup(t.info.section + " " + t.info.title) + "\n";
@@ -617,23 +654,26 @@ class HtmlRenderer : public Renderer {
 
   std::string lesson(const Document& doc, std::size_t k, std::size_t& figure) const {
     const Trace& t = doc.traces[k];
+    const auto say = [&](const char* name, const TextValues& values = {}) { return words("page", doc.language, name, values); };
     // The lesson's first slide is its step 0; its steps are numbered as [k/n] numbers them (docs/html.md).
     std::string out = "<section class=\"slide lesson\" id=\"lesson-" + t.info.name + "\" data-lesson=\"" + t.info.name +
                       "\" data-step=\"0\" data-k=\"0\" data-n=\"" + std::to_string(t.steps.size()) + "\">\n";
-    out += "<h2>" + std::string(doc.is_tour() ? "Lesson " + std::to_string(k + 1) + " of " +
-                                                    std::to_string(doc.traces.size()) + ": "
-                                              : "") +
+    out += "<h2>" + (doc.is_tour() ? markup(say("lesson_of", {{"k", std::to_string(k + 1)}, {"n", std::to_string(doc.traces.size())}}))
+                                   : std::string()) +
            "<code>attn " + t.info.name + "</code> \xe2\x80\x94 " + markup(t.info.section + " " + t.info.title) + "</h2>\n";
-    out += "<p class=\"where\">" + markup(t.info.summary + " (" + where_in_book(t.info) + ")") + "</p>\n";
+    const std::string where = say(t.info.section.rfind("ch", 0) == 0 ? "where_bonus" : "where_section", {{"section", t.info.section}});
+    out += "<p class=\"where\">" + markup(t.info.summary + " (" + where + ")") + "</p>\n";
     std::string facts;
     if (t.show_inputs) {
-      facts += "<li>inputs: " + markup(count_of(t.inputs.num_tokens(), "token") + " x " + count_of(t.inputs.d_in(), "dim") +
-                                     " from " + short_source(t.inputs.source)) +
-             "</li>\n<li>tokens: " + token_list(t.inputs.tokens) + "</li>\n";
+      facts += "<li>" +
+               markup(say("inputs", {{"n", std::to_string(t.inputs.num_tokens())}, {"d", std::to_string(t.inputs.d_in())},
+                                     {"source", short_source(t.inputs.source)}})) +
+               "</li>\n<li>" + markup(say("tokens")) + " " + token_list(t.inputs.tokens, doc.language) + "</li>\n";
     }
     for (const auto& m : t.modules)
-      facts += "<li>module: <code>" + markup(m.name + " = " + m.code) + "</code>, " + with_commas(m.num_params) +
-               " parameters</li>\n";
+      facts += "<li>" + markup(say("module")) + " <code>" + markup(m.name + " = " + m.code) + "</code>, " +
+               markup(say("parameters", {{"count", grouped_number(m.num_params, doc.language)}, {"p", std::to_string(m.num_params)}})) +
+               "</li>\n";
     if (!facts.empty()) out += "<ul class=\"facts\">\n" + facts + "</ul>\n";
     // The notes as the text view prints them: some are tables aligned in columns (kv-cache --estimate).
     if (!t.notes.empty() || t.note_table) {
@@ -645,10 +685,8 @@ class HtmlRenderer : public Renderer {
     for (const Step& s : t.steps) figures = figures || (doc.shows(s) && s.heatmap && s.computed);
     // Said once, here, rather than under every figure.
     if (figures)
-      out += "<p class=\"hint\">On a heatmap, point at a cell or focus it (Tab, then the arrow keys) to read its value under "
-             "the figure; click a head, or press Enter on it, to enlarge it (Escape restores it). <strong>Lines</strong> (key l) "
-             "draws a weight matrix as lines from each query to each key. On a slide the figure comes first: "
-             "<strong>Tensor</strong> (key t) shows the printed tensor.</p>\n";
+      out += "<p class=\"hint\">" +
+             strong_words(say("hint", {{"lines", "{lines}"}, {"tensor", "{tensor}"}}), say("lines"), say("tensor")) + "</p>\n";
     out += "</section>\n";
     const std::size_t total = t.steps.size();
     for (std::size_t i = 0; i < total; ++i) {
@@ -682,8 +720,8 @@ class HtmlRenderer : public Renderer {
       out += "<p class=\"explanation\">" + markup(s.explanation) + "</p>\n";
       out += "<pre class=\"code\"><code>" + highlight_python(s.code) + "</code></pre>\n";
     }
-    out += "<button type=\"button\" class=\"tensor\" aria-expanded=\"false\" aria-controls=\"" + anchor +
-           "-t\">Tensor (t)</button>\n</div>\n";
+    out += "<button type=\"button\" class=\"tensor\" aria-expanded=\"false\" aria-controls=\"" + anchor + "-t\">" +
+           markup(words("page", t.selection.language, "tensor_button")) + "</button>\n</div>\n";
     out += drawn;
     out += "<div class=\"printed\" id=\"" + anchor + "-t\">\n<p class=\"shape\">" + markup(trim(shape_text(s))) + "</p>\n";
     out += "<pre class=\"tensor\">" + markup_lines(value_text(s)) + "</pre>\n</div>\n";
@@ -694,35 +732,38 @@ class HtmlRenderer : public Renderer {
   // its lines view, and the readout; an overview step's row of small maps (with the following overview
   // steps: the model view, one row per layer).
   std::string heatmaps(const Trace& t, const Step& s, std::size_t& figure, const std::vector<const Step*>& model) const {
+    const std::string& language = t.selection.language;
+    const auto say = [&](const char* name, const TextValues& values = {}) { return words("page", language, name, values); };
     const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
     if (keys > kFigureMaxKeys)
-      return "<p class=\"note\">" + std::to_string(keys) + " keys are too many to draw (at most " +
-             std::to_string(kFigureMaxKeys) + "): the tensor is printed as PyTorch prints it (the Tensor button on a slide), and --format json has every "
-             "number.</p>\n";
+      return "<p class=\"note\">" +
+             markup(say("too_many_keys", {{"keys", std::to_string(keys)}, {"most", std::to_string(kFigureMaxKeys)}})) +
+             "</p>\n";
     if (is_overview(s)) return overview(t, s, figure, model);
-    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens);
+    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens, language);
     if (maps.empty()) return "";
     const std::string uid = "f" + std::to_string(++figure);
     // The figure's buttons sit before it (beside it on a slide); each names its figure. The scale buttons:
     // weights on the fixed 0..1 scale (the default: what a probability is), the matrix's own min..max, or each
     // row's own (softmax rows can differ much: a causal row 0 is all on one key), so small differences are
     // told apart -- each stated in the legend. Then the lines view and, for several heads, its head toggles.
-    std::string out = "<div class=\"tools\" data-figure=\"" + uid + "\"><span class=\"scales\" role=\"group\" aria-label=\"Colour scale\">";
-    for (const auto& [name, label, scale] : {std::tuple<const char*, const char*, HeatScale>{"fixed", "Fixed", HeatScale::Fixed},
-                                             {"matrix", "Matrix min to max", HeatScale::Matrix},
-                                             {"row", "Each row", HeatScale::Row}})
+    std::string out = "<div class=\"tools\" data-figure=\"" + uid + "\"><span class=\"scales\" role=\"group\" aria-label=\"" +
+                      markup(say("colour_scale")) + "\">";
+    for (const auto& [name, label, scale] : {std::tuple<const char*, const char*, HeatScale>{"fixed", "scale_fixed", HeatScale::Fixed},
+                                             {"matrix", "scale_matrix", HeatScale::Matrix},
+                                             {"row", "scale_row", HeatScale::Row}})
       out += std::string("<button type=\"button\" class=\"scale\" data-scale=\"") + name + "\" aria-pressed=\"" +
-             (scale == style_.scale ? "true" : "false") + "\">" + label + "</button>";
+             (scale == style_.scale ? "true" : "false") + "\">" + markup(say(label)) + "</button>";
     out += "</span>";
     FigureOptions line_options;
     line_options.uid = uid + "l";
     const Figure lines = svg_lines(maps, line_options);
     if (!lines.svg.empty()) {
-      out += " <button type=\"button\" class=\"view\" aria-pressed=\"false\">Lines (l)</button>";
+      out += " <button type=\"button\" class=\"view\" aria-pressed=\"false\">" + markup(say("lines_button")) + "</button>";
       if (maps.size() > 1)
         for (std::size_t h = 0; h < maps.size(); ++h)
           out += " <button type=\"button\" class=\"head-toggle\" hidden aria-pressed=\"true\" data-head=\"" + std::to_string(h) +
-                 "\" style=\"border-color:" + head_colour(h) + "\">head " + std::to_string(h) + "</button>";
+                 "\" style=\"border-color:" + head_colour(h) + "\">" + markup(say("head", {{"h", std::to_string(h)}})) + "</button>";
     }
     out += "</div>\n<figure class=\"heatmaps\" id=\"" + uid + "\" data-heads=\"" + std::to_string(maps.size()) + "\">\n";
     out += "<div class=\"heads" + std::string(maps.size() == 1 ? " one" : "") + "\">\n";
@@ -733,8 +774,9 @@ class HtmlRenderer : public Renderer {
       o.uid = uid + "h" + std::to_string(h);
       const std::string svg = fitted(svg_heatmap(maps[h], o).svg);
       out += maps.size() == 1 ? "<div class=\"head\">" + svg + "</div>\n"
-                              : "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"head " +
-                                    std::to_string(h) + ": enlarge or restore\" data-head=\"" + std::to_string(h) + "\">" + svg +
+                              : "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
+                                    markup(say("enlarge_head", {{"h", std::to_string(h)}})) + "\" data-head=\"" +
+                                    std::to_string(h) + "\">" + svg +
                                     "</div>\n";
     }
     out += "</div>\n";
@@ -750,7 +792,7 @@ class HtmlRenderer : public Renderer {
     std::size_t most = 0;
     std::string rows, key;
     for (const Step* layer : layers) {
-      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens);  // every head, with its note
+      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens, t.selection.language);  // every head, with its note
       most = std::max(most, maps.size());
       if (key.empty() && !maps.empty()) {  // one colour key under the model view, from its first map
         FigureOptions o;
@@ -766,7 +808,8 @@ class HtmlRenderer : public Renderer {
         o.scale = style_.scale;
         o.uid = uid + layer->id + "h" + std::to_string(h);
         rows += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
-                html_escape(layer->id + ", " + m.caption + (m.note.empty() ? "" : ": " + m.note)) + "; enlarge or restore\" data-head=\"" +
+                html_escape(layer->id + ", " + m.caption + (m.note.empty() ? "" : ": " + m.note) +
+                            words("page", t.selection.language, "enlarge")) + "\" data-head=\"" +
                 std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small");
         if (m.keys <= kFigureMaxKeys) {  // numbers to 16 keys, colour-only cells to 64, as every heatmap
           FigureOptions full;

@@ -46,7 +46,7 @@ const char* const kLiveScript = R"JS(
   var form = document.getElementById("live");
   if (!form || !window.fetch || !window.DOMParser) return;
   var lesson = form.elements.namedItem("lesson"), error = document.getElementById("live-error");
-  var controls = Array.prototype.slice.call(form.querySelectorAll("input[data-takers]"));
+  var controls = Array.prototype.slice.call(form.querySelectorAll("[data-takers]"));
   // last: the address last asked for; shown: the address of the view drawn (a #slide=ID after it is no new view).
   var timer = 0, seq = 0, inflight = null, last = "", shown = location.pathname + location.search;
   function takers(c) {
@@ -85,6 +85,7 @@ const char* const kLiveScript = R"JS(
     var title = doc.querySelector("header.bar .doc"), here = document.querySelector("header.bar .doc");
     if (title && here) here.textContent = title.textContent;
     document.title = doc.title;
+    document.documentElement.lang = doc.documentElement.lang;  // --lang: the new page's language
     if (doc.body.hasAttribute("data-tour")) document.body.setAttribute("data-tour", doc.body.getAttribute("data-tour"));
     else document.body.removeAttribute("data-tour");
     document.dispatchEvent(new CustomEvent("attn:redrawn"));
@@ -174,6 +175,17 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
   const bool number = c.type_name.size() == 1 && std::isupper(static_cast<unsigned char>(c.type_name[0]));
   nlohmann::json takers = nlohmann::json::object();
   for (const auto& [lesson, shown] : c.takers) takers[lesson] = shown;
+  if (!c.values.empty()) {  // a choice (--lang): its words, and "" for the default, which the placeholder names
+    std::string out = "<label>" + markup(c.key) + " <select" + attribute("id", "live-" + c.key) + attribute("name", c.key);
+    if (!c.help.empty()) out += attribute("title", c.help);
+    out += attribute("data-takers", takers.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+    if (!on) out += " disabled";
+    out += "><option value=\"\">" + markup(on ? taker->second : "") + "</option>";
+    const std::string given = value_of(bar, c.key);
+    for (const std::string& v : c.values)
+      out += "<option" + attribute("value", v) + (v == given ? " selected" : "") + ">" + markup(v) + "</option>";
+    return out + "</select></label>";
+  }
   std::string out = std::string("<label") + (text ? " class=\"wide\"" : "") + ">" + markup(c.key) + " <input";
   out += attribute("id", "live-" + c.key) + attribute("name", c.key);
   if (number) {

@@ -25,6 +25,7 @@ struct LiveControl {
   // The choices of the lesson control that take it, each with its default as --help shows it ("" for none,
   // "the book's"): a control is disabled, and not sent, for a lesson that does not take it.
   std::map<std::string, std::string> takers;
+  std::vector<std::string> values;  // a choice's words (--lang: en, ru), drawn as a list; empty for a box
 };
 
 struct LiveBar {

@@ -92,11 +92,12 @@ class SvgRenderer : public Renderer {
     o.uid = "attn";
     o.standalone = true;
     o.title = title;
+    o.language = doc.language;
     if (!s.heatmap) return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o), false}};
     // Heatmaps: a grid of the maps under the title, side by side and wrapping (grid_columns), in one file
     // with a white background; an overview step's heads as small colour-only maps with the lesson's words
     // under each, wrapping the same way.
-    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens);
+    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens, doc.language);
     std::vector<Figure> figures;
     for (std::size_t k = 0; k < maps.size(); ++k) {
       FigureOptions inner;
