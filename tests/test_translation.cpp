@@ -142,6 +142,13 @@ TEST_CASE("translations: every piece of English text has a fresh translation in 
         REQUIRE(text.has_value());
         if (has_prose(content->english(path))) CHECK(in_script(*text, language));
         CHECK(mixed_words(*text).empty());
+        // The spaces a piece starts or ends with are where it joins others ("  |  keys", "Lesson 1 of 2: "): kept.
+        const auto edges = [](const std::string& t) {
+          const auto first = t.find_first_not_of(' '), last = t.find_last_not_of(' ');
+          return first == std::string::npos ? std::make_pair(t.size(), std::size_t{0})
+                                            : std::make_pair(first, t.size() - 1 - last);
+        };
+        if (!text->empty()) CHECK(edges(*text) == edges(content->english(path)));
         ++checked;
       }
       CHECK(checked > 0);

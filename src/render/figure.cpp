@@ -14,6 +14,7 @@ namespace attn {
 
 namespace {
 
+constexpr double kTitleCharWidth = 8.4;  // the title's 14 px bold monospace character
 constexpr double kCharWidth = 7.0;  // an 11.5px monospace character, about
 
 // SVG coordinates with one decimal ("52", "26.5").
@@ -72,6 +73,8 @@ std::string on_every_scale(const char* name, F value) {
 }  // namespace
 
 std::string svg_open(double width, double height, const FigureOptions& o, const std::string& label) {
+  // A file of its own has its title on top, 14 px bold, about 8.4 px a column: the figure is at least as wide.
+  if (o.standalone) width = std::max(width, 20.0 + static_cast<double>(display_width(o.title)) * kTitleCharWidth);
   std::string out = "<svg";
   if (o.standalone) out += " xmlns=\"http://www.w3.org/2000/svg\"";
   out += " width=\"" + num(width) + "\" height=\"" + num(height) + "\" viewBox=\"0 0 " + num(width) + " " + num(height) +
@@ -330,16 +333,17 @@ Figure svg_small_map(const HeatMap& m, const FigureOptions& o) {
 
 Figure svg_scale_key(const HeatMap& m, const FigureOptions& o) {
   const std::string lo = m.low_end(o.scale), hi = m.high_end(o.scale);
-  const std::string words = o.scale == HeatScale::Row      ? "colours: each row of each map from its own min to its max"
-                            : o.scale == HeatScale::Matrix ? "colours: each map from its own min to its max"
-                            : m.diverging(o.scale)         ? "colours: centred on 0, the same scale for every map"
-                                                           : "colours: " + lo + " to " + hi + ", the same scale for every map";
+  const auto say = [&](const char* name, const TextValues& values = {}) { return attn::words("page", m.language, name, values); };
+  const std::string words = say("colours", {{"words", o.scale == HeatScale::Row      ? say("key_row")
+                                                      : o.scale == HeatScale::Matrix ? say("key_matrix")
+                                                      : m.diverging(o.scale)         ? say("key_signed")
+                                                                                     : say("key_fixed", {{"low", lo}, {"high", hi}})}});
   const double swatches = 24 * 8.0;
-  const double width = std::max(12.0 + static_cast<double>(lo.size() + hi.size()) * kCharWidth + 16.0 + swatches,
+  const double width = std::max(12.0 + static_cast<double>(display_width(lo) + display_width(hi)) * kCharWidth + 16.0 + swatches,
                                 12.0 + static_cast<double>(display_width(words)) * kCharWidth) + 12.0;
-  std::string out = svg_open(width, 44.0, o, "colour key");
+  std::string out = svg_open(width, 44.0, o, say("colour_key"));
   out += "<g class=\"legend\">\n<text x=\"4\" y=\"13\">" + html_escape(lo) + "</text>\n";
-  double x = 4.0 + static_cast<double>(lo.size()) * kCharWidth + 8.0;
+  double x = 4.0 + static_cast<double>(display_width(lo)) * kCharWidth + 8.0;
   for (int k = 0; k < 24; ++k, x += 8.0)
     out += "<rect class=\"swatch\" x=\"" + num(x) + "\" y=\"2\" width=\"8\" height=\"14\" fill=\"" +
            palette_hex(k / 23.0, m.diverging(o.scale)) + "\"/>\n";
