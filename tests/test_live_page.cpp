@@ -536,3 +536,34 @@ TEST_CASE("live page in Chromium: a refused link shows the refusal and fills in 
   CHECK(out[19][4].get<std::vector<std::string>>() == tour_ids);
   check_console(out[20], 0);
 }
+
+TEST_CASE("live page in Chromium: the bar's language list redraws the page in Russian, and the address keeps it",
+          "[live][browser][translation]") {
+  NEED_CHROMIUM();
+  attn_test::Scratch s;
+  const std::string words =
+      "[document.documentElement.lang, document.querySelector('main section.step .title').textContent,"
+      " document.getElementById('mode').textContent, document.getElementById('theme').textContent,"
+      " document.querySelector('nav.toc h2').textContent, document.getElementById('live-lang').value]";
+  const json actions = json::array({
+      {{"do", "load"}, {"url", "{server}/?lesson=simple"}},  // 0
+      eval(words),                                           // 1
+      eval("(function () { var l = document.getElementById('live-lang'); l.value = 'ru';"
+           " l.dispatchEvent(new Event('change', {bubbles: true})); return true; })()"),  // 2
+      settled("?lesson=simple&lang=ru"),  // 3
+      eval(words),                        // 4
+      {{"do", "load"}, {"url", "{server}/?lesson=simple&lang=ru"}},  // 5: a link to the Russian page
+      eval(words),                                                   // 6
+      {{"do", "console"}},                                           // 7
+  });
+  const json out = drive_served(s, actions);
+  const json ru = json::parse(run({"simple", "--lang", "ru", "--json"}).out);
+  const json en = json::parse(run({"simple", "--json"}).out);
+  CHECK(out[1] == json::array({"en", en["steps"][0]["title"], "Slides", out[1][3], "Contents", ""}));
+  CHECK(out[3] == true);
+  const json russian = json::array({"ru", ru["steps"][0]["title"], "Слайды", out[4][3], "Содержание", "ru"});
+  CHECK(out[4] == russian);
+  CHECK((out[4][3] == "Тёмная тема" || out[4][3] == "Светлая тема"));  // the theme button, in the new words
+  CHECK(out[6] == russian);
+  check_console(out[7], 0);
+}
