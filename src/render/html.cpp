@@ -661,8 +661,7 @@ class HtmlRenderer : public Renderer {
     out += "<h2>" + (doc.is_tour() ? markup(say("lesson_of", {{"k", std::to_string(k + 1)}, {"n", std::to_string(doc.traces.size())}}))
                                    : std::string()) +
            "<code>attn " + t.info.name + "</code> \xe2\x80\x94 " + markup(t.info.section + " " + t.info.title) + "</h2>\n";
-    const std::string where = say(t.info.section.rfind("ch", 0) == 0 ? "where_bonus" : "where_section", {{"section", t.info.section}});
-    out += "<p class=\"where\">" + markup(t.info.summary + " (" + where + ")") + "</p>\n";
+    out += "<p class=\"where\">" + markup(t.info.summary + " (" + book_place(t.info, doc.language) + ")") + "</p>\n";
     std::string facts;
     if (t.show_inputs) {
       facts += "<li>" +

@@ -22,6 +22,7 @@
 #include "lessons/content.hpp"
 #include "render/layout.hpp"
 #include "render/renderer.hpp"
+#include "render/words.hpp"
 
 namespace attn {
 
@@ -104,7 +105,7 @@ struct Prose {
 
 // The notebook's own words (data/lessons/shared.json, "notebook_*"), filled in: the values escaped for the
 // markdown, as they are for the comments.
-Prose words(const std::string& language, const std::string& name, const TextValues& values = {},
+Prose notebook_words(const std::string& language, const std::string& name, const TextValues& values = {},
             const std::string& variant = "") {
   const Content& c = lesson_content("shared", language);
   const std::string path = "phrases/notebook_" + name;
@@ -136,29 +137,29 @@ bool uses_model(const Document& doc) {
 std::vector<Cell> cells_of(const Document& doc) {
   std::vector<Cell> cells;
   const Trace& first = doc.traces.front();
-  Prose intro = doc.is_tour() ? words(doc.language, "tour")
-                              : words(doc.language, "lesson", {{"title", first.info.title}, {"lesson", first.info.name},
-                                                 {"where", where_in_book(first.info)}});
-  intro.then(words(doc.language, "intro"));
+  Prose intro = doc.is_tour() ? notebook_words(doc.language, "tour")
+                              : notebook_words(doc.language, "lesson", {{"title", first.info.title}, {"lesson", first.info.name},
+                                                 {"where", book_place(first.info, doc.language)}});
+  intro.then(notebook_words(doc.language, "intro"));
   for (const Trace& t : doc.traces)
     if (has_dropout(t)) {
-      intro.then(words(doc.language, "dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default"));
+      intro.then(notebook_words(doc.language, "dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default"));
       break;
     }
   cells.push_back(intro.cell());
   cells.push_back({true, bundled_code("imports.py"), "", ""});
-  cells.push_back(words(doc.language, "classes").cell());
+  cells.push_back(notebook_words(doc.language, "classes").cell());
   cells.push_back({true, bundled_code("classes.py"), "", ""});
   if (uses_model(doc)) {
-    cells.push_back(words(doc.language, "gpt").cell());
+    cells.push_back(notebook_words(doc.language, "gpt").cell());
     cells.push_back({true, bundled_code("gpt.py"), "", ""});
   }
   for (const Trace& t : doc.traces) {
     if (doc.is_tour())
-      cells.push_back(words(doc.language, "lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
-                                               {"where", where_in_book(t.info)}}).cell());
+      cells.push_back(notebook_words(doc.language, "lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
+                                               {"where", book_place(t.info, doc.language)}}).cell());
     if (t.inputs.steps.empty()) {
-      cells.push_back(words(doc.language, "inputs", {{"source", t.inputs.source}}).cell());
+      cells.push_back(notebook_words(doc.language, "inputs", {{"source", t.inputs.source}}).cell());
       cells.push_back({true, inputs_literal(t.inputs), "", ""});
     }
     const std::size_t total = t.steps.size();

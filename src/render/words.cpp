@@ -9,4 +9,9 @@ std::string words(const std::string& file, const std::string& language, const st
   return fill(c.piece(path, ""), values, c.path() + ": " + path, c.language(path, ""));
 }
 
+std::string book_place(const LessonInfo& info, const std::string& language) {
+  return words("page", language, info.section.rfind("ch", 0) == 0 ? "where_bonus" : "where_section",
+               {{"section", info.section}});
+}
+
 }  // namespace attn

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lessons/content.hpp"
+#include "trace/trace.hpp"
 
 namespace attn {
 
@@ -13,5 +14,9 @@ namespace attn {
 // filled from `values`: words("screen", doc.language, "inputs", {{"n", "6"}}).
 std::string words(const std::string& file, const std::string& language, const std::string& name,
                   const TextValues& values = {});
+
+// Where a lesson is in the book, in `language`: "book section 3.3.1", "bonus material ch04/03_kv-cache in the
+// book's repository" (trace/trace.hpp's where_in_book, which --help and the man page use, is the English).
+std::string book_place(const LessonInfo& info, const std::string& language);
 
 }  // namespace attn
