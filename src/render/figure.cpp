@@ -383,10 +383,12 @@ Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& o) {
   const std::size_t tall = std::max(first.rows, first.keys);
   const double height = top + static_cast<double>(tall) * row + 10.0;
   const auto y_of = [&](std::size_t k) { return top + (static_cast<double>(k) + 0.5) * row; };
-  std::string out = svg_open(width, height, o, "lines: " + first.caption);
+  const auto say = [&](const char* name, const TextValues& values = {}) { return attn::words("page", first.language, name, values); };
+  std::string out = svg_open(width, height, o, say("lines_label", {{"caption", first.caption}}));
   out += "<text class=\"axis\" x=\"" + num(left_x) + "\" y=\"" + num(top - 14.0) +
-         "\" text-anchor=\"end\" font-style=\"italic\">queries</text>\n";
-  out += "<text class=\"axis\" x=\"" + num(right_x) + "\" y=\"" + num(top - 14.0) + "\" font-style=\"italic\">keys</text>\n";
+         "\" text-anchor=\"end\" font-style=\"italic\">" + html_escape(say("queries_axis")) + "</text>\n";
+  out += "<text class=\"axis\" x=\"" + num(right_x) + "\" y=\"" + num(top - 14.0) + "\" font-style=\"italic\">" +
+         html_escape(say("keys_axis")) + "</text>\n";
   for (std::size_t h = 0; h < maps.size(); ++h) {
     const HeatMap& m = maps[h];
     out += "<g class=\"head-lines\" data-head=\"" + std::to_string(h) + "\" stroke=\"" + head_colour(h) +
@@ -410,13 +412,13 @@ Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& o) {
   for (std::size_t i = 0; i < first.rows; ++i)
     out += "<text class=\"tok q\" x=\"" + num(left_x) + "\" y=\"" + num(y_of(i)) +
            "\" text-anchor=\"end\" dominant-baseline=\"central\" data-q=\"" + std::to_string(first.first + i) + "\"" +
-           (o.standalone ? "" : i == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"") + " aria-label=\"query " +
-           html_escape(position_label(first, first.first + i)) + "\">" + html_escape(clip_label(first.labels[first.first + i], label_columns)) +
+           (o.standalone ? "" : i == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"") + " aria-label=\"" +
+           html_escape(say("query_label", {{"q", position_label(first, first.first + i)}})) + "\">" + html_escape(clip_label(first.labels[first.first + i], label_columns)) +
            "</text>\n";
   for (std::size_t j = 0; j < first.keys; ++j)
     out += "<text class=\"tok k\" x=\"" + num(right_x) + "\" y=\"" + num(y_of(j)) + "\" dominant-baseline=\"central\" data-k=\"" +
-           std::to_string(j) + "\"" + (o.standalone ? "" : j == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"") + " aria-label=\"key " +
-           html_escape(position_label(first, j)) + "\">" + html_escape(clip_label(first.labels[j], label_columns)) + "</text>\n";
+           std::to_string(j) + "\"" + (o.standalone ? "" : j == 0 ? " tabindex=\"0\"" : " tabindex=\"-1\"") + " aria-label=\"" +
+           html_escape(say("key_label", {{"k", position_label(first, j)}})) + "\">" + html_escape(clip_label(first.labels[j], label_columns)) + "</text>\n";
   return {out + "</svg>\n", width, height};
 }
 

@@ -722,7 +722,7 @@ class HtmlRenderer : public Renderer {
     out += "<button type=\"button\" class=\"tensor\" aria-expanded=\"false\" aria-controls=\"" + anchor + "-t\">" +
            markup(words("page", t.selection.language, "tensor_button")) + "</button>\n</div>\n";
     out += drawn;
-    out += "<div class=\"printed\" id=\"" + anchor + "-t\">\n<p class=\"shape\">" + markup(trim(shape_text(s))) + "</p>\n";
+    out += "<div class=\"printed\" id=\"" + anchor + "-t\">\n<p class=\"shape\">" + markup(trim(shape_text(s, t.selection.language))) + "</p>\n";
     out += "<pre class=\"tensor\">" + markup_lines(value_text(s)) + "</pre>\n</div>\n";
     return out + "</section>\n";
   }

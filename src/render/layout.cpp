@@ -301,10 +301,10 @@ std::vector<std::string> prompt_lines(const std::string& code) {
   return out;
 }
 
-std::string shape_text(const Step& s) {
-  return s.python_float ? "  a Python float, not a tensor"
-         : s.python_int ? "  a Python int, not a tensor"
-                        : "  shape: " + torch_size(s.tensor);
+std::string shape_text(const Step& s, const std::string& language) {
+  return s.python_float ? "  " + words("screen", language, "python_float")
+         : s.python_int ? "  " + words("screen", language, "python_int")
+                        : "  shape: " + torch_size(s.tensor);  // as PyTorch's x.shape prints
 }
 
 std::string value_text(const Step& s) {
@@ -537,7 +537,7 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
       for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.text.push_back(l);
   }
 
-  slide.tensor.push_back({{shape_text(s), Role::Tensor}});
+  slide.tensor.push_back({{shape_text(s, o.language), Role::Tensor}});
   std::istringstream lines(value_text(s));
   std::string line;
   while (std::getline(lines, line))

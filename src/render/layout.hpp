@@ -89,7 +89,7 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
 std::vector<std::string> prompt_lines(const std::string& code);
 // What a step's shape line says ("  shape: torch.Size([6, 3])", or that it is a Python float or int), and its
 // value as PyTorch prints it. Shared by the text view and the slides.
-std::string shape_text(const Step& step);
+std::string shape_text(const Step& step, const std::string& language = "");
 std::string value_text(const Step& step);
 
 // A lesson's notes as lines, with its note table (trace.hpp: NoteTable) laid out among them: two spaces, then

@@ -128,7 +128,7 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
         out += wrap(s.explanation, "  ", style.width != 0 ? std::min(style.width, kWidth) : kWidth);
         out += fit(prompt(s.code), style, Role::Code);
       }
-      out += shape_text(s) + "\n";
+      out += shape_text(s, style.language) + "\n";
     }
     out += fit(value_text(s) + "\n", style, Role::Tensor);
     if (style.heatmaps && s.heatmap && !style.quiet) {
