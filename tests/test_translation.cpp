@@ -142,6 +142,18 @@ TEST_CASE("translations: every piece of English text has a fresh translation in 
         REQUIRE(text.has_value());
         if (has_prose(content->english(path))) CHECK(in_script(*text, language));
         CHECK(mixed_words(*text).empty());
+        // An English plural that says the count only past one ("{h|its one head|all # heads}") is a switch
+        // between one and many, which a language whose "one" holds 21 too (Russian) cannot make: its first
+        // form must say the count ("# голова"), or 21 heads would read "its only head".
+        if (plural_rule(language)->form(21) == 0) {
+          const std::vector<Plural> english = plurals(content->english(path)), translated = plurals(*text);
+          for (const Plural& e : english) {
+            if (e.forms.front().find('#') != std::string::npos || e.forms.back().find('#') == std::string::npos) continue;
+            const bool count_before = text->find("{" + e.name + "} {" + e.name + "|") != std::string::npos;  // "{h} {h|голова|..."
+            for (const Plural& t : translated)
+              if (t.name == e.name && !count_before) CHECK(t.forms.front().find('#') != std::string::npos);
+          }
+        }
         // The spaces a piece starts or ends with are where it joins others ("  |  keys", "Lesson 1 of 2: "): kept.
         const auto edges = [](const std::string& t) {
           const auto first = t.find_first_not_of(' '), last = t.find_last_not_of(' ');
