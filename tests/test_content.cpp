@@ -542,8 +542,8 @@ TEST_CASE("lesson text: in Russian a count agrees with its noun (1 токен, 2
           "[content]") {
   // The nouns: every form of every plural of the Russian content (data/lessons/ru/*.json) that follows its
   // count, with its category: a form of one word ({n|токен|токена|токенов}, after "{n} "), or the word after
-  // the count in a form "всех # голов", keyed with the word before the count too, because a case changes the
-  // noun after it ("всех 3 голов" is right where "3 головы" is). A (word before, noun) that two categories
+  // the count in a form "всех # голов", each keyed with the word before the count too, because a case changes
+  // the noun after it ("всех 3 голов" and "до 3 токенов" are right where "3 головы" and "3 токена" are). A (word before, noun) that two categories
   // share is left out: it says nothing.
   const PluralRule& rule = *plural_rule("ru");
   std::map<std::pair<std::string, std::string>, std::set<std::size_t>> categories;
@@ -558,7 +558,16 @@ TEST_CASE("lesson text: in Russian a count agrees with its noun (1 токен, 2
           const std::string& form = p.forms[i];
           const auto hash = form.find('#');
           if (hash == std::string::npos) {
-            if (form.find(' ') == std::string::npos && !form.empty()) categories[{"", form}].insert(i);
+            // "{n} {n|токен|...}": the word before "{n}" in the text sets the case ("до {end} {end|токена|...").
+            const std::string count = "{" + p.name + "} {" + p.name + "|";
+            const auto at = text->find(count);
+            std::string previous;
+            if (at != std::string::npos && at > 0 && (*text)[at - 1] == ' ') {
+              const auto start = text->find_last_of(' ', at - 2);
+              previous = text->substr(start == std::string::npos ? 0 : start + 1, at - 1 - (start == std::string::npos ? 0 : start + 1));
+              if (previous.find_first_of("{}") != std::string::npos) previous.clear();
+            }
+            if (form.find(' ') == std::string::npos && !form.empty()) categories[{previous, form}].insert(i);
             continue;
           }
           const std::string before = form.substr(0, hash), after = form.substr(hash + 1);
@@ -579,7 +588,8 @@ TEST_CASE("lesson text: in Russian a count agrees with its noun (1 токен, 2
   for (const char* form : {"токен", "токена", "токенов"}) REQUIRE(noun.count({"", form}) == 1);
 
   // A count (not part of a decimal or a shape), the word before it and the word after it.
-  const std::regex counted(R"((?:^|([^\s\d.,]+) |[^\w.,])(\d+) ([^\s,.;:()\[\]]+))");
+  // The noun is looked ahead at, not taken, so it can be the next count's word before ("с 1 до 2 токенов").
+  const std::regex counted(R"((?:^|([^\s\d.,]+) |[^\w.,])(\d+)(?= ([^\s,.;:()\[\]]+)))");
   std::size_t checked = 0, agreements = 0;
   for (const auto& mode_args : every_mode()) {
     for (const char* tokens : {"1x3", "2x3", "5x3", "21x3"}) {
