@@ -138,7 +138,7 @@ TEST_CASE("the text view in Russian: header lines, heatmap words and attn list",
   CHECK(ru.out.find("токены: 'Your' 'journey'") != std::string::npos);
   CHECK(ru.out.find("модуль: mha = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads=2), 24 параметра") !=
         std::string::npos);
-  CHECK(ru.out.find("тепловая карта: строки — запросы, столбцы — ключи; батч 0 из 2, голова 0") != std::string::npos);
+  CHECK(ru.out.find("тепловая карта: строки — запросы, столбцы — ключи; последовательность 0 из 2 в батче, голова 0") != std::string::npos);
   CHECK(ru.out.find("цвета: от 0 до 1   · замаскировано (более поздний токен)") != std::string::npos);
   for (const char* english : {"inputs:", "tokens:", "module:", "heatmap:", "colours:", "(a later token)", " parameters"}) {
     INFO(english);

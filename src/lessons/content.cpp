@@ -154,8 +154,6 @@ std::size_t russian_form(unsigned long long n) {
 
 }  // namespace
 
-// CLDR's plural rules for whole numbers (unicode.org/cldr, "Language Plural Rules"), written here: a
-// rule is a line of arithmetic per language, and no library of the project carries them.
 const std::vector<std::string>& supported_languages() {
   static const std::vector<std::string> languages{"en", "ru"};
   return languages;
@@ -177,12 +175,16 @@ std::string language_of_environment(const std::function<std::string(const char*)
     const auto& all = supported_languages();
     return std::find(all.begin(), all.end(), l) != all.end();
   };
+  // LANGUAGE's list, when set, is all gettext tries: a list naming no language attn speaks is English.
   std::string list = env("LANGUAGE");
-  while (!list.empty()) {
-    const auto colon = list.find(':');
-    const std::string one = language_of(list.substr(0, colon));
-    if (supported(one)) return one == "en" ? "" : one;
-    list = colon == std::string::npos ? "" : list.substr(colon + 1);
+  if (!list.empty()) {
+    while (!list.empty()) {
+      const auto colon = list.find(':');
+      const std::string one = language_of(list.substr(0, colon));
+      if (supported(one)) return one == "en" ? "" : one;
+      list = colon == std::string::npos ? "" : list.substr(colon + 1);
+    }
+    return "";
   }
   const std::string l = language_of(locale);
   return supported(l) && l != "en" ? l : "";
@@ -201,6 +203,8 @@ std::string grouped_number(unsigned long long n, const std::string& language) {
   return out;
 }
 
+// CLDR's plural rules for whole numbers (unicode.org/cldr, "Language Plural Rules"), written here: a
+// rule is a line of arithmetic per language, and no library of the project carries them.
 const PluralRule* plural_rule(const std::string& language) {
   static const PluralRule english{{"one", "other"}, english_form};
   static const PluralRule russian{{"one", "few", "many"}, russian_form};

@@ -67,8 +67,9 @@ const PluralRule* plural_rule(const std::string& language);
 const std::vector<std::string>& supported_languages();
 
 // The language the environment asks for, as gettext reads it: LANGUAGE's colon-separated list (the first
-// language attn speaks), read only when the locale of messages (LC_ALL, else LC_MESSAGES, else LANG) is set
-// and not C or POSIX; else that locale's language ("ru_RU.UTF-8" -> "ru"). "" for English, and for a
+// language attn speaks; none of them: English), read only when the locale of messages (LC_ALL, else
+// LC_MESSAGES, else LANG) is set and not C or POSIX; without LANGUAGE, that locale's language
+// ("ru_RU.UTF-8" -> "ru"). "" for English, and for a
 // language attn does not speak (quietly). `env` gives a variable's value ("" when unset).
 std::string language_of_environment(const std::function<std::string(const char*)>& env);
 

@@ -158,7 +158,8 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   const double masked_width = m.causal ? std::max(200.0, 20.0 + static_cast<double>(display_width(attn::words("page", m.language, "masked_key"))) * kCharWidth) : 0.0;
   const double legend_width = std::max(2 * (static_cast<double>(ends) + 8.0) * kCharWidth + 24 * 10.0 + masked_width,
                                        static_cast<double>(words) * kCharWidth);
-  const double width = std::max(left + grid_width + label_width * 0.72 + 12.0, 12.0 + legend_width);
+  const double caption_width = static_cast<double>(display_width(m.caption)) * kCharWidth;  // the line above the grid
+  const double width = std::max({left + grid_width + label_width * 0.72 + 12.0, 12.0 + legend_width, 24.0 + caption_width});
   const double height = legend_top + 48.0;
 
   std::string out = svg_open(width, height, o, attn::words("screen", m.language, "heatmap", {{"caption", m.caption}}));
@@ -314,7 +315,8 @@ Figure svg_small_map(const HeatMap& m, const FigureOptions& o) {
   const std::string& note = m.note;  // visible() text already
   const double cell = std::clamp(96.0 / static_cast<double>(std::max(m.keys, m.rows)), 2.0, 16.0);
   const double grid_width = static_cast<double>(m.keys) * cell, grid_height = static_cast<double>(m.rows) * cell;
-  const double width = std::max(grid_width, 96.0) + 8.0;
+  // As wide as its note too (11 px, about 6.7 px a column): "previous token (0.62)", «рассеянное внимание».
+  const double width = std::max({grid_width, 96.0, static_cast<double>(display_width(note)) * 6.7}) + 8.0;
   const double height = grid_height + 8.0 + (note.empty() ? 0.0 : 18.0);
   std::string out = svg_open(width, height, o, note.empty() ? m.caption : m.caption + ": " + note);
   out += "<g class=\"cells small\">\n";
