@@ -95,6 +95,9 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
   in.steps.back().show = "inputs";
   in.source = "--model " + dir + ": GPT-2 (" + count_of(c.n_layer, "block") + ", " + count_of(c.n_head, "head") +
               ", n_embd " + std::to_string(E) + "), block " + L + "'s norm1";
+  in.source_phrase = "source_model";  // in the lesson's language (inputs.json)
+  in.source_values = {{"dir", dir}, {"blocks", std::to_string(c.n_layer)}, {"heads", std::to_string(c.n_head)},
+                      {"e", std::to_string(E)}, {"layer", L}};
   in.model = std::make_shared<ModelLayer>(ModelLayer{model, layer, model->attention(layer), std::move(x)});
   return in;
 }

@@ -42,6 +42,8 @@ InputSource random_source() {
             in.embeddings = gen.rand(n, d);  // (n, d)
             for (std::size_t i = 0; i < n; ++i) in.tokens.push_back("x" + std::to_string(i + 1));
             in.source = "torch.rand(" + std::to_string(n) + ", " + std::to_string(d) + ") after torch.manual_seed(0)";
+            in.source_phrase = "source_random";  // in the lesson's language (inputs.json)
+            in.source_values = {{"n", std::to_string(n)}, {"d", std::to_string(d)}};
             return in;
           },
           nullptr,

@@ -89,7 +89,9 @@ Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t
   in.embeddings = token_embeddings + pos_embeddings;                                             // (n, d_in)
   const std::string d = std::to_string(d_in), s = std::to_string(seed), ctx = std::to_string(n);
   in.source = "--text: GPT-2's tokenizer, then nn.Embedding(50257, " + d + ") + nn.Embedding(" + ctx + ", " + d +
-              ") after torch.manual_seed(" + s + ")";
+              ") after torch.manual_seed(" + s + ")";  // the English of inputs.json's source_text, for messages
+  in.source_phrase = "source_text";
+  in.source_values = {{"d", d}, {"ctx", ctx}, {"seed", s}};
   in.steps.push_back(input_step("token_embeddings", {},
                                 "torch.manual_seed(" + s + ")\ntoken_embedding_layer = torch.nn.Embedding(50257, " + d +
                                     ")\ntoken_embeddings = token_embedding_layer(token_ids)",

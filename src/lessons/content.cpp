@@ -400,11 +400,13 @@ LessonText::LessonText(Trace& t, const std::string& lesson)
   // but no words: theirs are data/lessons/inputs.json's, in the trace's language, filled in here, before
   // the lesson's own steps (InputStep, trace/inputs.hpp).
   const std::vector<InputStep>& made = t.inputs.steps;
-  if (made.empty()) return;
+  if (made.empty() && t.inputs.source_phrase.empty()) return;
   const Content& c = lesson_content("inputs", t.selection.language);
   const auto filled = [&](const std::string& path, const TextValues& values) {
     return fill(c.piece(path, ""), values, c.path() + ": " + path, c.language(path, ""));
   };
+  // Where the inputs came from, in words: in the trace's language too.
+  if (!t.inputs.source_phrase.empty()) t.inputs.source = filled("phrases/" + t.inputs.source_phrase, t.inputs.source_values);
   for (std::size_t i = 0; i < made.size(); ++i) {
     const InputStep& is = made[i];
     if (i >= t.steps.size() || t.steps[i].id != is.id) throw std::logic_error("input step " + is.id + " is not where the trace put it");

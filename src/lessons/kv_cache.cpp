@@ -387,9 +387,9 @@ ResolvedTrace run_kv_cache_estimate(const LessonInfo& info, const Inputs& in, co
   // The table between the formula and the ratio, as data: the renderers lay it out (NoteTable).
   t.note_table = NoteTable{4,
                            {4, 10, 26, 10},
-                           {"", "kv_heads", "bytes", "GB"},
-                           {{"MHA", std::to_string(cfg.heads), with_commas(mha), fixed(static_cast<double>(mha) / 1e9, 2)},
-                            {"GQA", std::to_string(cfg.kv_groups), with_commas(gqa),
+                           {"", "kv_heads", text.phrase("table_bytes"), text.phrase("table_gb")},
+                           {{"MHA", std::to_string(cfg.heads), text.number(mha), fixed(static_cast<double>(mha) / 1e9, 2)},
+                            {"GQA", std::to_string(cfg.kv_groups), text.number(gqa),
                              fixed(static_cast<double>(gqa) / 1e9, 2)}}};
   return t.resolve();
 }

@@ -577,7 +577,7 @@ std::string token_list(const std::vector<std::string>& tokens, const std::string
   std::string out;
   for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i) out += (i ? " " : "") + ("<code class=\"tok\">" + markup(token_repr(tokens[i])) + "</code>");
   if (tokens.size() > kShown)
-    out += " " + markup(words("page", language, "more_tokens", {{"n", std::to_string(tokens.size() - kShown)}}));
+    out += " " + markup(words("screen", language, "more_tokens", {{"n", std::to_string(tokens.size() - kShown)}}));
   return out;
 }
 
@@ -665,9 +665,9 @@ class HtmlRenderer : public Renderer {
     std::string facts;
     if (t.show_inputs) {
       facts += "<li>" +
-               markup(say("inputs", {{"n", std::to_string(t.inputs.num_tokens())}, {"d", std::to_string(t.inputs.d_in())},
+               markup(words("screen", doc.language, "inputs", {{"n", std::to_string(t.inputs.num_tokens())}, {"d", std::to_string(t.inputs.d_in())},
                                      {"source", short_source(t.inputs.source)}})) +
-               "</li>\n<li>" + markup(say("tokens")) + " " + token_list(t.inputs.tokens, doc.language) + "</li>\n";
+               "</li>\n<li>" + markup(words("screen", doc.language, "tokens")) + " " + token_list(t.inputs.tokens, doc.language) + "</li>\n";
     }
     for (const auto& m : t.modules)
       facts += "<li>" + markup(say("module")) + " <code>" + markup(m.name + " = " + m.code) + "</code>, " +
@@ -762,7 +762,7 @@ class HtmlRenderer : public Renderer {
       if (maps.size() > 1)
         for (std::size_t h = 0; h < maps.size(); ++h)
           out += " <button type=\"button\" class=\"head-toggle\" hidden aria-pressed=\"true\" data-head=\"" + std::to_string(h) +
-                 "\" style=\"border-color:" + head_colour(h) + "\">" + markup(say("head", {{"h", std::to_string(h)}})) + "</button>";
+                 "\" style=\"border-color:" + head_colour(h) + "\">" + markup(words("screen", language, "head", {{"h", std::to_string(h)}})) + "</button>";
     }
     out += "</div>\n<figure class=\"heatmaps\" id=\"" + uid + "\" data-heads=\"" + std::to_string(maps.size()) + "\">\n";
     out += "<div class=\"heads" + std::string(maps.size() == 1 ? " one" : "") + "\">\n";

@@ -304,7 +304,7 @@ std::vector<std::string> prompt_lines(const std::string& code) {
 std::string shape_text(const Step& s, const std::string& language) {
   return s.python_float ? "  " + words("screen", language, "python_float")
          : s.python_int ? "  " + words("screen", language, "python_int")
-                        : "  shape: " + torch_size(s.tensor);  // as PyTorch's x.shape prints
+                        : "  " + words("screen", language, "shape", {{"size", torch_size(s.tensor)}});
 }
 
 std::string value_text(const Step& s) {
@@ -619,7 +619,8 @@ std::vector<std::string> note_lines(const Trace& trace) {
       std::string line = " ";
       for (std::size_t c = 0; c < cells.size(); ++c) {
         const std::size_t w = c < tab.widths.size() ? tab.widths[c] : 0;
-        const std::string pad(cells[c].size() < w ? w - cells[c].size() : 0, ' ');
+        const std::size_t cell_width = display_width(cells[c]);  // columns: a Russian number's spaces are 2 bytes
+        const std::string pad(cell_width < w ? w - cell_width : 0, ' ');
         line += " " + (c == 0 ? cells[c] + pad : pad + cells[c]) + " ";
       }
       line.pop_back();

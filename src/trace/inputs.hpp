@@ -49,6 +49,10 @@ struct Inputs {
   std::vector<std::string> tokens;  // one label per row; "x1".."xN" when the file names none
   Matrix embeddings;                // (num_tokens, d_in)
   std::string source;               // where they came from, as shown to the user
+  // When `source` is words (--text, --random, --model), the phrase of data/lessons/inputs.json that says it
+  // and its values: the lesson's text writes `source` again in the trace's language. "": `source` is a file's name.
+  std::string source_phrase;
+  std::map<std::string, std::string> source_values;
   std::vector<std::int64_t> token_ids;  // GPT-2's ids of the tokens (--text); empty otherwise
   std::vector<InputStep> steps;         // how the embeddings were made (--text, --model); empty otherwise
   // --model: the pretrained layer whose weights the lesson uses instead of drawing its own; null otherwise.
