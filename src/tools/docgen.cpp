@@ -503,44 +503,21 @@ std::string table_cell(const std::string& text) {
   return out;
 }
 
-// The page's own words, per language (the lesson's words are its content's).
-struct PageWords {
-  const char* section;  // before the book's section
-  const char* english;  // the English page's link text
-  const char* run;      // the heading of how to run it
-  const char* run_text;
-  const char* steps;    // the heading of the steps' table
-  const char* steps_text;
-  const char* header;   // the table's header row
-  const char* generated;
-};
-
-const PageWords* page_words(const std::string& language) {
-  static const std::map<std::string, PageWords> words{
-      {"ru",
-       {"Раздел книги", "Страница на английском", "Как запустить",
-        "Урок по-русски; числа, формы тензоров и строки кода PyTorch те же, что и в английском выводе:",
-        "Шаги",
-        "Шаги урока в том порядке, в каком их показывает `attn {lesson} --lang ru` на входных данных книги "
-        "(«Your journey starts with one step»):",
-        "| id | шаг | что происходит |",
-        "Эта страница создана командой `attn-docgen lesson-page ru {lesson}` из data/lessons/ru/{lesson}.json; "
-        "тест сверяет её с тем, что печатает attn."}}};
-  const auto it = words.find(language);
-  return it == words.end() ? nullptr : &it->second;
-}
-
-std::string with_lesson(std::string text, const std::string& lesson) {
-  for (std::size_t at = text.find("{lesson}"); at != std::string::npos; at = text.find("{lesson}", at + lesson.size()))
-    text.replace(at, 8, lesson);
-  return text;
+// The page's own words (data/lessons/docs.json, translated as every content file is), filled in.
+std::string page_word(const std::string& language, const std::string& name, const std::string& lesson) {
+  const Content& c = lesson_content("docs", language);
+  const std::string path = "phrases/" + name;
+  return fill(c.piece(path, ""), {{"lesson", lesson}, {"language", language}}, c.path() + ": " + path,
+              c.language(path, ""));
 }
 
 }  // namespace
 
 std::string lesson_page(const std::string& language, const std::string& lesson) {
-  const PageWords* w = page_words(language);
-  if (!w) throw std::invalid_argument("no page words for the language \"" + language + "\"");
+  const auto& languages = supported_languages();
+  if (std::find(languages.begin(), languages.end(), language) == languages.end())
+    throw std::invalid_argument("no language \"" + language + "\"");
+  const auto w = [&](const char* name) { return page_word(language, name, lesson); };
   const auto& all = lessons();
   const auto found = std::find_if(all.begin(), all.end(), [&](const Lesson& l) { return l.info.name == lesson; });
   if (found == all.end()) throw std::invalid_argument("no lesson \"" + lesson + "\"");
@@ -551,14 +528,14 @@ std::string lesson_page(const std::string& language, const std::string& lesson) 
   const auto doc = nlohmann::json::parse(out.str());
   const Content& content = lesson_content(lesson, language);
   std::string page = "# attn " + lesson + ": " + content.piece("lesson/title", "") + "\n\n" +
-                     content.piece("lesson/summary", "") + "\n\n" + w->section + ": " + found->info.section + ". " +
-                     w->english + ": [" + lesson + ".md](" + lesson + ".md).\n\n## " + w->run + "\n\n" +
-                     w->run_text + "\n\n```sh\nattn " + lesson + " --lang " + language + "\n```\n\n## " + w->steps +
-                     "\n\n" + with_lesson(w->steps_text, lesson) + "\n\n" + w->header + "\n| --- | --- | --- |\n";
+                     content.piece("lesson/summary", "") + "\n\n" + w("section") + ": " + found->info.section + ". " +
+                     w("english") + ": [" + lesson + ".md](" + lesson + ".md).\n\n## " + w("run") + "\n\n" +
+                     w("run_text") + "\n\n```sh\nattn " + lesson + " --lang " + language + "\n```\n\n## " + w("steps") +
+                     "\n\n" + w("steps_text") + "\n\n" + w("header") + "\n| --- | --- | --- |\n";
   for (const auto& step : doc.at("steps"))
     page += "| `" + step.at("id").get<std::string>() + "` | " + table_cell(step.at("title").get<std::string>()) + " | " +
             table_cell(step.at("explanation").get<std::string>()) + " |\n";
-  return page + "\n_" + with_lesson(w->generated, lesson) + "_\n";
+  return page + "\n_" + w("generated") + "_\n";
 }
 
 }  // namespace attn
