@@ -23,11 +23,14 @@
 #include "render/torch_print.hpp"
 #include "core/terminal_text.hpp"
 #include "support.hpp"
+#include "layout_checks.hpp"
 #include "tmux.hpp"
 
 using namespace attn;
 using attn_test::quote;
 using attn_test::shell;
+using attn_test::text_of;
+using attn_test::words_kept;
 
 namespace {
 
@@ -78,46 +81,6 @@ LessonConfig mha_config(std::size_t heads, std::size_t batch = 1) {
   return cfg;
 }
 
-std::string text_of(const std::vector<Line>& lines) {
-  std::string out;
-  for (const Line& l : lines) out += plain(l) + "\n";
-  return out;
-}
-
-// The words of `s` (split at white space).
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  std::string w;
-  while (in >> w) out.push_back(w);
-  return out;
-}
-
-// True if every word of `source` is a whole word of `laid_out`, in the same order: nothing was cut. Only a
-// word too wide for any line of `width` columns (a long line of code without spaces) may be split, into
-// pieces that follow each other.
-bool words_kept(const std::string& source, const std::string& laid_out, std::size_t width) {
-  const std::vector<std::string> want = words(source), got = words(laid_out);
-  std::size_t at = 0;
-  for (const std::string& w : want) {
-    if (display_width(w) > width - 8) {
-      std::string joined;
-      while (at < got.size() && joined.size() < w.size()) joined += got[at++];
-      if (joined.find(w) == std::string::npos) {
-        UNSCOPED_INFO("wide word not in consecutive pieces: '" << w << "'");
-        return false;
-      }
-      continue;
-    }
-    while (at < got.size() && got[at] != w) ++at;
-    if (at == got.size()) {
-      UNSCOPED_INFO("word cut or missing: '" << w << "'");
-      return false;
-    }
-    ++at;
-  }
-  return true;
-}
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 
 #include "cli/cli.hpp"
 #include "lessons/content.hpp"
+#include "layout_checks.hpp"
 #include "support.hpp"
 
 using namespace attn;
@@ -44,12 +45,7 @@ std::vector<std::string> content_names() {
 
 // Whether `text` has a letter of `language`'s script (Cyrillic for ru): a translation left in English has none.
 bool in_script(const std::string& text, const std::string& language) {
-  if (language != "ru") return true;
-  for (std::size_t i = 0; i + 1 < text.size(); ++i) {  // U+0400..U+04FF: 0xD0 or 0xD1, then a continuation byte
-    const auto b = static_cast<unsigned char>(text[i]);
-    if ((b == 0xD0 || b == 0xD1) && (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) return true;
-  }
-  return false;
+  return language != "ru" || attn_test::has_cyrillic(text);
 }
 
 // Whether English text says something in words: two plain words in a row outside its placeholders. A piece

@@ -19,9 +19,13 @@
 #include "render/layout.hpp"
 #include "render/words.hpp"
 #include "support.hpp"
+#include "layout_checks.hpp"
 #include "tmux.hpp"
 
 using namespace attn;
+using attn_test::has_cyrillic;
+using attn_test::text_of;
+using attn_test::words_kept;
 
 namespace {
 
@@ -38,43 +42,6 @@ Document russian_tour() {
     doc.traces.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, sel));
   }
   return doc;
-}
-
-std::vector<std::string> split_words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-std::string text_of(const std::vector<Line>& lines) {
-  std::string out;
-  for (const Line& l : lines) out += plain(l) + "\n";
-  return out;
-}
-
-// Every word of `source` is a whole word of `laid_out`, in order (a word wider than a line may be split).
-bool words_kept(const std::string& source, const std::string& laid_out, std::size_t width) {
-  const std::vector<std::string> want = split_words(source), got = split_words(laid_out);
-  std::size_t at = 0;
-  for (const std::string& w : want) {
-    if (display_width(w) > width - 8) continue;
-    while (at < got.size() && got[at] != w) ++at;
-    if (at == got.size()) {
-      UNSCOPED_INFO("word cut or missing: '" << w << "'");
-      return false;
-    }
-    ++at;
-  }
-  return true;
-}
-
-bool has_cyrillic(const std::string& s) {
-  for (std::size_t i = 0; i + 1 < s.size(); ++i)
-    if ((static_cast<unsigned char>(s[i]) == 0xD0 || static_cast<unsigned char>(s[i]) == 0xD1) &&
-        (static_cast<unsigned char>(s[i + 1]) & 0xC0) == 0x80)
-      return true;
-  return false;
 }
 
 }  // namespace
