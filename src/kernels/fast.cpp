@@ -32,16 +32,17 @@ namespace {
 
 // PyTorch multiplies the whole (T, T) weights by the values, so a future key's weight, 0, meets its value
 // too, and 0 * inf or 0 * NaN is NaN: a non-finite value poisons that column of the context of every
-// earlier query. The fused kernel never reads the values of tiles wholly in the future, so it is told,
-// per (batch, kv head, column), the last row whose value there is not finite (-1: none).
+// earlier query. The fused kernel never reads a future key's value if it can help it, so it is told, per
+// (batch, kv head, column), the last row whose value there is not finite (-1: none). `bad_rows` (B, T)
+// marks the rows the packing found not all finite (the common case is none), so only those are read again.
 std::vector<std::ptrdiff_t> last_nonfinite_values(const AttentionShape& s, const AttentionIO& io,
-                                                  const tiles::IsaKernels& kernels) {
+                                                  const std::vector<unsigned char>& bad_rows) {
   const std::size_t T = s.tokens, hd = s.head_dim;
   std::vector<std::ptrdiff_t> last(s.batch * s.kv_heads * hd, -1);  // (B, kv_heads, hd)
   for (std::size_t b = 0; b < s.batch; ++b)
     for (std::size_t j = 0; j < T; ++j) {
+      if (!bad_rows[b * T + j]) continue;
       const float* row = io.v + (b * T + j) * io.ldv;
-      if (kernels.all_finite(row, s.kv_heads * hd)) continue;  // the common case, a vector at a time
       for (std::size_t c = 0; c < s.kv_heads * hd; ++c)
         if (!std::isfinite(row[c])) last[b * s.kv_heads * hd + c] = static_cast<std::ptrdiff_t>(j);
     }
@@ -69,7 +70,7 @@ void parallel_tasks(unsigned threads, std::size_t tasks, F task) {
 }  // namespace
 
 void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsigned threads) {
-  causal_attention_fused_with(best_vector_isa(), s, io, threads);
+  causal_attention_fused_with(fast_vector_isa(), s, io, threads);
 }
 
 void causal_attention_fused_with(VectorIsa isa, const AttentionShape& s, const AttentionIO& io, unsigned threads) {
@@ -77,26 +78,34 @@ void causal_attention_fused_with(VectorIsa isa, const AttentionShape& s, const A
   const std::size_t tiles_per_head = (s.tokens + tiles::kFusedTileQ - 1) / tiles::kFusedTileQ;
   const std::size_t tasks = s.batch * s.heads * tiles_per_head;
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(std::min<std::size_t>(tasks, 1u << 16))));
-  const std::vector<std::ptrdiff_t> last_nonfinite = last_nonfinite_values(s, io, kernels);  // (B, kv_heads, hd)
   // Each (batch, key/value head)'s keys and values packed into contiguous (T, hd) rows of `row` floats,
   // zero past hd: in place they lie a whole projection row apart, a stride at which the L1 cache keeps
-  // only a few of them, and every query tile of the head would copy them again.
+  // only a few of them, and every query tile of the head would copy them again. Tasks of whole token rows
+  // (every head's keys and values of a run of tokens), so the reads stream through the projection's
+  // output in order, and each value row is checked for non-finite floats on the way.
   const std::size_t row = tiles::packed_row(s.head_dim), head_size = s.tokens * row;
   // Left uninitialised (new float[], not a vector's zeros): every float is written below, and zeroing
   // 2 x 25 MB first cost as much again at GPT-2's B8 T1024.
   const std::size_t packed = s.batch * s.kv_heads * head_size;
   const std::unique_ptr<float[]> kp(new float[packed]), vp(new float[packed]);  // (B, kv_heads, T, row)
-  parallel_tasks(threads, s.batch * s.kv_heads, [&](std::size_t bg, unsigned) {
-    const std::size_t b = bg / s.kv_heads, g = bg % s.kv_heads;
-    for (std::size_t j = 0; j < s.tokens; ++j) {
-      const float* k = io.k + (b * s.tokens + j) * io.ldk + g * s.head_dim;
-      const float* v = io.v + (b * s.tokens + j) * io.ldv + g * s.head_dim;
-      float* krow = kp.get() + bg * head_size + j * row;
-      float* vrow = vp.get() + bg * head_size + j * row;
-      std::fill(std::copy(k, k + s.head_dim, krow), krow + row, 0.0f);
-      std::fill(std::copy(v, v + s.head_dim, vrow), vrow + row, 0.0f);
+  std::vector<unsigned char> bad_rows(s.batch * s.tokens);  // (B, T): a value row not all finite
+  constexpr std::size_t kPackTokens = 64;
+  const std::size_t chunks = (s.tokens + kPackTokens - 1) / kPackTokens;
+  parallel_tasks(threads, s.batch * chunks, [&](std::size_t task, unsigned) {
+    const std::size_t b = task / chunks, j0 = task % chunks * kPackTokens, j1 = std::min(s.tokens, j0 + kPackTokens);
+    for (std::size_t j = j0; j < j1; ++j) {
+      const float* k = io.k + (b * s.tokens + j) * io.ldk;  // (kv_heads, hd)
+      const float* v = io.v + (b * s.tokens + j) * io.ldv;  // (kv_heads, hd)
+      bad_rows[b * s.tokens + j] = !kernels.all_finite(v, s.kv_heads * s.head_dim);
+      for (std::size_t g = 0; g < s.kv_heads; ++g) {
+        float* krow = kp.get() + (b * s.kv_heads + g) * head_size + j * row;
+        float* vrow = vp.get() + (b * s.kv_heads + g) * head_size + j * row;
+        std::fill(std::copy(k + g * s.head_dim, k + (g + 1) * s.head_dim, krow), krow + row, 0.0f);
+        std::fill(std::copy(v + g * s.head_dim, v + (g + 1) * s.head_dim, vrow), vrow + row, 0.0f);
+      }
     }
   });
+  const std::vector<std::ptrdiff_t> last_nonfinite = last_nonfinite_values(s, io, bad_rows);  // (B, kv_heads, hd)
   std::vector<tiles::FusedScratch> scratch;  // one per thread
   for (unsigned t = 0; t < threads; ++t) scratch.push_back(tiles::fused_scratch(s.head_dim));
   // The tasks go out largest first (the last query tiles see the most keys), so threads finish together.
@@ -110,7 +119,7 @@ void causal_attention_fused_with(VectorIsa isa, const AttentionShape& s, const A
 }
 
 void decode_attention(const DecodeShape& s, const DecodeIO& io, unsigned threads) {
-  decode_attention_with(best_vector_isa(), s, io, threads);
+  decode_attention_with(fast_vector_isa(), s, io, threads);
 }
 
 void decode_attention_with(VectorIsa isa, const DecodeShape& s, const DecodeIO& io, unsigned threads) {
@@ -152,12 +161,19 @@ void decode_attention_with(VectorIsa isa, const DecodeShape& s, const DecodeIO& 
 
 IsaInfo isa_info(VectorIsa isa) {
   const tiles::IsaKernels& k = tiles::kernels_for(isa);
-  switch (isa) {
-    case VectorIsa::Avx512: return {"avx512", k.mr, k.nr};
-    case VectorIsa::Avx2: return {"avx2", k.mr, k.nr};
-    case VectorIsa::Scalar: break;
-  }
-  return {"portable", k.mr, k.nr};
+  return {isa_name(isa), k.mr, k.nr};
+}
+
+bool set_fast_isa(VectorIsa isa) {
+  if (!cpu_runs(isa)) return false;
+  // oneDNN's names for the same caps: AVX-512's common core (Skylake's), AVX2, and SSE4.1 for the portable
+  // build, the x86-64 baseline oneDNN's JIT needs at least.
+  const dnnl_cpu_isa_t cap = isa == VectorIsa::Avx512 ? dnnl_cpu_isa_avx512_core
+                             : isa == VectorIsa::Avx2 ? dnnl_cpu_isa_avx2
+                                                      : dnnl_cpu_isa_sse41;
+  if (dnnl_set_max_cpu_isa(cap) != dnnl_success) return false;
+  fast_isa_slot() = isa;
+  return true;
 }
 
 double fma_peak_gflops(VectorIsa isa, unsigned threads, double seconds) {

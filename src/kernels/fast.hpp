@@ -17,7 +17,7 @@ namespace attn {
 void causal_attention_fused(const AttentionShape& s, const AttentionIO& io, unsigned threads);
 
 // The fused kernel on a chosen build (for the tests, which check every build the machine can run against
-// the reference); causal_attention_fused uses best_vector_isa().
+// the reference); causal_attention_fused uses fast_vector_isa(), the CPU's widest unless set_fast_isa chose.
 void causal_attention_fused_with(VectorIsa isa, const AttentionShape& s, const AttentionIO& io, unsigned threads);
 
 // decode_attention_reference's fast version: the cache split into runs of whole rows (tokens), spread over
@@ -34,6 +34,11 @@ struct IsaInfo {
   std::size_t mr, nr;
 };
 IsaInfo isa_info(VectorIsa isa);
+// Runs the fast implementations on `isa`'s build from now on, in this process: our kernels (fast_vector_isa)
+// and oneDNN's, capped at the same instruction set (dnnl_set_max_cpu_isa), so that an AVX-512 machine
+// times what an AVX2-only CPU would run. Before any oneDNN call (oneDNN fixes its cap at the first);
+// returns false, changing nothing, when the CPU cannot run `isa` or oneDNN refuses the cap.
+bool set_fast_isa(VectorIsa isa);
 double fma_peak_gflops(VectorIsa isa, unsigned threads, double seconds);
 
 // out (rows, n) = x (rows, k) @ w.T + bias, w row-major (n, k), bias (n,) or null: nn.Linear for the fast

@@ -22,6 +22,28 @@ inline VectorIsa best_vector_isa() {
   return best;
 }
 
+// Each build's name, as attn bench prints it and --isa takes it.
+inline const char* isa_name(VectorIsa isa) {
+  switch (isa) {
+    case VectorIsa::Avx512: return "avx512";
+    case VectorIsa::Avx2: return "avx2";
+    case VectorIsa::Scalar: break;
+  }
+  return "portable";
+}
+// Whether this CPU runs `isa`'s build: any build no wider than its widest.
+inline bool cpu_runs(VectorIsa isa) { return static_cast<int>(isa) <= static_cast<int>(best_vector_isa()); }
+
+// The build the fast kernels run (causal_attention_fused, decode_attention): the widest the CPU runs,
+// unless attn-bench's --isa chose a narrower one (set_fast_isa in kernels/fast.hpp), so that an AVX-512
+// machine can measure the AVX2 build as an AVX2-only CPU would run it. One per process: an inline
+// function's static is the same object in every translation unit.
+inline VectorIsa& fast_isa_slot() {
+  static VectorIsa chosen = best_vector_isa();
+  return chosen;
+}
+inline VectorIsa fast_vector_isa() { return fast_isa_slot(); }
+
 // A body's table of functions for one build: avx512's, avx2's, or the one that assumes no vector
 // instructions (a portable vector build, or the scalar reference itself).
 template <class Table>
