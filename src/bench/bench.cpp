@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <cblas.h>
+#include <fmt/format.h>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnpy.hpp>
 
@@ -66,14 +67,24 @@ double measure_sgemm(Product product) {
   return 2.0 * static_cast<double>(n * n * n) / time_range(times).min_s / 1e9;
 }
 
+// --isa: the fast kernels' build and oneDNN's cap, set before anything calls oneDNN (which fixes its cap at
+// the first call). check_bench has refused a build the CPU cannot run.
+void choose_isa(const BenchOptions& o) {
+  if (o.isa.empty()) return;
+  for (VectorIsa isa : {VectorIsa::Avx512, VectorIsa::Avx2, VectorIsa::Scalar})
+    if (o.isa == isa_name(isa) && !set_fast_isa(isa))
+      throw SystemError("--isa " + o.isa + ": this CPU or oneDNN cannot run it");
+}
+
 }  // namespace
 
 MachineReport describe_machine(bool rates) {
   MachineReport m;
   m.threads = std::max(1u, std::thread::hardware_concurrency());
-  const VectorIsa isa = best_vector_isa();
+  const VectorIsa isa = fast_vector_isa();
   const IsaInfo info = isa_info(isa);
   m.isa = info.name;
+  m.cpu_isa = isa_name(best_vector_isa());
   m.mr = info.mr;
   m.nr = info.nr;
   m.openblas_core = openblas_get_corename();
@@ -118,6 +129,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   // faults per run, which on this kind of virtual machine is more time than the product itself.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  choose_isa(o);
   BenchReport report;
   report.options = o;
 
@@ -172,18 +184,24 @@ namespace {
 
 std::string render_machine(const MachineReport& m) {
   char buf[512];
+  // "avx2 (6x16 micro-kernel)", and when --isa chose a narrower build than the CPU's widest:
+  // "avx2 (6x16 micro-kernel; --isa, oneDNN capped alike, on a CPU whose widest is avx512)".
+  const std::string chosen = fmt::format("{} ({}x{} micro-kernel{})", m.isa, m.mr, m.nr,
+                                         m.isa == m.cpu_isa ? std::string()
+                                                            : "; --isa, oneDNN capped alike, on a CPU whose widest is " +
+                                                                  m.cpu_isa);
   if (!m.measured) {
     std::snprintf(buf, sizeof buf,
-                  "machine: %u threads; fast kernels: %s (%zux%zu micro-kernel); OpenBLAS on its %s kernels (the "
+                  "machine: %u threads; fast kernels: %s; OpenBLAS on its %s kernels (the "
                   "chapter's)\n--quick: its FMA peak, SGEMM rates and memory bandwidth not measured, so no %% of them\n",
-                  m.threads, m.isa.c_str(), m.mr, m.nr, m.openblas_core.c_str());
+                  m.threads, chosen.c_str(), m.openblas_core.c_str());
     return buf;
   }
   std::snprintf(buf, sizeof buf,
-                "machine: %u threads; fast kernels: %s (%zux%zu micro-kernel), FMA peak %.1f GFLOP/s (measured)\n"
+                "machine: %u threads; fast kernels: %s, FMA peak %.1f GFLOP/s (measured)\n"
                 "SGEMM 2048^3: oneDNN %.1f GFLOP/s (the fast projections); OpenBLAS %.1f GFLOP/s on its %s kernels "
                 "(the chapter's)\n",
-                m.threads, m.isa.c_str(), m.mr, m.nr, m.fma_peak_gflops, m.sgemm_gflops, m.openblas_gflops,
+                m.threads, chosen.c_str(), m.fma_peak_gflops, m.sgemm_gflops, m.openblas_gflops,
                 m.openblas_core.c_str());
   return buf;
 }
@@ -196,6 +214,7 @@ nlohmann::ordered_json measured(const MachineReport& m, double value) {
 nlohmann::ordered_json machine_json(const MachineReport& m) {
   return {{"threads", m.threads},
           {"isa", m.isa},
+          {"cpu_isa", m.cpu_isa},
           {"micro_kernel", {m.mr, m.nr}},
           {"fma_peak_gflops", measured(m, m.fma_peak_gflops)},
           {"sgemm_gflops", measured(m, m.sgemm_gflops)},
@@ -376,6 +395,7 @@ double decode_pool_bytes() {
 }  // namespace
 
 DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
+  choose_isa(o);
   DecodeReport report;
   report.options = o;
   report.machine = describe_machine(!o.quick);

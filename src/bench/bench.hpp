@@ -31,7 +31,8 @@ struct BenchRow {
 struct MachineReport {
   bool measured = false;          // the rates below were measured
   unsigned threads = 0;           // the machine's hardware threads, which every implementation runs on
-  std::string isa;                // the fast kernels' build, picked by the CPU's feature flags
+  std::string isa;                // the fast kernels' build: the CPU's widest, or --isa's
+  std::string cpu_isa;            // the widest build the CPU's feature flags allow
   std::size_t mr = 0, nr = 0;     // its micro-kernel's register block
   double fma_peak_gflops = 0;     // that build's FMA chains on every thread: the arithmetic peak
   double sgemm_gflops = 0;        // oneDNN's SGEMM (the fast implementations' projections), 2048^3

@@ -7,6 +7,7 @@
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/strings.hpp"
+#include "kernels/vector_isa.hpp"
 
 namespace attn {
 
@@ -37,6 +38,10 @@ std::string bench_impls_help(std::size_t width) {
 }
 
 void check_bench(const BenchOptions& o) {
+  for (VectorIsa isa : {VectorIsa::Avx512, VectorIsa::Avx2})
+    if (o.isa == isa_name(isa) && !cpu_runs(isa))
+      throw UsageError("--isa " + o.isa + ": this CPU cannot run it (its widest build is " +
+                       isa_name(best_vector_isa()) + ")");
   if (o.dim % o.heads != 0)
     throw UsageError("--dim " + std::to_string(o.dim) + " is not divisible by --heads " + std::to_string(o.heads));
   if (o.heads % o.kv_groups != 0)

@@ -58,9 +58,14 @@ struct BenchOptions {
   bool decode = false;  // --decode: time decoding steps against KV caches instead
   bool quick = false;   // --quick: measure no machine figures, warm up with one run, short decode sweeps
   std::vector<std::size_t> cache = bench_cache_sizes();  // --cache: the KV caches' lengths, in tokens
+  std::string isa;      // --isa: the fast kernels' build ("avx512", "avx2", "portable"); empty: the CPU's widest
 };
 
-// Refuses, with a UsageError, a shape the implementations cannot run or that is past the limits.
+// The builds --isa takes, widest first.
+inline std::vector<std::string> bench_isas() { return {"avx512", "avx2", "portable"}; }
+
+// Refuses, with a UsageError, a shape the implementations cannot run or that is past the limits, and an
+// --isa build this CPU cannot run.
 void check_bench(const BenchOptions& options);
 
 }  // namespace attn

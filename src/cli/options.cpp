@@ -352,6 +352,18 @@ OptionSpec impl_option() {
   return s;
 }
 
+// --isa: the fast kernels' build, and oneDNN's cap, so that one CPU can time a narrower CPU's code.
+OptionSpec isa_option() {
+  std::vector<std::pair<std::string, std::string>> words;
+  for (const std::string& isa : bench_isas()) words.emplace_back(isa, isa);
+  OptionSpec s = choice(Scope::Bench, std::nullopt, "--isa", "BUILD", &BenchOptions::isa, words, "",
+                        "The fast kernels' build, and oneDNN's, for fused, gqa and --decode: avx512, avx2 or portable; "
+                        "an AVX-512 CPU then times the AVX2 code as an AVX2-only CPU runs it (the chapter's wrapper "
+                        "and mha stay on OpenBLAS, which OPENBLAS_CORETYPE sets)");
+  s.default_note = "the CPU's widest";
+  return s;
+}
+
 OptionSpec cache_option() {
   OptionSpec s = entry(Scope::Bench, std::nullopt, "--cache", "N,...", "",
                        "With --decode: the KV cache lengths to time, in tokens");
@@ -568,6 +580,7 @@ std::vector<OptionSpec> make_table() {
                    "Time decoding instead: one new token attending to a KV cache of each --cache length, MHA and "
                    "GQA, against this machine's memory bandwidth (--batch, --tokens and --impl do not apply)"));
   t.push_back(cache_option());
+  t.push_back(isa_option());
   t.push_back(flag(B, std::nullopt, "--quick", &BenchOptions::quick, "",
                    "A quick look: measure neither the machine's FMA peak and SGEMM rates nor its memory bandwidth "
                    "(no %peak, %SGEMM, %copy), warm up with one run, and with --decode time sweeps of at most 20 "
