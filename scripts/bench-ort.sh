@@ -37,6 +37,9 @@ Options:
   --threads N         ORT's intra-op threads (default: the CPU count, nproc)
   --check-shape S     BxTxCxHxG of the correctness check (default 2x70x96x4x2)
   --check-only        stop after the check
+  --isa BUILD         attn-bench's --isa: avx512, avx2 or portable (default: the CPU's widest). ORT's
+                      own kernels (MLAS) still take the CPU's widest: it has no such cap, so on an
+                      AVX-512 CPU `--isa avx2` sets attn's AVX2 code against ORT's AVX-512 code
   --attn-bench PATH   the benchmark program (default build/attn-bench in this repository)
   --json FILE         also write the raw numbers (every round, every run) as JSON to FILE
   -h, --help          this text
@@ -69,6 +72,7 @@ threads=
 check_shape=2x70x96x4x2
 check_only=0
 attn_bench=$root/build/attn-bench
+isa_arg=()
 json_out=
 
 need_value() { if [ $# -lt 2 ] || [ -z "$2" ]; then die "option $1 needs a value (see --help)"; fi; }
@@ -82,6 +86,7 @@ while [ $# -gt 0 ]; do
     --threads) need_value "$@"; threads=$2; shift 2 ;;
     --check-shape) need_value "$@"; check_shape=$2; shift 2 ;;
     --check-only) check_only=1; shift ;;
+    --isa) need_value "$@"; isa_arg=(--isa "$2"); shift 2 ;;
     --attn-bench) need_value "$@"; attn_bench=$2; shift 2 ;;
     --json) need_value "$@"; json_out=$2; shift 2 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -226,7 +231,7 @@ for i in "${!shape_list[@]}"; do
     d=$runs/$i/$r
     mkdir -p "$d"
     "$attn_bench" --batch "$b" --tokens "$t" --dim "$c" --heads "$h" --kv-groups "$g" \
-      --impl fused,gqa --repeats "$repeats" --json >"$d/attn.json" ||
+      --impl fused,gqa --repeats "$repeats" "${isa_arg[@]}" --json >"$d/attn.json" ||
       run_failed $? "$attn_bench --batch $b --tokens $t ... --json failed"
     for v in "${variants[@]}"; do
       ortnode time --model "$models/$v.onnx" --batch "$b" --tokens "$t" --dim "$c" \

@@ -729,6 +729,57 @@ TEST_CASE("attn bench --decode times MHA and GQA decode steps on each cache leng
   CHECK(attn_test::run({"bench", "--decode", "--cache", "200000"}).status == 2);
 }
 
+TEST_CASE("attn bench --isa runs every build this CPU can with oneDNN capped alike and refuses a wider one",
+          "[bench]") {
+  // Every build this CPU runs: the fast rows then run it (and oneDNN under the same cap), and agree with mha.
+  const std::map<std::string, std::string> onednn{{"avx512", "avx512_core"}, {"avx2", "avx2"}, {"portable", "sse41"}};
+  const std::string widest = isa_name(best_vector_isa());
+  std::size_t ran = 0;
+  for (const std::string& isa : bench_isas()) {
+    INFO("--isa " << isa);
+    if (isa_refusal(isa, best_vector_isa())) continue;  // a wider build: refused below
+    ++ran;
+    const auto r = attn_test::run({"bench", "--isa", isa, "--impl", "fused,gqa", "--batch", "1", "--tokens", "300",
+                                   "--dim", "64", "--heads", "4", "--kv-groups", "2", "--repeats", "1", "--quick",
+                                   "--json"});
+    REQUIRE(r.status == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["machine"]["isa"] == isa);
+    CHECK(doc["machine"]["cpu_isa"] == widest);
+    CHECK(doc["machine"]["onednn_isa"] == onednn.at(isa));
+    for (const auto& row : doc["results"]) CHECK(row["max_abs_diff"].get<double>() <= 1e-4);
+    const auto decode = attn_test::run({"bench", "--decode", "--isa", isa, "--cache", "300", "--dim", "32", "--heads",
+                                        "4", "--kv-groups", "2", "--repeats", "1", "--quick", "--json"});
+    REQUIRE(decode.status == 0);
+    const auto d = nlohmann::json::parse(decode.out);
+    CHECK(d["machine"]["isa"] == isa);
+    for (const auto& row : d["results"]) CHECK(row["max_abs_diff"].get<double>() <= 1e-5);
+    // The text says so when the build is narrower than the CPU's widest.
+    const auto text = attn_test::run({"bench", "--isa", isa, "--impl", "fused", "--batch", "1", "--tokens", "20",
+                                      "--dim", "16", "--heads", "2", "--kv-groups", "1", "--repeats", "1", "--quick"});
+    REQUIRE(text.status == 0);
+    CHECK(text.out.find("fast kernels: " + isa + " (") != std::string::npos);
+    CHECK((text.out.find("--isa's, the CPU's widest being " + widest) != std::string::npos) == (isa != widest));
+    CHECK(text.out.find("oneDNN on its " + onednn.at(isa) + " kernels") != std::string::npos);
+  }
+  CHECK(ran >= 1);  // portable runs anywhere
+  // A build wider than the CPU's is a usage error, whatever CPU runs the test: the rule, then the command.
+  CHECK(isa_refusal("avx512", VectorIsa::Avx2) == "--isa avx512: this CPU cannot run it (its widest build is avx2)");
+  CHECK(isa_refusal("avx2", VectorIsa::Scalar) == "--isa avx2: this CPU cannot run it (its widest build is portable)");
+  CHECK(isa_refusal("avx512", VectorIsa::Scalar).has_value());
+  CHECK(!isa_refusal("avx2", VectorIsa::Avx2));
+  CHECK(!isa_refusal("portable", VectorIsa::Scalar));
+  CHECK(!isa_refusal("", VectorIsa::Scalar));
+  if (best_vector_isa() != VectorIsa::Avx512) {
+    const auto r = attn_test::run({"bench", "--isa", "avx512"});
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind("attn: --isa avx512: this CPU cannot run it", 0) == 0);
+  }
+  const auto bad = attn_test::run({"bench", "--isa", "sse2"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err.rfind("attn: --isa: expected avx512, avx2 or portable, got 'sse2'", 0) == 0);
+}
+
 // Every kernel family this CPU can run. OpenBLAS and oneDNN each choose their kernels once, when they load
 // (OpenBLAS by its guess of the core, which OPENBLAS_CORETYPE overrides; oneDNN by the feature flags,
 // which ONEDNN_MAX_CPU_ISA caps), so this process sees one family only, whichever its environment gives.

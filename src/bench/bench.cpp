@@ -85,6 +85,7 @@ MachineReport describe_machine(bool rates) {
   const IsaInfo info = isa_info(isa);
   m.isa = info.name;
   m.cpu_isa = isa_name(best_vector_isa());
+  m.onednn_isa = onednn_isa();
   m.mr = info.mr;
   m.nr = info.nr;
   m.openblas_core = openblas_get_corename();
@@ -185,23 +186,23 @@ namespace {
 std::string render_machine(const MachineReport& m) {
   char buf[512];
   // "avx2 (6x16 micro-kernel)", and when --isa chose a narrower build than the CPU's widest:
-  // "avx2 (6x16 micro-kernel; --isa, oneDNN capped alike, on a CPU whose widest is avx512)".
+  // "avx2 (6x16 micro-kernel; --isa's, the CPU's widest being avx512)".
   const std::string chosen = fmt::format("{} ({}x{} micro-kernel{})", m.isa, m.mr, m.nr,
                                          m.isa == m.cpu_isa ? std::string()
-                                                            : "; --isa, oneDNN capped alike, on a CPU whose widest is " +
+                                                            : "; --isa's, the CPU's widest being " +
                                                                   m.cpu_isa);
   if (!m.measured) {
     std::snprintf(buf, sizeof buf,
-                  "machine: %u threads; fast kernels: %s; OpenBLAS on its %s kernels (the "
-                  "chapter's)\n--quick: its FMA peak, SGEMM rates and memory bandwidth not measured, so no %% of them\n",
-                  m.threads, chosen.c_str(), m.openblas_core.c_str());
+                  "machine: %u threads; fast kernels: %s; oneDNN on its %s kernels; OpenBLAS on its %s kernels "
+                  "(the chapter's)\n--quick: its FMA peak, SGEMM rates and memory bandwidth not measured, so no %% of them\n",
+                  m.threads, chosen.c_str(), m.onednn_isa.c_str(), m.openblas_core.c_str());
     return buf;
   }
   std::snprintf(buf, sizeof buf,
                 "machine: %u threads; fast kernels: %s, FMA peak %.1f GFLOP/s (measured)\n"
-                "SGEMM 2048^3: oneDNN %.1f GFLOP/s (the fast projections); OpenBLAS %.1f GFLOP/s on its %s kernels "
-                "(the chapter's)\n",
-                m.threads, chosen.c_str(), m.fma_peak_gflops, m.sgemm_gflops, m.openblas_gflops,
+                "SGEMM 2048^3: oneDNN %.1f GFLOP/s on its %s kernels (the fast projections); OpenBLAS %.1f GFLOP/s "
+                "on its %s kernels (the chapter's)\n",
+                m.threads, chosen.c_str(), m.fma_peak_gflops, m.sgemm_gflops, m.onednn_isa.c_str(), m.openblas_gflops,
                 m.openblas_core.c_str());
   return buf;
 }
@@ -218,6 +219,7 @@ nlohmann::ordered_json machine_json(const MachineReport& m) {
           {"micro_kernel", {m.mr, m.nr}},
           {"fma_peak_gflops", measured(m, m.fma_peak_gflops)},
           {"sgemm_gflops", measured(m, m.sgemm_gflops)},
+          {"onednn_isa", m.onednn_isa},
           {"openblas_sgemm_gflops", measured(m, m.openblas_gflops)},
           {"openblas_core", m.openblas_core}};
 }

@@ -36,6 +36,7 @@ struct MachineReport {
   std::size_t mr = 0, nr = 0;     // its micro-kernel's register block
   double fma_peak_gflops = 0;     // that build's FMA chains on every thread: the arithmetic peak
   double sgemm_gflops = 0;        // oneDNN's SGEMM (the fast implementations' projections), 2048^3
+  std::string onednn_isa;         // the instruction set of oneDNN's kernels (onednn_isa())
   double openblas_gflops = 0;     // OpenBLAS's SGEMM (the lessons' and mha's), 2048^3
   std::string openblas_core;      // the kernels OpenBLAS chose (openblas_get_corename)
 };

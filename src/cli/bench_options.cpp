@@ -37,11 +37,15 @@ std::string bench_impls_help(std::size_t width) {
   return out;
 }
 
+std::optional<std::string> isa_refusal(const std::string& isa, VectorIsa widest) {
+  for (VectorIsa build : {VectorIsa::Avx512, VectorIsa::Avx2})
+    if (isa == isa_name(build) && static_cast<int>(build) > static_cast<int>(widest))
+      return "--isa " + isa + ": this CPU cannot run it (its widest build is " + isa_name(widest) + ")";
+  return std::nullopt;
+}
+
 void check_bench(const BenchOptions& o) {
-  for (VectorIsa isa : {VectorIsa::Avx512, VectorIsa::Avx2})
-    if (o.isa == isa_name(isa) && !cpu_runs(isa))
-      throw UsageError("--isa " + o.isa + ": this CPU cannot run it (its widest build is " +
-                       isa_name(best_vector_isa()) + ")");
+  if (const auto refusal = isa_refusal(o.isa, best_vector_isa())) throw UsageError(*refusal);
   if (o.dim % o.heads != 0)
     throw UsageError("--dim " + std::to_string(o.dim) + " is not divisible by --heads " + std::to_string(o.heads));
   if (o.heads % o.kv_groups != 0)

@@ -2,8 +2,11 @@
 // What `attn bench` is asked to time, shared by the command line (which validates it) and the attn-bench
 // program (which runs it).
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "kernels/vector_isa.hpp"
 
 namespace attn {
 
@@ -63,6 +66,10 @@ struct BenchOptions {
 
 // The builds --isa takes, widest first.
 inline std::vector<std::string> bench_isas() { return {"avx512", "avx2", "portable"}; }
+
+// The usage error for an --isa build that a CPU whose widest build is `widest` cannot run; none for a build
+// it runs, or no --isa.
+std::optional<std::string> isa_refusal(const std::string& isa, VectorIsa widest);
 
 // Refuses, with a UsageError, a shape the implementations cannot run or that is past the limits, and an
 // --isa build this CPU cannot run.

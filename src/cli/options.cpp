@@ -105,11 +105,13 @@ CLI::Validator word_of(const std::vector<std::pair<std::string, E>>& words) {
       "");
 }
 
+// The word for a value; "" for one no word names (--isa's unset default, which the help then shows by the
+// option's default_note).
 template <class E>
 std::string word_for(const std::vector<std::pair<std::string, E>>& words, E value) {
   for (const auto& w : words)
     if (w.second == value) return w.first;
-  return "?";
+  return "";
 }
 
 }  // namespace

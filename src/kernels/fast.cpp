@@ -176,6 +176,20 @@ bool set_fast_isa(VectorIsa isa) {
   return true;
 }
 
+const char* onednn_isa() {
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
 double fma_peak_gflops(VectorIsa isa, unsigned threads, double seconds) {
   const tiles::IsaKernels& k = tiles::kernels_for(isa);
   // Find a round count that takes about a tenth of the time on one thread, then time all threads at once.

@@ -39,6 +39,9 @@ IsaInfo isa_info(VectorIsa isa);
 // times what an AVX2-only CPU would run. Before any oneDNN call (oneDNN fixes its cap at the first);
 // returns false, changing nothing, when the CPU cannot run `isa` or oneDNN refuses the cap.
 bool set_fast_isa(VectorIsa isa);
+// The instruction set oneDNN's kernels use, as oneDNN names it ("avx2", "avx512_core", ...): the CPU's
+// widest, or set_fast_isa's cap. Asking fixes oneDNN's cap, as any oneDNN call does.
+const char* onednn_isa();
 double fma_peak_gflops(VectorIsa isa, unsigned threads, double seconds);
 
 // out (rows, n) = x (rows, k) @ w.T + bias, w row-major (n, k), bias (n,) or null: nn.Linear for the fast

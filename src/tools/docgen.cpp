@@ -417,7 +417,7 @@ std::string readme_option_tables() {
          " | " + md_cell(spec->help) + " |\n";
   t += "\n`attn bench`:\n\n| option | default | meaning |\n| --- | --- | --- |\n";
   for (const OptionSpec* spec : options_in(Scope::Bench)) {
-    std::string d = spec->shown_default(defaults);
+    std::string d = default_text(*spec, spec->shown_default(defaults));
     if (spec->spellings().front() == "--impl") d = "all";
     t += "| `" + with_type(*spec) + "` | " + md_cell(d) + " | " + md_cell(spec->help) + " |\n";
   }
