@@ -2,7 +2,12 @@
 // time). Timing itself stays out of the tests: `attn bench` measures.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
 #include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <cmath>
 #include <algorithm>
@@ -778,6 +783,35 @@ TEST_CASE("attn bench --isa runs every build this CPU can with oneDNN capped ali
   const auto bad = attn_test::run({"bench", "--isa", "sse2"});
   CHECK(bad.status == 2);
   CHECK(bad.err.rfind("attn: --isa: expected avx512, avx2 or portable, got 'sse2'", 0) == 0);
+}
+
+TEST_CASE("the fast rows' OpenMP threads are bound one to a CPU and let go after", "[bench]") {
+#ifndef _OPENMP
+  CHECK(!pin_fast_threads(true, 2));  // a build without OpenMP has no pool to bind, and says so
+  return;
+#else
+  // Each OpenMP thread's CPUs, as the system reports them, in thread order.
+  const auto affinities = [](unsigned threads) {
+    std::vector<cpu_set_t> sets(threads);
+#pragma omp parallel num_threads(threads)
+    {
+      CPU_ZERO(&sets[static_cast<std::size_t>(omp_get_thread_num())]);
+      sched_getaffinity(0, sizeof(cpu_set_t), &sets[static_cast<std::size_t>(omp_get_thread_num())]);
+    }
+    return sets;
+  };
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+  const unsigned threads = 2;
+  {
+    const PinnedFastThreads pinned(threads);
+    const auto sets = affinities(threads);
+    for (const cpu_set_t& set : sets) CHECK(CPU_COUNT(&set) == 1);
+    if (CPU_COUNT(&all) >= 2) CHECK(!CPU_EQUAL(&sets[0], &sets[1]));  // a CPU each
+  }
+  for (const cpu_set_t& set : affinities(threads)) CHECK(CPU_EQUAL(&set, &all));  // every CPU again
+#endif
 }
 
 // Every kernel family this CPU can run. OpenBLAS and oneDNN each choose their kernels once, when they load

@@ -456,8 +456,11 @@ DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(co
         } while (steps < row.layers && !(o.quick && seconds_since(t0) >= kQuickSweepSeconds));
         return seconds_since(t0) / static_cast<double>(steps);
       };
-      warm_up(o, sweep);
-      for (std::size_t r = 0; r < o.repeats; ++r) row.times.push_back(sweep());
+      {
+        const PinnedFastThreads pinned(threads);  // as the fast rows of the forward run (bench/impls.cpp)
+        warm_up(o, sweep);
+        for (std::size_t r = 0; r < o.repeats; ++r) row.times.push_back(sweep());
+      }
       row.time = time_range(row.times);
       row.gbps = row.bytes / row.time.median_s / 1e9;
       if (report.machine.measured) row.copy_percent = 100.0 * row.gbps / report.copy_gbps;

@@ -25,8 +25,16 @@ Tensor3 run_mha(const BenchModules& m, unsigned threads) {
   TorchGenerator gen(0);
   return m.mha.forward(m.x, gen, DropoutRng::Default, threads);
 }
-Tensor3 run_fused(const BenchModules& m, unsigned threads) { return mha_forward_fused(m.mha.weights(), m.x, threads); }
-Tensor3 run_gqa(const BenchModules& m, unsigned threads) { return gqa_forward_fused(m.gqa.weights(), m.x, threads); }
+// The fast rows run with OpenMP's threads bound one to a core, and unbound after, so that the chapter's rows
+// (OpenBLAS's threads and our own) run as they always did (pin_fast_threads, kernels/fast.hpp, says why).
+Tensor3 run_fused(const BenchModules& m, unsigned threads) {
+  const PinnedFastThreads pinned(threads);
+  return mha_forward_fused(m.mha.weights(), m.x, threads);
+}
+Tensor3 run_gqa(const BenchModules& m, unsigned threads) {
+  const PinnedFastThreads pinned(threads);
+  return gqa_forward_fused(m.gqa.weights(), m.x, threads);
+}
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@
 #include <dnnl.h>
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
 #endif
 
 #include "core/nn.hpp"
@@ -174,6 +179,39 @@ bool set_fast_isa(VectorIsa isa) {
   if (dnnl_set_max_cpu_isa(cap) != dnnl_success) return false;
   fast_isa_slot() = isa;
   return true;
+}
+
+bool pin_fast_threads(bool pin, unsigned threads) {
+#if defined(_OPENMP) && defined(__linux__)
+  // The CPUs the process may use, as they were before the first pin.
+  static const std::optional<cpu_set_t> allowed = []() -> std::optional<cpu_set_t> {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return std::nullopt;
+    return set;
+  }();
+  if (!allowed) return false;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &*allowed)) cpus.push_back(c);
+  if (cpus.empty()) return false;
+  threads = std::max(1u, threads);
+  std::atomic<bool> ok{true};
+#pragma omp parallel num_threads(threads)
+  {
+    cpu_set_t set = *allowed;
+    if (pin) {
+      CPU_ZERO(&set);
+      CPU_SET(cpus[static_cast<std::size_t>(omp_get_thread_num()) % cpus.size()], &set);
+    }
+    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) ok = false;
+  }
+  return ok;
+#else
+  (void)pin;
+  (void)threads;
+  return false;
+#endif
 }
 
 const char* onednn_isa() {
