@@ -86,7 +86,9 @@ while [ $# -gt 0 ]; do
     --threads) need_value "$@"; threads=$2; shift 2 ;;
     --check-shape) need_value "$@"; check_shape=$2; shift 2 ;;
     --check-only) check_only=1; shift ;;
-    --isa) need_value "$@"; isa_arg=(--isa "$2"); shift 2 ;;
+    --isa) need_value "$@"
+      case $2 in avx512|avx2|portable) ;; *) die "--isa takes avx512, avx2 or portable, not '$2'" ;; esac
+      isa_arg=(--isa "$2"); shift 2 ;;
     --attn-bench) need_value "$@"; attn_bench=$2; shift 2 ;;
     --json) need_value "$@"; json_out=$2; shift 2 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -231,7 +233,7 @@ for i in "${!shape_list[@]}"; do
     d=$runs/$i/$r
     mkdir -p "$d"
     "$attn_bench" --batch "$b" --tokens "$t" --dim "$c" --heads "$h" --kv-groups "$g" \
-      --impl fused,gqa --repeats "$repeats" "${isa_arg[@]}" --json >"$d/attn.json" ||
+      --impl fused,gqa --repeats "$repeats" ${isa_arg[@]+"${isa_arg[@]}"} --json >"$d/attn.json" ||
       run_failed $? "$attn_bench --batch $b --tokens $t ... --json failed"
     for v in "${variants[@]}"; do
       ortnode time --model "$models/$v.onnx" --batch "$b" --tokens "$t" --dim "$c" \

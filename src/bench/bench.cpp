@@ -70,10 +70,8 @@ double measure_sgemm(Product product) {
 // --isa: the fast kernels' build and oneDNN's cap, set before anything calls oneDNN (which fixes its cap at
 // the first call). check_bench has refused a build the CPU cannot run.
 void choose_isa(const BenchOptions& o) {
-  if (o.isa.empty()) return;
-  for (VectorIsa isa : {VectorIsa::Avx512, VectorIsa::Avx2, VectorIsa::Scalar})
-    if (o.isa == isa_name(isa) && !set_fast_isa(isa))
-      throw SystemError("--isa " + o.isa + ": this CPU or oneDNN cannot run it");
+  const std::optional<VectorIsa> isa = isa_named(o.isa);
+  if (isa && !set_fast_isa(*isa)) throw SystemError("--isa " + o.isa + ": this CPU or oneDNN cannot run it");
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ Tensor3 run_mha(const BenchModules& m, unsigned threads) {
   TorchGenerator gen(0);
   return m.mha.forward(m.x, gen, DropoutRng::Default, threads);
 }
-// The fast rows run with OpenMP's threads bound one to a core, and unbound after, so that the chapter's rows
+// The fast rows run with OpenMP's threads bound one to a CPU, and unbound after, so that the chapter's rows
 // (OpenBLAS's threads and our own) run as they always did (pin_fast_threads, kernels/fast.hpp, says why).
 Tensor3 run_fused(const BenchModules& m, unsigned threads) {
   const PinnedFastThreads pinned(threads);

@@ -38,10 +38,9 @@ std::string bench_impls_help(std::size_t width) {
 }
 
 std::optional<std::string> isa_refusal(const std::string& isa, VectorIsa widest) {
-  for (VectorIsa build : {VectorIsa::Avx512, VectorIsa::Avx2})
-    if (isa == isa_name(build) && static_cast<int>(build) > static_cast<int>(widest))
-      return "--isa " + isa + ": this CPU cannot run it (its widest build is " + isa_name(widest) + ")";
-  return std::nullopt;
+  const std::optional<VectorIsa> build = isa_named(isa);
+  if (!build || runs_on(*build, widest)) return std::nullopt;
+  return "--isa " + isa + ": this CPU cannot run it (its widest build is " + isa_name(widest) + ")";
 }
 
 void check_bench(const BenchOptions& o) {

@@ -65,7 +65,9 @@ struct BenchOptions {
 };
 
 // The builds --isa takes, widest first.
-inline std::vector<std::string> bench_isas() { return {"avx512", "avx2", "portable"}; }
+inline std::vector<std::string> bench_isas() {
+  return {isa_name(VectorIsa::Avx512), isa_name(VectorIsa::Avx2), isa_name(VectorIsa::Scalar)};
+}
 
 // The usage error for an --isa build that a CPU whose widest build is `widest` cannot run; none for a build
 // it runs, or no --isa.

@@ -105,13 +105,11 @@ CLI::Validator word_of(const std::vector<std::pair<std::string, E>>& words) {
       "");
 }
 
-// The word for a value; "" for one no word names (--isa's unset default, which the help then shows by the
-// option's default_note).
 template <class E>
 std::string word_for(const std::vector<std::pair<std::string, E>>& words, E value) {
   for (const auto& w : words)
     if (w.second == value) return w.first;
-  return "";
+  return "?";
 }
 
 }  // namespace
@@ -358,10 +356,15 @@ OptionSpec impl_option() {
 OptionSpec isa_option() {
   std::vector<std::pair<std::string, std::string>> words;
   for (const std::string& isa : bench_isas()) words.emplace_back(isa, isa);
-  OptionSpec s = choice(Scope::Bench, std::nullopt, "--isa", "BUILD", &BenchOptions::isa, words, "",
-                        "The fast kernels' build, and oneDNN's, for fused, gqa and --decode: avx512, avx2 or portable; "
-                        "an AVX-512 CPU then times the AVX2 code as an AVX2-only CPU runs it (the chapter's wrapper "
-                        "and mha stay on OpenBLAS, which OPENBLAS_CORETYPE sets)");
+  OptionSpec s = entry(Scope::Bench, std::nullopt, "--isa", "BUILD", "",
+                       "The fast kernels' build, and oneDNN's, for fused, gqa and --decode: avx512, avx2 or portable; "
+                       "an AVX-512 CPU then times the AVX2 code as an AVX2-only CPU runs it (the chapter's wrapper "
+                       "and mha stay on OpenBLAS, which OPENBLAS_CORETYPE sets). Not given: the CPU's widest");
+  for (const auto& w : words) s.values.push_back(w.first);
+  const auto b = field_of(s, &BenchOptions::isa);
+  b->check = word_of(words);
+  b->transform = true;
+  b->show = [](const std::string& v) { return v; };  // not given: "", the CPU's widest
   s.default_note = "the CPU's widest";
   return s;
 }

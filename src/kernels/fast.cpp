@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -171,6 +172,12 @@ IsaInfo isa_info(VectorIsa isa) {
 
 bool set_fast_isa(VectorIsa isa) {
   if (!cpu_runs(isa)) return false;
+  // The CPU's widest build is what runs without --isa: oneDNN keeps its own widest kernels too (capping it
+  // at AVX-512's common core would drop the VNNI and BF16 ones it picks on such a CPU).
+  if (isa == best_vector_isa()) {
+    fast_isa_slot() = isa;
+    return true;
+  }
   // oneDNN's names for the same caps: AVX-512's common core (Skylake's), AVX2, and SSE4.1 for the portable
   // build, the x86-64 baseline oneDNN's JIT needs at least.
   const dnnl_cpu_isa_t cap = isa == VectorIsa::Avx512 ? dnnl_cpu_isa_avx512_core
@@ -183,26 +190,29 @@ bool set_fast_isa(VectorIsa isa) {
 
 bool pin_fast_threads(bool pin, unsigned threads) {
 #if defined(_OPENMP) && defined(__linux__)
-  // The CPUs the process may use, as they were before the first pin.
+  // The user's own OpenMP placement wins: with any of these set, libgomp has placed its threads already.
+  static const bool placed_by_user = std::getenv("OMP_PROC_BIND") != nullptr || std::getenv("OMP_PLACES") != nullptr ||
+                                     std::getenv("GOMP_CPU_AFFINITY") != nullptr;
+  // The CPUs the main thread may use (nobody has bound it, above), as they were before the first pin.
   static const std::optional<cpu_set_t> allowed = []() -> std::optional<cpu_set_t> {
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) != 0) return std::nullopt;
     return set;
   }();
-  if (!allowed) return false;
+  if (placed_by_user || !allowed) return false;
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &*allowed)) cpus.push_back(c);
-  if (cpus.empty()) return false;
   threads = std::max(1u, threads);
+  if (cpus.size() < threads) return false;  // fewer CPUs than threads (taskset, a cpuset): the scheduler's call
   std::atomic<bool> ok{true};
 #pragma omp parallel num_threads(threads)
   {
     cpu_set_t set = *allowed;
     if (pin) {
       CPU_ZERO(&set);
-      CPU_SET(cpus[static_cast<std::size_t>(omp_get_thread_num()) % cpus.size()], &set);
+      CPU_SET(cpus[static_cast<std::size_t>(omp_get_thread_num())], &set);
     }
     if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) ok = false;
   }

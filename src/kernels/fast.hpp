@@ -40,15 +40,17 @@ IsaInfo isa_info(VectorIsa isa);
 // returns false, changing nothing, when the CPU cannot run `isa` or oneDNN refuses the cap.
 bool set_fast_isa(VectorIsa isa);
 // Binds OpenMP's `threads` threads (the fast implementations' and oneDNN's; the calling thread is thread 0)
-// one to each CPU the process may run on, in order, or (pin false) lets them run on all of those CPUs
-// again. Threads that stay on their core keep its caches and are not stacked two on one core by the
-// scheduler: on the 2-core development machine fused ran 5-9% faster and its runs varied by 2-4% instead of
-// 6-70%. Unlike OMP_PROC_BIND, which binds the main thread before OpenBLAS starts its own threads (they
+// one to each CPU the main thread may run on, in order, or (pin false) lets them run on all of those CPUs
+// again. On the 2-core development machine, five alternating pairs of runs: bound, fused's runs varied by
+// 2.2-4.5% of their median; unbound, by 2.5-9.3%; the medians alike (docs/performance.md, "Steady
+// numbers"). Unlike OMP_PROC_BIND, which binds the main thread before OpenBLAS starts its own threads (they
 // then share its core, and OpenBLAS's SGEMM ran at half its rate), this binds only when asked, after the
-// libraries have started, and leaves OpenBLAS's threads where they were. Returns false where the system
-// refuses (nothing is then changed for good: the threads run wherever they ran).
+// libraries have started, and leaves OpenBLAS's threads where they were. Returns false, changing nothing,
+// where the user placed OpenMP's threads (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY), where there are
+// fewer CPUs than threads, without OpenMP, or where the system refuses.
 bool pin_fast_threads(bool pin, unsigned threads);
-// Bound for the guard's lifetime.
+// Bound for the guard's lifetime: a few microseconds each way (two parallel regions and a system call per
+// thread), against the milliseconds to seconds of a bench run.
 struct PinnedFastThreads {
   unsigned threads;
   explicit PinnedFastThreads(unsigned n) : threads(n) { pin_fast_threads(true, threads); }

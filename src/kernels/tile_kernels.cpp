@@ -1,6 +1,6 @@
 // The fast kernels' three builds: tile_kernels.inc compiled for AVX-512, for AVX2 with FMA, and for the
 // compiler's baseline, each in a namespace of its own, as kernels/isa_builds.hpp does it (and kernels.cpp
-// for the softmax rows); fast.cpp picks one with kernels_for, by best_vector_isa. The tests run every
+// for the softmax rows); fast.cpp picks one with kernels_for, by fast_vector_isa. The tests run every
 // build the machine can.
 #include "kernels/tile_kernels.hpp"
 

@@ -5,6 +5,9 @@
 // table by the CPU's feature flags (best_vector_isa), never by OpenBLAS's idea of the CPU. The tests run
 // every build the machine can (tests/test_kernels.cpp).
 
+#include <optional>
+#include <string>
+
 namespace attn {
 
 enum class VectorIsa { Scalar, Avx2, Avx512 };
@@ -31,8 +34,15 @@ inline const char* isa_name(VectorIsa isa) {
   }
   return "portable";
 }
-// Whether this CPU runs `isa`'s build: any build no wider than its widest.
-inline bool cpu_runs(VectorIsa isa) { return static_cast<int>(isa) <= static_cast<int>(best_vector_isa()); }
+// The build a name names ("avx512", "avx2", "portable"), or none.
+inline std::optional<VectorIsa> isa_named(const std::string& name) {
+  for (VectorIsa isa : {VectorIsa::Avx512, VectorIsa::Avx2, VectorIsa::Scalar})
+    if (name == isa_name(isa)) return isa;
+  return std::nullopt;
+}
+// Whether a CPU whose widest build is `widest` runs `isa`'s build: any build no wider.
+inline bool runs_on(VectorIsa isa, VectorIsa widest) { return static_cast<int>(isa) <= static_cast<int>(widest); }
+inline bool cpu_runs(VectorIsa isa) { return runs_on(isa, best_vector_isa()); }
 
 // The build the fast kernels run (causal_attention_fused, decode_attention): the widest the CPU runs,
 // unless attn-bench's --isa chose a narrower one (set_fast_isa in kernels/fast.hpp), so that an AVX-512
