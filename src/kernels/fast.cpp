@@ -178,11 +178,9 @@ bool set_fast_isa(VectorIsa isa) {
     fast_isa_slot() = isa;
     return true;
   }
-  // oneDNN's names for the same caps: AVX-512's common core (Skylake's), AVX2, and SSE4.1 for the portable
-  // build, the x86-64 baseline oneDNN's JIT needs at least.
-  const dnnl_cpu_isa_t cap = isa == VectorIsa::Avx512 ? dnnl_cpu_isa_avx512_core
-                             : isa == VectorIsa::Avx2 ? dnnl_cpu_isa_avx2
-                                                      : dnnl_cpu_isa_sse41;
+  // A narrower build than the CPU's widest (AVX-512 is the widest there is, so never it): oneDNN's AVX2, or
+  // SSE4.1 for the portable build, the x86-64 baseline oneDNN's JIT needs at least.
+  const dnnl_cpu_isa_t cap = isa == VectorIsa::Avx2 ? dnnl_cpu_isa_avx2 : dnnl_cpu_isa_sse41;
   if (dnnl_set_max_cpu_isa(cap) != dnnl_success) return false;
   fast_isa_slot() = isa;
   return true;
