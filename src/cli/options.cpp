@@ -278,22 +278,31 @@ OptionSpec name_of(Scope scope, std::string name, std::string type, std::string 
   return s;
 }
 
-// --lang LANG: the languages attn speaks (lessons/content.hpp); not given, the environment's.
+// One of a few words, kept as the word, or not given at all: "" then, shown as nothing, so the help and the
+// tables show `not_given` instead (--lang's environment, --isa's widest build).
 template <class S>
-OptionSpec lang_option(Scope scope, std::string S::*field) {
+OptionSpec word_or_unset(Scope scope, std::string name, std::string type, std::string S::*field,
+                         const std::vector<std::string>& names, std::string help, std::string not_given) {
   std::vector<std::pair<std::string, std::string>> words;
-  for (const std::string& l : supported_languages()) words.emplace_back(l, l);
-  OptionSpec s = entry(scope, std::nullopt, "--lang", "LANG", "",
-                       "The language of the lessons' words, pages and slides: en or ru; the numbers, shapes and code "
-                       "are the same in each. Not given: LANGUAGE, LC_ALL, LC_MESSAGES or LANG, as gettext reads "
-                       "them (English for a language attn does not speak). --help and errors stay English");
-  for (const auto& w : words) s.values.push_back(w.first);
+  for (const std::string& w : names) words.emplace_back(w, w);
+  OptionSpec s = entry(scope, std::nullopt, std::move(name), std::move(type), "", std::move(help));
+  s.values = names;
   const auto b = field_of(s, field);
   b->check = word_of(words);
   b->transform = true;
-  b->show = [](const std::string& v) { return v; };  // not given: "", the environment's
-  s.default_note = "from the environment";
+  b->show = [](const std::string& v) { return v; };
+  s.default_note = std::move(not_given);
   return s;
+}
+
+// --lang LANG: the languages attn speaks (lessons/content.hpp); not given, the environment's.
+template <class S>
+OptionSpec lang_option(Scope scope, std::string S::*field) {
+  return word_or_unset(scope, "--lang", "LANG", field, supported_languages(),
+                       "The language of the lessons' words, pages and slides: en or ru; the numbers, shapes and code "
+                       "are the same in each. Not given: LANGUAGE, LC_ALL, LC_MESSAGES or LANG, as gettext reads "
+                       "them (English for a language attn does not speak). --help and errors stay English",
+                       "from the environment");
 }
 
 std::vector<std::pair<std::string, When>> when_words() {
@@ -354,19 +363,11 @@ OptionSpec impl_option() {
 
 // --isa: the fast kernels' build, and oneDNN's cap, so that one CPU can time a narrower CPU's code.
 OptionSpec isa_option() {
-  std::vector<std::pair<std::string, std::string>> words;
-  for (const std::string& isa : bench_isas()) words.emplace_back(isa, isa);
-  OptionSpec s = entry(Scope::Bench, std::nullopt, "--isa", "BUILD", "",
+  return word_or_unset(Scope::Bench, "--isa", "BUILD", &BenchOptions::isa, bench_isas(),
                        "The fast kernels' build, and oneDNN's, for fused, gqa and --decode: avx512, avx2 or portable; "
                        "an AVX-512 CPU then times the AVX2 code as an AVX2-only CPU runs it (the chapter's wrapper "
-                       "and mha stay on OpenBLAS, which OPENBLAS_CORETYPE sets). Not given: the CPU's widest");
-  for (const auto& w : words) s.values.push_back(w.first);
-  const auto b = field_of(s, &BenchOptions::isa);
-  b->check = word_of(words);
-  b->transform = true;
-  b->show = [](const std::string& v) { return v; };  // not given: "", the CPU's widest
-  s.default_note = "the CPU's widest";
-  return s;
+                       "and mha stay on OpenBLAS, which OPENBLAS_CORETYPE sets). Not given: the CPU's widest",
+                       "the CPU's widest");
 }
 
 OptionSpec cache_option() {

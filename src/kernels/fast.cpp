@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -191,26 +190,31 @@ bool pin_fast_threads(bool pin, unsigned threads) {
   // The user's own OpenMP placement wins: with any of these set, libgomp has placed its threads already.
   static const bool placed_by_user = std::getenv("OMP_PROC_BIND") != nullptr || std::getenv("OMP_PLACES") != nullptr ||
                                      std::getenv("GOMP_CPU_AFFINITY") != nullptr;
-  // The CPUs the main thread may use (nobody has bound it, above), as they were before the first pin.
-  static const std::optional<cpu_set_t> allowed = []() -> std::optional<cpu_set_t> {
+  // The CPUs the main thread may use (nobody has bound it, above), as they were before the first pin, as a
+  // set and in order; read once (the bench binds and unbinds around every run).
+  struct Allowed {
+    bool read = false;
     cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return std::nullopt;
-    return set;
+    std::vector<int> cpus;
+  };
+  static const Allowed allowed = [] {
+    Allowed a;
+    CPU_ZERO(&a.set);
+    a.read = sched_getaffinity(0, sizeof a.set, &a.set) == 0;
+    for (int c = 0; a.read && c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &a.set)) a.cpus.push_back(c);
+    return a;
   }();
-  if (placed_by_user || !allowed) return false;
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &*allowed)) cpus.push_back(c);
   threads = std::max(1u, threads);
-  if (cpus.size() < threads) return false;  // fewer CPUs than threads (taskset, a cpuset): the scheduler's call
+  // Fewer CPUs than threads (taskset, a cpuset): where each runs is the scheduler's call.
+  if (placed_by_user || !allowed.read || allowed.cpus.size() < threads) return false;
   std::atomic<bool> ok{true};
 #pragma omp parallel num_threads(threads)
   {
-    cpu_set_t set = *allowed;
+    cpu_set_t set = allowed.set;
     if (pin) {
       CPU_ZERO(&set);
-      CPU_SET(cpus[static_cast<std::size_t>(omp_get_thread_num())], &set);
+      CPU_SET(allowed.cpus[static_cast<std::size_t>(omp_get_thread_num())], &set);
     }
     if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) ok = false;
   }
