@@ -408,7 +408,7 @@ TEST_CASE("serve: a foreign Host is 403 and a loopback Host with a port is serve
   }
 }
 
-TEST_CASE("serve: a stalled client is cut off after the read timeout while another is answered", "[serve]") {
+TEST_CASE("serve: a stalled client is cut off after the read timeout while another is answered", "[serve][load]") {
   Running r;
   const int stalled = connect_to(r.port);
   REQUIRE(send_all(stalled, "GET /api/sim"));
@@ -429,7 +429,7 @@ TEST_CASE("serve: a stalled client is cut off after the read timeout while anoth
   CHECK(Clock::now() - start >= 900ms);  // not before the read timeout: it was the timeout that ended it
 }
 
-TEST_CASE("serve: a client that sends its request a byte at a time is cut off", "[serve]") {
+TEST_CASE("serve: a client that sends its request a byte at a time is cut off", "[serve][load]") {
   // Each byte within the read timeout, but the whole head taking far longer: a slow-loris client that would
   // otherwise hold one of the server's threads for hours (16 KiB at one byte a second).
   Running r;
@@ -457,7 +457,7 @@ TEST_CASE("serve: a client that sends its request a byte at a time is cut off", 
   CHECK(error_of(p.body) == "attn: the request took longer than 3 s to arrive");
 }
 
-TEST_CASE("serve: 40 requests at once each get 200 or 503 within the memory budget", "[serve]") {
+TEST_CASE("serve: 40 requests at once each get 200 or 503 within the memory budget", "[serve][load]") {
   // The budget: --max-memory is the server's whole promise: its own base (kBaseBytes) and --jobs
   // computations, each held to its share by its plan before it starts. With 2 jobs of 200 MiB, the
   // heavier request below (mha on 32 random tokens of 384 dimensions, 6 heads: planned at 183 MiB, about
@@ -534,7 +534,7 @@ TEST_CASE("serve: 40 requests at once each get 200 or 503 within the memory budg
   }
 }
 
-TEST_CASE("serve: 1000 mixed requests leave the memory where 100 left it", "[serve]") {
+TEST_CASE("serve: 1000 mixed requests leave the memory where 100 left it", "[serve][load]") {
   // Good and bad requests in turn, so that every error path runs many times: 200 (the API, a page, the
   // live page), 400 (an unknown option, a file-naming one, a bad value, a plan over the budget, bad UTF-8),
   // 403, 404, 405, 413, 414 and 431 (which closes the connection: the client connects again). The resident
