@@ -12,9 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 bash scripts/deps.sh fuzz
-flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -g -O1"
+# -O2 with line tables only (-g1: enough for a crash report's file and line, and a third less compile time
+# than -g). The -O2 is what RelWithDebInfo always gave here, after the -O1 these flags once asked for.
+flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link"
 bash scripts/configure.sh build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DATTN_BUILD_TESTS=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags"
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DATTN_BUILD_TESTS=OFF -DATTN_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags"
 cmake --build build-fuzz -j2 --target fuzz_embeddings fuzz_safetensors fuzz_tokenizer fuzz_save_npy fuzz_cli attn-docgen
 build-fuzz/attn-docgen fuzz-dict > build-fuzz/cli.dict
 scratch=$(mktemp -d)
