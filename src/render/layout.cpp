@@ -53,7 +53,7 @@ std::vector<std::string> split_wide(std::string word, std::size_t width) {
 
 // Words (split at spaces) laid into lines of `width` columns; the first line starts with `first`, the
 // others with `rest`.
-std::vector<std::string> fill(const std::vector<std::string>& words, std::size_t width, const std::string& first,
+std::vector<std::string> fill_lines(const std::vector<std::string>& words, std::size_t width, const std::string& first,
                               const std::string& rest) {
   std::vector<std::string> lines;
   std::string line = first;
@@ -169,7 +169,7 @@ void number_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
       items.push_back(buf);
     }
     const std::string head = "  " + std::to_string(a.first + i) + " " + labels[a.first + i] + ":";
-    for (const auto& line : fill(items, width, head, "      ")) out.push_back({{line, Role::Tensor}});
+    for (const auto& line : fill_lines(items, width, head, "      ")) out.push_back({{line, Role::Tensor}});
   }
 }
 
@@ -192,7 +192,7 @@ void summary_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
       items.push_back(std::to_string(order[k]) + " " + labels[order[k]] + " " +
                       heat_number(a.at(i, order[k])) + (k + 1 < top ? "," : ""));
     const std::string head = "  " + std::to_string(a.first + i) + " " + labels[a.first + i];
-    for (const auto& line : fill(items, width, head, "      ")) out.push_back({{line, Role::Tensor}});
+    for (const auto& line : fill_lines(items, width, head, "      ")) out.push_back({{line, Role::Tensor}});
   }
 }
 
@@ -217,7 +217,7 @@ Form form_of(const HeatMap& a, std::size_t width) {
 
 void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   const std::vector<std::string>& labels = a.labels;
-  for (const auto& line : fill(words_of(words("screen", o.language, "heatmap", {{"caption", a.caption}})), o.width, "  ", "  "))
+  for (const auto& line : fill_lines(words_of(words("screen", o.language, "heatmap", {{"caption", a.caption}})), o.width, "  ", "  "))
     out.push_back({{line, Role::Legend}});
   bool off = false;
   for (std::size_t i = 0; i < a.rows; ++i)
@@ -252,7 +252,7 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   const std::size_t label = 2 + index_width + 1 + 6 + 1;
   const std::size_t cell_width = form.cell;
   if (form.kind == Form::Summary) {
-    for (const auto& line : fill(words_of(std::to_string(a.keys) + " keys do not fit in " + std::to_string(o.width) +
+    for (const auto& line : fill_lines(words_of(std::to_string(a.keys) + " keys do not fit in " + std::to_string(o.width) +
                                           " columns; each query's strongest keys:"),
                                  o.width, "  ", "  "))
       out.push_back({{line, Role::Legend}});
@@ -282,7 +282,7 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   // The labels the grid abbreviates.
   std::vector<std::string> keys;
   for (std::size_t j = 0; j < a.keys; ++j) keys.push_back(std::to_string(j) + "=" + labels[j]);
-  for (const auto& line : fill(keys, o.width, "  keys:", "        ")) out.push_back({{line, Role::Label}});
+  for (const auto& line : fill_lines(keys, o.width, "  keys:", "        ")) out.push_back({{line, Role::Label}});
   if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
 }
 
@@ -315,7 +315,7 @@ std::string value_text(const Step& s) {
 
 std::vector<Line> wrap_text(const std::string& text, std::size_t width, const std::string& indent, Role role) {
   std::vector<Line> out;
-  for (const auto& line : fill(words_of(visible(text)), width, indent, indent)) out.push_back({{line, role}});
+  for (const auto& line : fill_lines(words_of(visible(text)), width, indent, indent)) out.push_back({{line, role}});
   return out;
 }
 
@@ -332,7 +332,7 @@ std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, 
   }
   const std::string rest(std::min(at, width / 2), ' ');
   std::vector<Line> out;
-  for (const auto& piece : fill(words_of(line), width, indent, rest)) out.push_back({{piece, role}});
+  for (const auto& piece : fill_lines(words_of(line), width, indent, rest)) out.push_back({{piece, role}});
   return out;
 }
 
@@ -444,7 +444,7 @@ std::vector<Line> overview_lines(const std::vector<HeatMap>& maps, const LayoutO
       for (std::size_t j = 0; j < m.keys; ++j) row.push_back(cell(m, o.scale, i, j, cell_width, o.color));
       block.push_back(std::move(row));
     }
-    for (const auto& line : fill(words_of(m.note), column, "", "")) block.push_back({{line, Role::Legend}});
+    for (const auto& line : fill_lines(words_of(m.note), column, "", "")) block.push_back({{line, Role::Legend}});
     blocks.push_back(std::move(block));
   }
   for (Line& l : side_by_side(blocks, column, per_row)) {
@@ -454,7 +454,7 @@ std::vector<Line> overview_lines(const std::vector<HeatMap>& maps, const LayoutO
   const HeatMap& m = maps.front();
   std::vector<std::string> labels;
   for (std::size_t j = 0; j < m.keys; ++j) labels.push_back(std::to_string(j) + "=" + m.labels[j]);
-  for (const auto& line : fill(labels, o.width, m.of_tokens ? "  tokens:" : "  positions:", "        "))
+  for (const auto& line : fill_lines(labels, o.width, m.of_tokens ? "  tokens:" : "  positions:", "        "))
     out.push_back({{line, Role::Label}});
   if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
   return out;
@@ -558,7 +558,7 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
       slide.text.push_back(l);
     std::vector<std::string> tokens{words("screen", o.language, "tokens")};
     for (const auto& t : trace.inputs.tokens) tokens.push_back(token_repr(t));
-    for (const auto& line : fill(tokens, o.width, "  ", "    ")) slide.text.push_back({{line, Role::Label}});
+    for (const auto& line : fill_lines(tokens, o.width, "  ", "    ")) slide.text.push_back({{line, Role::Label}});
   }
   for (const auto& note : note_lines(trace))
     for (auto& l : wrap_text(note, o.width, "  ", Role::Text)) slide.text.push_back(l);
