@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds attn and its tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ (at -O1) and
-# runs the quick tier (every in-process case) and the load tier (the server under many and slow clients,
+# runs the quick tier (the in-process cases) and the load tier (the server under many and slow clients,
 # whose leak case LeakSanitizer checks at exit here) there; any sanitizer report fails the run. The other
-# tiers run the real programs, pages, terminals, installs and timings, which the plain build's run covers
-# (docs/testing.md). ccache serves what an earlier run in this folder compiled.
+# tiers, the steps tier's remaining --model steps and the real programs of e2e (pipes, /dev/full, FIFOs,
+# signals to attn serve) among them, run in the plain build only (docs/testing.md). ccache serves what an
+# earlier run in this folder compiled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh test

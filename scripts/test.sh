@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, command 2 (and CI's .ci/run): install the test tools, build attn and its tests, run them.
 #   bash scripts/test.sh           every tier (docs/testing.md)
-#   bash scripts/test.sh --quick   the quick tier: the in-process cases, none of the e2e, docs, browser,
-#                                  tmux, install, bench, memory, families, torch, load or steps tiers
-#                                  (about 30 s on two cores once built)
+#   bash scripts/test.sh --quick   the quick tier: the in-process cases but the load and steps tiers;
+#                                  none of the e2e, docs, browser, tmux, install, bench, memory, families
+#                                  or torch tiers (about 30 s on two cores once built)
 # It ends by saying how long the build and the tests took, passed or not.
 # One case: ctest --test-dir build -R '^golden 037:' --output-on-failure, or build/attn_tests 'its name'.
 set -euo pipefail

@@ -1,7 +1,8 @@
 // attn against PyTorch for many seeds, shapes and inputs: tests/golden/lessons/ holds every step of every
 // configuration as computed by the book's own code in PyTorch (tests/golden/generate.py), one file per
 // configuration, and each configuration is a test case of its own (two: the whole run, and each step
-// asked for alone), registered from tests/golden/lessons/index.json when the program starts. A failure
+// asked for alone, the latter split in two with --model), registered from tests/golden/lessons/index.json
+// when the program starts. A failure
 // names its configuration, and ctest -j spreads them over the cores.
 #include <catch2/catch.hpp>
 
@@ -198,8 +199,8 @@ void check_whole_run(const Configuration& c) {
 // model's tokenizer files again for every step (about 0.1 s each, 15 configurations of up to 44 steps), so
 // the quick tier asks for a stable sample of those steps and the `steps` tier for the rest: together every
 // step of every configuration, each once. The sample is every 8th step, starting at an offset that moves
-// with the configuration's number (so each position of the step list is sampled by some configuration),
-// and the last step, which needs every step before it.
+// with the configuration's number (so that the configurations of one lesson sample different steps), and
+// the last step.
 enum class StepPart { all, sample, rest };
 
 bool in_sample(std::size_t configuration, std::size_t step, std::size_t steps) {
@@ -246,7 +247,8 @@ void check_each_step_alone(std::size_t number, StepPart part) {
 }
 
 // Registers two cases per configuration when the program starts, named by the configuration's number
-// and command line: "golden 017: attn causal --seed 7" and "golden 017, each step alone: ...". The
+// and command line: "golden 017: attn causal --seed 7" and "golden 017, each step alone: ..." (with
+// --model, "golden 176, each step alone, a sample: ..." and "..., the rest: ...", in two tiers). The
 // whole runs' last bits depend on the kernels OpenBLAS runs: test_kernels.cpp reruns them under each
 // kernel family the CPU can run.
 const bool registered_configurations = [] {
@@ -288,7 +290,7 @@ TEST_CASE("the golden configurations: every lesson, 185 of them, each a test cas
   // Every case of every configuration is registered (the names the ctest entries run by): the whole run
   // and each step alone, the latter in two parts (a sample, the rest) with --model.
   const auto with_model = static_cast<std::size_t>(std::count_if(all.begin(), all.end(), uses_model));
-  CHECK(with_model >= 12);
+  CHECK(with_model >= 15);
   std::size_t registered = 0;
   for (const auto& t : Catch::getAllTestCasesSorted(*Catch::getCurrentContext().getConfig()))
     registered += t.name.rfind("golden ", 0) == 0 ? 1 : 0;
