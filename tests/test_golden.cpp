@@ -2,8 +2,7 @@
 // configuration as computed by the book's own code in PyTorch (tests/golden/generate.py), one file per
 // configuration, and each configuration is a test case of its own (two: the whole run, and each step
 // asked for alone, the latter split in two with --model), registered from tests/golden/lessons/index.json
-// when the program starts. A failure
-// names its configuration, and ctest -j spreads them over the cores.
+// when the program starts. A failure names its configuration, and ctest -j spreads them over the cores.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -54,7 +54,7 @@ std::vector<std::string> split_wide(std::string word, std::size_t width) {
 // Words (split at spaces) laid into lines of `width` columns; the first line starts with `first`, the
 // others with `rest`.
 std::vector<std::string> fill_lines(const std::vector<std::string>& words, std::size_t width, const std::string& first,
-                              const std::string& rest) {
+                                    const std::string& rest) {
   std::vector<std::string> lines;
   std::string line = first;
   bool empty = first.empty() || first.back() == ' ';  // a first line that starts with a label: a space after it
@@ -253,8 +253,8 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   const std::size_t cell_width = form.cell;
   if (form.kind == Form::Summary) {
     for (const auto& line : fill_lines(words_of(std::to_string(a.keys) + " keys do not fit in " + std::to_string(o.width) +
-                                          " columns; each query's strongest keys:"),
-                                 o.width, "  ", "  "))
+                                                " columns; each query's strongest keys:"),
+                                       o.width, "  ", "  "))
       out.push_back({{line, Role::Legend}});
     summary_rows(a, o.width, out);
     if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
