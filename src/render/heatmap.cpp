@@ -111,8 +111,8 @@ std::string HeatMap::scale_words(HeatScale scale) const {
 namespace {
 
 constexpr std::size_t kCell = 7;   // characters per cell: a key label of six, a token of four whole ('Your')
-constexpr std::size_t kLabel = 10;  // columns of a row label: the book's tokens whole as token_repr shows them ('journey', '␣journey')
-const char* const kMasked = "\xc2\xb7";  // "·": a masked (future) cell
+constexpr std::size_t kLabelColumns = 10;  // columns of a row label: the book's tokens whole as token_repr shows them ('journey', '␣journey')
+const char* const kMaskedCell = "\xc2\xb7";  // "·": a masked (future) cell
 
 std::string pad_left(const std::string& s, std::size_t width, std::size_t visible) {
   return visible >= width ? s : std::string(width - visible, ' ') + s;
@@ -149,17 +149,17 @@ std::string one_map(const HeatMap& m, const TextStyle& style) {
   const std::string low = m.low_end(style.scale), high = m.high_end(style.scale);
   out += "  " + words("screen", m.language, "colours") + " " +
          (style.color ? low + " " + ramp + " " + high : words("screen", m.language, "span", {{"low", low}, {"high", high}})) +
-         (m.causal ? "   " + std::string(kMasked) + " " + words("screen", m.language, "masked_later") : "") + "\n";
+         (m.causal ? "   " + std::string(kMaskedCell) + " " + words("screen", m.language, "masked_later") : "") + "\n";
   out += "  " + m.scale_words(style.scale) + "\n";
   // Column labels: keys.
-  for (const std::string& line : key_label_lines({m.labels.begin(), m.labels.begin() + m.keys}, kLabel + 2, kCell))
+  for (const std::string& line : key_label_lines({m.labels.begin(), m.labels.begin() + m.keys}, kLabelColumns + 2, kCell))
     out += line + "\n";
   for (std::size_t i = 0; i < m.rows; ++i) {
-    const std::string label = clip_label(m.labels[m.first + i], kLabel);
-    out += "  " + pad_left(label, kLabel, display_width(label));
+    const std::string label = clip_label(m.labels[m.first + i], kLabelColumns);
+    out += "  " + pad_left(label, kLabelColumns, display_width(label));
     for (std::size_t j = 0; j < m.keys; ++j) {
       if (m.masked(i, j)) {
-        out += std::string(kCell - 1, ' ') + kMasked;
+        out += std::string(kCell - 1, ' ') + kMaskedCell;
         continue;
       }
       const float v = m.at(i, j);
@@ -241,7 +241,7 @@ std::vector<std::string> key_label_lines(const std::vector<std::string>& labels,
   return out;
 }
 
-std::size_t heatmap_width(std::size_t keys) { return 2 + kLabel + kCell * keys; }
+std::size_t heatmap_width(std::size_t keys) { return 2 + kLabelColumns + kCell * keys; }
 
 std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, const TextStyle& style) {
   const AnyTensor& t = step.tensor;
