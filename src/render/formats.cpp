@@ -37,4 +37,9 @@ std::string join(const std::vector<Chunk>& chunks) {
   return all;
 }
 
+std::string join(std::vector<Chunk>&& chunks) {
+  if (chunks.size() == 1) return std::move(chunks.front().text);
+  return join(static_cast<const std::vector<Chunk>&>(chunks));
+}
+
 }  // namespace attn

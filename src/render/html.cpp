@@ -588,7 +588,8 @@ class HtmlRenderer : public Renderer {
   std::size_t working_bytes(const Document& doc) const override {
     // The page: each printed tensor (summarised by PyTorch's format past 1,000 numbers), and about 900
     // bytes per heatmap cell drawn (600 for the cell with its number, 160 for its line in the lines view,
-    // 80 for an overview's small map).
+    // 80 for an overview's small map), and an overview step's cells again in the model view, drawn with the
+    // first of them (about 500 bytes a cell, measured on 512 layers: 600).
     std::size_t bytes = 64 << 10;
     for (const Trace& t : doc.traces)
       for (const Step& s : t.steps) {
@@ -596,10 +597,13 @@ class HtmlRenderer : public Renderer {
         bytes = saturating_sum(bytes, printed_tensor_bytes(s) + 1024);
         if (s.heatmap && s.shape.size() >= 2 && s.shape.back() <= kFigureMaxKeys) {
           const std::size_t heads = s.shape.size() == 4 ? s.shape[1] : s.overview && s.shape.size() == 3 ? s.shape[0] : 1;
-          bytes = saturating_sum(bytes, saturating_product({heads, s.shape.back(), s.shape[s.shape.size() - 2], 900}));
+          bytes = saturating_sum(bytes, saturating_product({heads, s.shape.back(), s.shape[s.shape.size() - 2],
+                                                            s.overview ? 900 + 600 : 900}));
         }
       }
-    return saturating_product({bytes, 2});  // built up as strings, then joined
+    // Built up as one string: while it grows, its old buffer and the new one twice its size (three times
+    // the page at most); then moved out whole.
+    return saturating_product({bytes, 3});
   }
 
   std::vector<Chunk> render(const Document& doc) const override {
@@ -633,7 +637,7 @@ class HtmlRenderer : public Renderer {
     std::size_t figure = 0;
     for (std::size_t k = 0; k < doc.traces.size(); ++k) page += lesson(doc, k, figure);
     page += "</main>\n<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
-    return {{page, false}};
+    return one_chunk(std::move(page));
   }
 
  private:

@@ -201,14 +201,14 @@ class JsonRenderer : public Renderer {
   }
 
   std::vector<Chunk> render(const Document& doc) const override {
-    if (!doc.is_tour()) return {{dump_json(trace_to_json(doc.traces.front(), doc))}};
+    if (!doc.is_tour()) return one_chunk(dump_json(trace_to_json(doc.traces.front(), doc)));
     // The tour: one document holding each lesson's.
     ojson all;
     all["schema_version"] = kJsonSchemaVersion;
     all["lesson"] = doc.command;
     all["lessons"] = ojson::array();
     for (const auto& t : doc.traces) all["lessons"].push_back(trace_to_json(t, doc));
-    return {{dump_json(all)}};
+    return one_chunk(dump_json(all));
   }
 };
 

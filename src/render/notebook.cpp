@@ -228,7 +228,7 @@ class PyRenderer : public Renderer {
 
   std::vector<Chunk> render(const Document& doc) const override {
     const std::vector<Cell> cells = cells_of(doc);
-    return {{notebook_ ? ipynb(doc, cells) : script(cells), false}};
+    return one_chunk(notebook_ ? ipynb(doc, cells) : script(cells));
   }
 
  private:

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "render/style.hpp"
@@ -55,7 +56,16 @@ const std::vector<Format>& formats();
 // The format called `name`, or nullptr.
 const Format* find_format(const std::string& name);
 
-// All pieces joined.
+// The whole output as one piece, moved in: a braced {{text, false}} would copy it twice (an initializer
+// list's elements are copied), and a page can be hundreds of megabytes.
+inline std::vector<Chunk> one_chunk(std::string text) {
+  std::vector<Chunk> out(1);
+  out[0].text = std::move(text);
+  return out;
+}
+
+// All pieces joined; a single piece is moved, not copied.
 std::string join(const std::vector<Chunk>& chunks);
+std::string join(std::vector<Chunk>&& chunks);
 
 }  // namespace attn

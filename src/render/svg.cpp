@@ -93,7 +93,7 @@ class SvgRenderer : public Renderer {
     o.standalone = true;
     o.title = title;
     o.language = doc.language;
-    if (!s.heatmap) return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o), false}};
+    if (!s.heatmap) return one_chunk("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o));
     // Heatmaps: a grid of the maps under the title, side by side and wrapping (grid_columns), in one file
     // with a white background; an overview step's heads as small colour-only maps with the lesson's words
     // under each, wrapping the same way.
@@ -129,9 +129,8 @@ class SvgRenderer : public Renderer {
       y += f.height + 8.0;
       width = std::max(width, f.width);
     }
-    return {{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_open(std::ceil(width), std::ceil(y), o, title) + maps_svg +
-                 "</svg>\n",
-             false}};
+    return one_chunk("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_open(std::ceil(width), std::ceil(y), o, title) +
+                     maps_svg + "</svg>\n");
   }
 
  private:

@@ -19,7 +19,7 @@ void write_chunks(const std::vector<Chunk>& chunks, bool pause, std::ostream& ou
                   const Paint& paint) {
   // pause is only ever set when stdin and stdout are terminals.
   if (!pause) {
-    out << join(chunks);
+    for (const Chunk& c : chunks) out << c.text;  // not joined first: that would hold the output twice
     return;
   }
   std::optional<TerminalKeys> keys;  // the terminal's mode, set for the prompts and back after them
