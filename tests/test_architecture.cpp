@@ -466,13 +466,18 @@ TEST_CASE("the JSON size limit is checked on the plan, before any step is comput
   CHECK_FALSE(doc["inputs"].contains("embeddings"));
 }
 
-TEST_CASE("attn does not replace operator new, but the attn-bench program, which counts memory, does", "[architecture][e2e]") {
+TEST_CASE("attn's operator new is the memory budget's, and the attn-bench program's counter is its own", "[architecture][e2e]") {
   // nm lists what an executable defines; a replacement operator new is a defined symbol "operator new(...)".
-  const auto count = [](const std::string& exe) {
-    return shell("nm -C --defined-only " + quote(exe) + " | grep -c 'operator new(' || true").out;
+  // attn's holds a run to its budget while it plans (core/heap_budget_new.cpp); the benchmark's counts every
+  // allocation (bench/alloc_counter.cpp), and must never apply to a lesson, nor the budget to a benchmark.
+  const auto count = [](const std::string& exe, const std::string& symbol) {
+    return shell("nm -C --defined-only " + quote(exe) + " | grep -c " + quote(symbol) + " || true").out;
   };
-  CHECK(count(ATTN_EXE) == "0\n");
-  CHECK(count(ATTN_BENCH_EXE) != "0\n");  // the same check finds it where it is
+  CHECK(count(ATTN_EXE, "operator new(") != "0\n");
+  CHECK(count(ATTN_EXE, "HeapBudget::before_allocation") != "0\n");
+  CHECK(count(ATTN_EXE, "alloc_counter") == "0\n");
+  CHECK(count(ATTN_BENCH_EXE, "operator new(") != "0\n");
+  CHECK(count(ATTN_BENCH_EXE, "alloc_counter::live") != "0\n");  // its operator new (a program links only one)
 }
 
 TEST_CASE("attn loads neither oneDNN nor OpenMP, only the attn-bench program (whose fast kernels use them) does",

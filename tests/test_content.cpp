@@ -349,7 +349,7 @@ TEST_CASE("a run's language reaches the lessons' words: a translated entry repla
   const std::string saved = old ? old : "";
   ::setenv("ATTN_DATA_DIR", dir.dir.c_str(), 1);
   const Lesson& simple = *find_lesson("simple");
-  Request request{"simple", {LessonRun{&simple, &simple.modes.front(), simple.modes.front().defaults}}, false, {}, {},
+  Request request{"simple", {LessonRun{&simple, &simple.modes.front(), simple.modes.front().defaults}}, {}, {},
                   fixture_language};
   const auto renderer = find_format("json")->make(RenderOptions{});
   std::istringstream in;

@@ -242,9 +242,7 @@ Request lesson_request(const Sub& sub, const CommandLine& parsed) {
 // attn tour: every lesson (with --model, every lesson that takes it) with the book's values, planned first.
 Request tour_request(const Sub& sub, const CommandLine& parsed) {
   const CommandLine options = effective(sub, nullptr, parsed);
-  Request request = request_for("tour", book_runs(deck_lessons(sub, parsed, !options.input.model.empty()), options), options);
-  request.plan_whole_run = true;
-  return request;
+  return request_for("tour", book_runs(deck_lessons(sub, parsed, !options.input.model.empty()), options), options);
 }
 
 // attn present: the lessons named (or every lesson), computed whole, then drawn on the terminal.
@@ -252,7 +250,6 @@ int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
   const CommandLine options = effective(sub, nullptr, parsed);
   Request request = request_for(
       "present", present_runs(sub, deck_lessons(sub, parsed, !options.input.model.empty()), parsed, options), options);
-  request.plan_whole_run = true;
   request.steps_where_found = true;
   request = speaking(std::move(request), s.term.language);
   if (options.input.input == "-")

@@ -1,15 +1,18 @@
 #include "inputs/embeddings.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <istream>
+#include <new>
 #include <streambuf>
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 #include <xtensor/xnpy.hpp>
@@ -36,8 +39,13 @@ std::string read_all(std::istream& in, const std::string& name) {
   return nonempty(read_capped(in, name, kEmbeddingsFile), name);
 }
 
-// All of a regular file: a FIFO, a device or a directory is refused before a byte is read (io/files).
-std::string read_file(const std::string& path) { return nonempty(read_regular_file(path, kEmbeddingsFile), path); }
+// All of a regular file: a FIFO, a device or a directory is refused before a byte is read (io/files), and
+// `check_memory` sees its size on the process's base first.
+std::string read_file(const std::string& path, const CheckMemory& check_memory) {
+  const RegularFile file = open_regular_file(path, kEmbeddingsFile);
+  if (check_memory) check_memory(saturating_sum(kBaseBytes, file.size));
+  return nonempty(read_regular_file(file, path, kEmbeddingsFile), path);
+}
 
 bool ends_with_ci(const std::string& s, const std::string& suffix) {
   if (s.size() < suffix.size()) return false;
@@ -46,8 +54,11 @@ bool ends_with_ci(const std::string& s, const std::string& suffix) {
   return true;
 }
 
-std::string strip_bom(const std::string& text) {
-  return text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? text.substr(3) : text;
+// The text after a UTF-8 byte-order mark: a view, since a copy of a file of hundreds of megabytes would
+// count against the memory budget (core/heap_budget.hpp).
+std::string_view strip_bom(const std::string& text) {
+  const std::string_view view(text);
+  return view.compare(0, 3, "\xEF\xBB\xBF") == 0 ? view.substr(3) : view;
 }
 
 // Reading stops at the token or value past a limit, so the whole count is not known.
@@ -127,7 +138,7 @@ class RowBuilder {
 // RowBuilder: no document tree of the whole file is built, and a file past a limit stops there.
 class EmbeddingsSax : public nlohmann::json_sax<nlohmann::json> {
  public:
-  EmbeddingsSax(const std::string& name, const std::string& text) : name_(name), text_(text), rows_(name) {}
+  EmbeddingsSax(const std::string& name, std::string_view text) : name_(name), text_(text), rows_(name) {}
 
   Inputs finish() && {
     if (!seen_embeddings_) throw InputError(name_ + ": expected a key \"embeddings\" holding an array of rows");
@@ -264,7 +275,7 @@ class EmbeddingsSax : public nlohmann::json_sax<nlohmann::json> {
   }
 
   const std::string& name_;
-  const std::string& text_;
+  std::string_view text_;
   RowBuilder rows_;
   std::optional<std::vector<std::string>> tokens_;
   Where where_ = Where::Top;
@@ -387,6 +398,8 @@ NpyHeader read_npy_header(const std::string& bytes, const std::string& name) {
   if (!std::regex_match(header, form)) throw bad("its header is not the dict NumPy writes");
   try {
     xt::detail::parse_header(header, h.descr, &h.fortran_order, h.shape);
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory, or past the memory budget (core/heap_budget.hpp): not a malformed file
   } catch (const std::exception& e) {
     throw bad(e.what());
   }
@@ -407,9 +420,9 @@ const std::vector<EmbeddingsFormat>& embeddings_formats() {
   static const std::vector<EmbeddingsFormat> formats{
       {InputFormat::Json, {".json"}, "JSON {\"tokens\": [...], \"embeddings\": [[...], ...]}",
        [](const std::string& bytes) {  // '[' or '{' first, after a byte-order mark and white space
-         const std::string text = strip_bom(bytes);
+         const std::string_view text = strip_bom(bytes);
          const auto first = text.find_first_not_of(" \t\r\n");
-         return first != std::string::npos && (text[first] == '[' || text[first] == '{');
+         return first != std::string_view::npos && (text[first] == '[' || text[first] == '{');
        },
        parse_embeddings_json},
       {InputFormat::Table, {".csv", ".tsv", ".txt", ".dat", ".tab"},
@@ -439,16 +452,16 @@ InputFormat format_of_content(const std::string& bytes) {
   return fallback->id;
 }
 
-Inputs load_embeddings(const std::string& path, std::istream& stdin_stream) {
+Inputs load_embeddings(const std::string& path, std::istream& stdin_stream, const CheckMemory& check_memory) {
   if (path == "-") {
     const std::string bytes = read_all(stdin_stream, kStdinName);
     return parse_embeddings(bytes, kStdinName, format_of_content(bytes));
   }
-  return load_embeddings(path);
+  return load_embeddings(path, check_memory);
 }
 
-Inputs load_embeddings(const std::string& path) {
-  const std::string bytes = read_file(path);
+Inputs load_embeddings(const std::string& path, const CheckMemory& check_memory) {
+  const std::string bytes = read_file(path, check_memory);
   return parse_embeddings(bytes, path, format_of_name(path).value_or(format_of_content(bytes)));
 }
 
@@ -459,14 +472,14 @@ Inputs parse_embeddings(const std::string& bytes, const std::string& name, Input
 }
 
 Inputs parse_embeddings_json(const std::string& raw, const std::string& name) {
-  const std::string text = strip_bom(raw);
+  const std::string_view text = strip_bom(raw);
   EmbeddingsSax sax(name, text);
-  nlohmann::json::sax_parse(text, &sax);
+  nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
   return std::move(sax).finish();
 }
 
 Inputs parse_embeddings_table(const std::string& raw, const std::string& name) {
-  const std::string text = strip_bom(raw);
+  const std::string_view text = strip_bom(raw);
   if (text.compare(0, 6, "\x93NUMPY") == 0)
     throw InputError(name + ": a NumPy .npy file, not a text table (name it .npy, or leave the extension out)");
   RowBuilder rows(name);
@@ -474,9 +487,13 @@ Inputs parse_embeddings_table(const std::string& raw, const std::string& name) {
   std::optional<Separator> sep;
   bool has_token_column = false, index_column = false;
   std::size_t header_fields = 0, header_line = 0;  // 0: no header row
-  std::istringstream lines(text);
+  // Line by line where the text is (a std::istringstream would copy all of it first).
   std::string line;
-  for (std::size_t line_no = 1; std::getline(lines, line); ++line_no) {
+  std::size_t start = 0;
+  for (std::size_t line_no = 1; start < text.size(); ++line_no) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    line.assign(text.substr(start, end - start));
+    start = end + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (trim(line).empty() || trim(line)[0] == '#') continue;
     const std::string where = name + ":" + std::to_string(line_no);
@@ -597,8 +614,8 @@ InputSource file_source() {
   input.default_note = "the bundled journey.json";
   input.rules = {{SourceRule::Exclusive, "--random", ""}};
   return {"file", [](const InputOptions& opt) { return !opt.input.empty(); },
-          [](const InputOptions& opt, std::istream& stdin_stream, const CheckMemory&) {
-            return load_embeddings(opt.input, stdin_stream);
+          [](const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory) {
+            return load_embeddings(opt.input, stdin_stream, check_memory);
           },
           nullptr,
           {input}};

@@ -52,9 +52,10 @@ std::optional<InputFormat> format_of_name(const std::string& path);
 InputFormat format_of_content(const std::string& bytes);
 
 // Reads `path` ("-": `stdin`, held to the same size limit) in the format its name says, or its
-// content says when the name says none.
-Inputs load_embeddings(const std::string& path, std::istream& stdin_stream);
-Inputs load_embeddings(const std::string& path);  // a file, never standard input
+// content says when the name says none. `check_memory`, when given, is asked for the process's base and
+// the file's size before a file is read (a file is held whole while it is parsed).
+Inputs load_embeddings(const std::string& path, std::istream& stdin_stream, const CheckMemory& check_memory = {});
+Inputs load_embeddings(const std::string& path, const CheckMemory& check_memory = {});  // a file, never standard input
 
 // `bytes` read from `name` (which labels error messages) in the given format.
 Inputs parse_embeddings(const std::string& bytes, const std::string& name, InputFormat format);

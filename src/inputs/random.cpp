@@ -35,8 +35,11 @@ InputSource random_source() {
   random.parse = parse_shape;
   random.range = "N from 1 to " + std::to_string(kMaxTokens) + ", D from 1 to " + std::to_string(kMaxDims);
   return {"random", [](const InputOptions& opt) { return opt.random.has_value(); },
-          [](const InputOptions& opt, std::istream&, const CheckMemory&) {
+          [](const InputOptions& opt, std::istream&, const CheckMemory& check_memory) {
             const auto [n, d] = *opt.random;
+            // Checked before the numbers are drawn: what every plan counts of them (the trace's copy of the
+            // inputs and a batch of them, Trace::planned_bytes), on the process's base.
+            check_memory(saturating_sum(kBaseBytes, saturating_product({2, n, d, sizeof(float)})));
             Inputs in;
             TorchGenerator gen(0);
             in.embeddings = gen.rand(n, d);  // (n, d)

@@ -249,6 +249,8 @@ Content::Content(const std::string& path, const std::string& english, const std:
         throw std::invalid_argument(section + ": not a section: " + kSections);
       }
     }
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory, or past the memory budget (core/heap_budget.hpp): not a malformed file
   } catch (const std::exception& e) {
     throw InputError(path + ": malformed lesson content: " + e.what());
   }
@@ -269,6 +271,8 @@ Content::Content(const std::string& path, const std::string& english, const std:
       read_piece(entry["text"], key, false, translation_language_, one, unused);
       translated_[key] = {entry["source"].get<std::string>(), one[key]};
     }
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory, or past the memory budget (core/heap_budget.hpp): not a malformed file
   } catch (const std::exception& e) {
     throw InputError(translation_path + ": malformed translation: " + e.what());
   }

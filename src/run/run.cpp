@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/errors.hpp"
+#include "core/heap_budget.hpp"
 #include "render/npy.hpp"
 
 namespace attn {
@@ -89,12 +90,23 @@ std::size_t memory_needed(const Document& planned, const Renderer& renderer, boo
   return save_npy ? saturating_sum(need, npy_working_bytes(planned)) : need;
 }
 
-// Refused with a usage error (exit 2) that gives the estimate and the budget.
+constexpr const char* kFewer = "; use fewer tokens, dimensions, heads or a smaller batch, or raise it with --max-memory";
+
+// Refused with a usage error (exit 2) that gives the plan's estimate and the budget.
 void check_budget(const std::string& command, std::size_t need, std::size_t budget) {
   if (need <= budget) return;
   throw UsageError("attn " + command + " would need an estimated " + size_words(need) +
-                   " of memory, more than the budget of " + size_words(budget) +
-                   "; use fewer tokens, dimensions, heads or a smaller batch, or raise it with --max-memory");
+                   " of memory, more than the budget of " + size_words(budget) + kFewer);
+}
+
+// A check before the plan is known (the process's base; the inputs before they are read or drawn): `need`
+// is part of what the run needs, so a refusal says "at least", and names what it has counted.
+UsageError part_refusal(const std::string& command, std::size_t need, std::size_t budget, const std::string& counted) {
+  return UsageError("attn " + command + " would need at least " + size_words(need) + " of memory (" + counted +
+                    "), more than the budget of " + size_words(budget) + kFewer);
+}
+void check_part(const std::string& command, std::size_t need, std::size_t budget, const std::string& counted) {
+  if (need > budget) throw part_refusal(command, need, budget, counted);
 }
 
 }  // namespace
@@ -147,10 +159,12 @@ std::vector<Shown> shown_lessons(const Request& request, const Inputs& inputs) {
   return out;
 }
 
-Document run(const Request& request, const Renderer& renderer, const RunStreams& streams) {
+static Document run_within(const Request& request, const Renderer& renderer, const RunStreams& streams, HeapBudget& planning,
+                    const char*& phase) {
   const OutputOptions& o = request.output;
   const Inputs inputs = load_inputs(request.input, streams.in,
-                                    [&](std::size_t need) { check_budget(request.command, need, o.max_memory); });
+                                    [&](std::size_t need) { check_part(request.command, need, o.max_memory, "for its inputs"); });
+  phase = "planning its steps";
   if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // checked before the work; nothing is created yet
   const std::vector<Shown> shown = shown_lessons(request, inputs);
 
@@ -158,8 +172,9 @@ Document run(const Request& request, const Renderer& renderer, const RunStreams&
   doc.command = request.command;
   doc.language = request.language;
   doc.only = o.steps;
-  // Each lesson plans its steps first; the renderer's limits and the memory budget are checked on the
-  // plan (with the traces run before it), before any step is computed.
+  // Every lesson is planned first, alone (plan_only: no step computed, no shown tensor copied), and the
+  // renderer's limits and the memory budget are checked on the plans, as one run, before any lesson
+  // computes anything. Each lesson checks its plan again as it runs (with the traces run before it).
   // The plan joins the document (not a copy of it: that would copy every tensor the tour holds) while
   // it is checked. `peak` collects the whole run's largest need.
   std::size_t peak = 0;
@@ -178,8 +193,7 @@ Document run(const Request& request, const Renderer& renderer, const RunStreams&
       planned->traces.pop_back();
     };
   };
-  if (request.plan_whole_run) {
-    // Every lesson's plan is checked, as one run, before the first lesson computes anything.
+  {
     Document plans;
     plans.command = doc.command;
     plans.only = doc.only;
@@ -189,12 +203,39 @@ Document run(const Request& request, const Renderer& renderer, const RunStreams&
     }
     check_budget(doc.command, peak, o.max_memory);  // the largest need of any point of the run
   }
+  planning.disarm();  // the plans' estimate bounds the rest of the run
   const Progress progress(streams.progress, doc.command, streams.err);
   for (const Shown& s : shown) {
     const Selection selection{s.only, checks(doc, false), false, request.language};
     doc.traces.push_back(run_lesson(*s.lesson, inputs, request.input, selection));
   }
   return doc;
+}
+
+namespace {
+
+// The run's refusal when the heap reached the budget while the inputs were read or the steps planned
+// (HeapBudget): no estimate is known then, only what the process had come to need and where.
+[[noreturn]] void refuse_past_budget(const std::string& command, std::size_t need, std::size_t budget,
+                                     const char* while_doing) {
+  throw part_refusal(command, need, budget, std::string("the budget was reached while ") + while_doing);
+}
+
+}  // namespace
+
+Document run(const Request& request, const Renderer& renderer, const RunStreams& streams) {
+  const OutputOptions& o = request.output;
+  // Every run needs the process's base; a budget below it is refused before anything is read.
+  check_part(request.command, kBaseBytes, o.max_memory, "the process itself");
+  // Until the plan has passed its check, the heap may grow by the budget less that base: reading the inputs
+  // and planning (drawing a module's weights, copying the inputs) stop where they would pass it.
+  HeapBudget planning(o.max_memory - kBaseBytes);
+  const char* phase = "reading its inputs";
+  try {
+    return run_within(request, renderer, streams, planning, phase);
+  } catch (const HeapBudget::Exceeded& e) {
+    refuse_past_budget(request.command, saturating_sum(kBaseBytes, e.needed), o.max_memory, phase);
+  }
 }
 
 }  // namespace attn

@@ -47,8 +47,6 @@ struct LessonRun {
 struct Request {
   std::string command;             // what the run is called in messages and the document: "mha", "tour"
   std::vector<LessonRun> lessons;  // in the order they run: one for a lesson, the deck for the tour
-  // The tour and attn present: every lesson's plan is checked, as one run, before the first computes.
-  bool plan_whole_run = false;
   InputOptions input;
   OutputOptions output;
   // The language of the lessons' words: "" for English, else the translations in data/lessons/<language>/
