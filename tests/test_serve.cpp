@@ -795,3 +795,34 @@ TEST_CASE("serve: scripts/bench-serve.py --quick runs and prints its table", "[s
   for (const std::string address : {"/api/simple", "/api/mha"})
     CHECK(r.out.find("| `" + address + "` | ") != std::string::npos);
 }
+
+TEST_CASE("serve: a request past its share of the budget is refused with the server still within it", "[serve][load]") {
+  // Any web page can send a GET to 127.0.0.1. Under --max-memory 512M such a request took the server to a
+  // peak of 657 MiB before its 400, and /page/tour?random=8192x4096 to 1.3 GiB. With one job of 544 MiB,
+  // --random 8192x4096's numbers (352 MiB with the base) fit the share and are drawn; the module's weights
+  // and the trace's copies do not, and are refused as they are drawn (core/heap_budget.hpp).
+  attn::ServeSettings s;
+  s.jobs = 1;
+  s.max_memory = attn::kBaseBytes + (std::size_t{544} << 20);
+  Running r(s);
+  REQUIRE(r.server.job_budget() == std::size_t{544} << 20);
+  {  // the peak so far reset to the resident set now (an earlier case's peak would hide this one's growth)
+    std::ofstream clear("/proc/self/clear_refs");
+    clear << "5";
+  }
+  const std::size_t hwm_before = proc_status("VmHWM");
+  auto c = r.client();
+  CHECK_THAT(refusal(c, "/api/mha?random=8192x4096&d-out=4096&heads=4&batch=1&step=context_vecs"),
+             Catch::StartsWith("attn: attn mha would need at least ") &&
+                 Catch::Contains("the budget was reached while planning its steps") &&
+                 Catch::Contains("more than the budget of 544 MiB"));
+  CHECK_THAT(refusal(c, "/api/causal?random=8192x4096&d-out=4096&batch=2"),
+             Catch::Contains("would need ") && Catch::Contains("more than the budget of 544 MiB"));
+  const auto page = c.Get("/page/tour?random=8192x4096");
+  REQUIRE(page);
+  CHECK(page->status == 400);
+  CHECK(page->body.find("more than the budget of 544 MiB") != std::string::npos);
+  const std::size_t hwm_after = proc_status("VmHWM");
+  INFO("peak grew by " << ((hwm_after - hwm_before) >> 20) << " MiB");
+  if (!attn_test::kUnderAsan) CHECK(hwm_after - hwm_before <= (std::size_t{544} << 20));
+}
