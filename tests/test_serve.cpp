@@ -164,6 +164,16 @@ std::size_t proc_status(const std::string& field) {
   return 0;
 }
 
+// This process's peak (VmHWM) reset to its resident set now, and that: an earlier case's peak would hide
+// the growth a case measures.
+std::size_t reset_peak() {
+  {
+    std::ofstream clear("/proc/self/clear_refs");
+    clear << "5";
+  }
+  return proc_status("VmHWM");
+}
+
 // The message of the 400 that `target` is answered with.
 std::string refusal(httplib::Client& c, const std::string& target) {
   INFO(target);
@@ -469,11 +479,7 @@ TEST_CASE("serve: 40 requests at once each get 200 or 503 within the memory budg
   s.max_memory = attn::kBaseBytes + s.jobs * (std::size_t{200} << 20);
   Running r(s);
   REQUIRE(r.server.job_budget() == std::size_t{200} << 20);
-  {  // the peak so far reset to the resident set now (an earlier case's peak would hide this one's growth)
-    std::ofstream clear("/proc/self/clear_refs");
-    clear << "5";
-  }
-  const std::size_t hwm_before = proc_status("VmHWM");
+  const std::size_t hwm_before = reset_peak();
 
   struct Got {
     bool ok = false;
@@ -806,11 +812,7 @@ TEST_CASE("serve: a request past its share of the budget is refused with the ser
   s.max_memory = attn::kBaseBytes + (std::size_t{544} << 20);
   Running r(s);
   REQUIRE(r.server.job_budget() == std::size_t{544} << 20);
-  {  // the peak so far reset to the resident set now (an earlier case's peak would hide this one's growth)
-    std::ofstream clear("/proc/self/clear_refs");
-    clear << "5";
-  }
-  const std::size_t hwm_before = proc_status("VmHWM");
+  const std::size_t hwm_before = reset_peak();
   auto c = r.client();
   CHECK_THAT(refusal(c, "/api/mha?random=8192x4096&d-out=4096&heads=4&batch=1&step=context_vecs"),
              Catch::StartsWith("attn: attn mha would need at least ") &&
