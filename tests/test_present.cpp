@@ -846,7 +846,7 @@ TEST_CASE("present in tmux: takes --color and --max-memory, which its --help lis
   {  // a budget too small: refused before any work, as every other run is
     const attn_test::Tmux t(100, 20, quote(ATTN_EXE) + " present --max-memory 1M");
     REQUIRE(t.ok());
-    CHECK(t.wait_for("attn: attn present would need an estimated"));
+    CHECK(t.wait_for("attn: attn present would need at least 96 MiB of memory (the process itself)"));
     CHECK(t.wait_for("attn-exited-2"));
   }
   {  // --color never: the presenter runs, in monochrome
