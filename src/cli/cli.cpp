@@ -94,7 +94,7 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
   if (mode != nullptr) eff.lesson = mode->defaults;
   for (const auto& [spec, option] : sub.options) {
     if (option->count() == 0) continue;
-    check_used(sub, mode, *spec, !option->get_group().empty());
+    check_used(sub, mode, *spec, option->get_group() != kRefusedGroup);
     spec->take(eff, parsed);
   }
   // The table's rules, scope by scope in table order; a lesson that cannot take --model at all is told so
