@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -252,4 +253,46 @@ TEST_CASE("a value error names its option in every subcommand and where the opti
     }
   }
   CHECK(refused_checked >= 100);  // the lessons' options that each other lesson, the tour and present refuse
+}
+
+TEST_CASE("an empty value after '=' is that empty value and never the next argument", "[cli][errors]") {
+  // The examples: the next argument was taken as the value (a directory named --quiet, the text "--seed=5").
+  const auto npy = run({"simple", "--save-npy=", "--quiet"});
+  CHECK(npy.status == 2);
+  CHECK(npy.out.empty());
+  CHECK(npy.err == "attn: --save-npy: needs a directory name (see 'attn simple --help')\n");
+  CHECK(npy.err == run({"simple", "--save-npy", ""}).err);
+  CHECK(!std::filesystem::exists("--quiet"));
+  const auto text = run({"mha", "--text=", "--seed=5"});
+  CHECK(text.status == 2);
+  CHECK(text.out.empty());
+  CHECK(text.err == "attn: --text has no tokens (give it a word or more) (see 'attn mha --help')\n");
+
+  // The class: every option that takes a value, of every subcommand, as --NAME= before another option of the
+  // subcommand fails exactly as --NAME "" does, whatever follows it.
+  const Subcommands s;
+  for (const attn::Sub* sub : s.all) {
+    const std::string command = sub->app->get_name();
+    std::string flag;  // a flag of the subcommand, to follow
+    for (const auto& [spec, option] : sub->options)
+      if (spec->is_flag() && flag.empty() && !refused_option(*option)) flag = spec->spellings().front();
+    REQUIRE(!flag.empty());
+    for (const auto& [spec, option] : sub->options) {
+      if (spec->is_flag()) continue;
+      const std::string name = spec->spellings().front();
+      INFO("attn " << command << " " << name << "= " << flag);
+      const auto joined = run({command, name + "=", flag});
+      const auto apart = run({command, name, "", flag});
+      CHECK(joined.status == 2);
+      CHECK(joined.out.empty());
+      CHECK(joined.err == apart.err);
+    }
+  }
+  // An argument that an option takes as its value stays that value, '=' or not; after "--" nothing is an option.
+  const auto value = run({"simple", "--text", "--save-npy=", "--json", "--step", "query"});
+  REQUIRE(value.status == 0);
+  CHECK(value.out.find("\"text\": \"--save-npy=\"") != std::string::npos);
+  CHECK(run({"present", "--", "--text="}).err == "attn: attn present: no lesson '--text=' (attn list names them) (see 'attn present --help')\n");
+  // A flag takes no value: --quiet= is --quiet.
+  CHECK(run({"simple", "--quiet=", "--step", "res"}).out == run({"simple", "--quiet", "--step", "res"}).out);
 }
