@@ -238,6 +238,16 @@ TEST_CASE("live page: the values shown and the refusal are escaped whatever they
   CHECK(count(between(other, "<form class=\"live\"", "</form>"), " selected") == 0);
 }
 
+TEST_CASE("live page: the bar's JSON data escapes DEL and C1 controls as --json does", "[live][hostile]") {
+  attn::LiveBar bar = make_bar("causal");
+  bar.controls.front().takers["causal"] = "a\x1b[2J b\x7f c\xc2\x9b" "31m \xe2\x80\xae" "d";
+  const std::string form = between(attn::live_page(html_page({"causal"}), bar), "<form class=\"live\"", "</form>");
+  const std::string takers = attribute(inputs_named(form, "text").at(0), "data-takers");
+  // JSON in ASCII, then escaped for the attribute: every control a \u escape, as --json writes it.
+  CHECK_THAT(takers, Catch::Contains("&quot;causal&quot;:&quot;a\\u001b[2J b\\u007f c\\u009b31m \\u202ed&quot;"));
+  for (const char c : takers) CHECK((c >= 0x20 && c < 0x7f));
+}
+
 TEST_CASE("live page: a refused request gives a page of the bar and the refusal in the page's style", "[live]") {
   attn::LiveBar bar = make_bar("mha");
   bar.values = {{"seed", "-1"}};

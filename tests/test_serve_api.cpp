@@ -152,6 +152,10 @@ TEST_CASE("serve: a refused request is a 400 whose error is the command line's o
   CHECK(error({{"seed", "1"}, {"seed", "2"}}) == "attn: --seed is given twice (see 'attn mha --help')");
   CHECK(error({{"help", ""}}) == "attn: attn mha has no option --help (see 'attn mha --help')");
   CHECK(error({{"nonsense\x1b[31m", "1"}}) == "attn: attn mha has no option --nonsense\\x1b[31m (see 'attn mha --help')");
+  // An error's JSON holds no control character, as every JSON attn writes (the line itself made visible).
+  const attn::Server::Answer hostile = server.answer("GET", "/api/mha", {{"seed", "\x7f\xc2\x9b\x1b[2J"}});
+  CHECK(hostile.body == "{\"error\":\"attn: --seed: expected a whole number from 0 to 18446744073709551615, got "
+                        "'\\\\x7f\\\\xc2\\\\x9b\\\\x1b[2J' (see 'attn mha --help')\"}\n");
 }
 
 TEST_CASE("serve: an empty value is the command line's empty value and never takes the next option as its value",

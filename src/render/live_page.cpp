@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "render/figure.hpp"
+#include "render/json.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -178,7 +179,7 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
   if (!c.values.empty()) {  // a choice (--lang): its words, and "" for the default, which the placeholder names
     std::string out = "<label>" + markup(c.key) + " <select" + attribute("id", "live-" + c.key) + attribute("name", c.key);
     if (!c.help.empty()) out += attribute("title", c.help);
-    out += attribute("data-takers", takers.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+    out += attribute("data-takers", json_text(takers, -1, true));
     if (!on) out += " disabled";
     out += "><option value=\"\">" + markup(on ? taker->second : "") + "</option>";
     const std::string given = value_of(bar, c.key);
@@ -202,7 +203,7 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
   if (on && !taker->second.empty()) out += attribute("placeholder", taker->second);
   if (!c.help.empty()) out += attribute("title", c.help);
   // Every lesson's default, for the script to follow another lesson (as ASCII JSON, then escaped).
-  out += attribute("data-takers", takers.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+  out += attribute("data-takers", json_text(takers, -1, true));
   if (!on) out += " disabled";
   return out + "></label>";
 }
