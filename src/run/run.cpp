@@ -67,17 +67,6 @@ class Progress {
   bool shown_ = false;
 };
 
-// "1.5 GiB", "640 MiB": a byte count as the memory budget's message gives it.
-std::string size_words(std::size_t bytes) {
-  char out[32];
-  if (bytes >= (std::size_t{1} << 30)) {
-    std::snprintf(out, sizeof out, "%.1f GiB", static_cast<double>(bytes) / (1u << 30));
-  } else {
-    std::snprintf(out, sizeof out, "%zu MiB", (bytes + (1u << 20) - 1) >> 20);
-  }
-  return out;
-}
-
 // The memory budget (--max-memory), checked on a lesson's plan before any of it is computed: the process's
 // base, what the traces before it keep (the tour's), the plan's own peak, and the renderer's working
 // memory. `planned` is the run's document with the plan as its last trace.
@@ -87,14 +76,6 @@ std::size_t memory_needed(const Document& planned, const Renderer& renderer, boo
   for (std::size_t i = 0; i + 1 < planned.traces.size(); ++i) need = saturating_sum(need, planned.traces[i].shown_bytes());
   need = saturating_sum(need, renderer.working_bytes(planned));
   return save_npy ? saturating_sum(need, npy_working_bytes(planned)) : need;
-}
-
-// Refused with a usage error (exit 2) that gives the estimate and the budget.
-void check_budget(const std::string& command, std::size_t need, std::size_t budget) {
-  if (need <= budget) return;
-  throw UsageError("attn " + command + " would need an estimated " + size_words(need) +
-                   " of memory, more than the budget of " + size_words(budget) +
-                   "; use fewer tokens, dimensions, heads or a smaller batch, or raise it with --max-memory");
 }
 
 }  // namespace
