@@ -2,10 +2,13 @@
 // version, errors, and finding the bundled data from anywhere.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "cli/commands.hpp"
 #include "support.hpp"
 
 using attn_test::quote;
@@ -187,4 +190,109 @@ TEST_CASE("dropout on a matrix of ones is drawn with positions, not as queries a
   CHECK(weights != std::string::npos);
   CHECK(ones < weights);
   CHECK(r.out.find("                  0      1      2      3      4      5\n") != std::string::npos);
+}
+
+namespace {
+
+// Every subcommand of attn, with the options its parser accepts: those it lists in --help and those it
+// accepts only to refuse them (attn simple --heads), each with its table entry.
+struct Subcommands {
+  attn::CommandLine parsed;
+  attn::Cli cli;
+  std::vector<const attn::Sub*> all;
+  Subcommands() {
+    attn::setup(cli, parsed);
+    for (const attn::Sub& lesson : cli.lessons) all.push_back(&lesson);
+    for (const attn::Sub* other : {&cli.list, &cli.tour, &cli.present, &cli.bench, &cli.serve}) all.push_back(other);
+  }
+};
+
+bool refused_option(const CLI::Option& o) { return o.get_group() == attn::kRefusedGroup; }
+
+}  // namespace
+
+TEST_CASE("a value error names its option in every subcommand and where the option is only accepted to be refused",
+          "[cli][errors]") {
+  // The examples: options attn simple and attn tour accept only to refuse them, whose names CLI11 left out.
+  CHECK(run({"simple", "--seed", "-1"}).err ==
+        "attn: --seed: expected a whole number from 0 to 18446744073709551615, got '-1' (see 'attn simple --help')\n");
+  CHECK(run({"tour", "--heads", "0"}).err == "attn: --heads: expected a whole number from 1 to 1024, got '0' (see 'attn tour --help')\n");
+  CHECK(run({"simple", "--dropout-rng", "bogus"}).err ==
+        "attn: --dropout-rng: expected default or mkl, got 'bogus' (see 'attn simple --help')\n");
+  CHECK(run({"simple", "--dropout", "nan"}).err == "attn: --dropout: expected a probability from 0 to 1, got 'nan' (see 'attn simple --help')\n");
+  CHECK(run({"tour", "--kv-groups"}).err == "attn: --kv-groups: 1 required G missing (see 'attn tour --help')\n");
+
+  // The class: every option that takes a value, of every subcommand, given a value its check refuses (or none
+  // at all). A usage error then names the option first ("attn: --NAME: ..." or a sentence of the option's,
+  // "attn: --text has no tokens"), or is the subcommand refusing the option by name ("attn: attn tour ...").
+  const Subcommands s;
+  std::size_t refused_checked = 0;
+  for (const attn::Sub* sub : s.all) {
+    const std::string command = sub->app->get_name();
+    // attn present's own refusal without a terminal, whatever its options (attn serve would serve).
+    const std::string own = command == "present" ? run({command}).err : "";
+    for (const auto& [spec, option] : sub->options) {
+      if (spec->is_flag()) continue;
+      const std::string name = spec->spellings().front();
+      // A path nothing can be made at (--save-npy is refused, exit 1), and a word no number or choice is;
+      // attn serve would listen on a host of that name: only its empty values.
+      std::vector<std::vector<std::string>> tries{{command, name, ""}, {command, name}};
+      if (command != "serve") tries.push_back({command, name, "/dev/null/bogus"});
+      for (const auto& args : tries) {
+        const auto r = run(args);
+        INFO("attn " << command << " " << name << (args.size() == 3 ? " '" + args[2] + "'" : "") << ": " << r.err);
+        // A value the option takes (a text, a file's name: missing, exit 1) and a refusal of the subcommand's own.
+        if (r.status != 2 || r.err == own) continue;
+        CHECK(r.out.empty());
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        const bool names_it = r.err.rfind("attn: " + name + ": ", 0) == 0 || r.err.rfind("attn: " + name + " ", 0) == 0;
+        const bool refuses_it = r.err.rfind("attn: attn ", 0) == 0 && r.err.find(" " + name) != std::string::npos;
+        CHECK((names_it || refuses_it));
+        if (refused_option(*option) && names_it) ++refused_checked;
+      }
+    }
+  }
+  CHECK(refused_checked >= 100);  // the lessons' options that each other lesson, the tour and present refuse
+}
+
+TEST_CASE("an empty value after '=' is that empty value and never the next argument", "[cli][errors]") {
+  // The examples: the next argument was taken as the value (a directory named --quiet, the text "--seed=5").
+  const auto npy = run({"simple", "--save-npy=", "--quiet"});
+  CHECK(npy.status == 2);
+  CHECK(npy.out.empty());
+  CHECK(npy.err == "attn: --save-npy: needs a directory name (see 'attn simple --help')\n");
+  CHECK(npy.err == run({"simple", "--save-npy", ""}).err);
+  CHECK(!std::filesystem::exists("--quiet"));
+  const auto text = run({"mha", "--text=", "--seed=5"});
+  CHECK(text.status == 2);
+  CHECK(text.out.empty());
+  CHECK(text.err == "attn: --text has no tokens (give it a word or more) (see 'attn mha --help')\n");
+
+  // The class: every option that takes a value, of every subcommand, as --NAME= before another option of the
+  // subcommand fails exactly as --NAME "" does, whatever follows it.
+  const Subcommands s;
+  for (const attn::Sub* sub : s.all) {
+    const std::string command = sub->app->get_name();
+    std::string flag;  // a flag of the subcommand, to follow
+    for (const auto& [spec, option] : sub->options)
+      if (spec->is_flag() && flag.empty() && !refused_option(*option)) flag = spec->spellings().front();
+    REQUIRE(!flag.empty());
+    for (const auto& [spec, option] : sub->options) {
+      if (spec->is_flag()) continue;
+      const std::string name = spec->spellings().front();
+      INFO("attn " << command << " " << name << "= " << flag);
+      const auto joined = run({command, name + "=", flag});
+      const auto apart = run({command, name, "", flag});
+      CHECK(joined.status == 2);
+      CHECK(joined.out.empty());
+      CHECK(joined.err == apart.err);
+    }
+  }
+  // An argument that an option takes as its value stays that value, '=' or not; after "--" nothing is an option.
+  const auto value = run({"simple", "--text", "--save-npy=", "--json", "--step", "query"});
+  REQUIRE(value.status == 0);
+  CHECK(value.out.find("\"text\": \"--save-npy=\"") != std::string::npos);
+  CHECK(run({"present", "--", "--text="}).err == "attn: attn present: no lesson '--text=' (attn list names them) (see 'attn present --help')\n");
+  // A flag takes no value: --quiet= is --quiet.
+  CHECK(run({"simple", "--quiet=", "--step", "res"}).out == run({"simple", "--quiet", "--step", "res"}).out);
 }

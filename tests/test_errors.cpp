@@ -148,6 +148,13 @@ std::vector<Bad> bad_options() {
       {"a single token to decode from", {"kv-cache", "--random", "1x3"}, 2, "at least 2 tokens"},
       {"kv-cache heads % kv_groups", {"kv-cache", "--kv-groups", "3"}, 2, "--kv-groups 3"},
       {"kv-cache d_out % heads", {"kv-cache", "--heads", "3"}, 2, "--d-out 2"},
+      // A value refused by an option the subcommand takes only to refuse it is named by the option.
+      {"--seed that simple refuses", {"simple", "--seed", "-1"}, 2, "attn: --seed: expected a whole number from 0 to"},
+      {"--heads that the tour refuses", {"tour", "--heads", "0"}, 2, "attn: --heads: expected a whole number from 1 to 1024, got '0'"},
+      {"--dropout-rng that simple refuses", {"simple", "--dropout-rng", "bogus"}, 2, "attn: --dropout-rng: expected default or mkl, got 'bogus'"},
+      // Nothing after '=' is an empty value, not the next argument.
+      {"--save-npy= before a flag", {"simple", "--save-npy=", "--quiet"}, 2, "attn: --save-npy: needs a directory name"},
+      {"--text= before an option", {"mha", "--text=", "--seed=5"}, 2, "attn: --text has no tokens"},
   };
 }
 

@@ -94,3 +94,28 @@ TEST_CASE("a step of an integer dtype is written as JSON integers and printed as
   CHECK(t.step("kv_group_of_head").integer);
   CHECK_FALSE(t.step("keys").integer);
 }
+
+TEST_CASE("every JSON attn writes escapes C0, DEL and C1 alike and parses back to the same string", "[json][hostile]") {
+  std::string controls;  // U+0000-U+001F, DEL, U+0080-U+009F
+  for (int c = 0; c < 0x20; ++c) controls += static_cast<char>(c);
+  controls += '\x7f';
+  for (int c = 0x80; c < 0xa0; ++c) controls += {'\xc2', static_cast<char>(c)};
+  const std::string text = "a" + controls + "\xc3\xa9\xe2\x80\xae" "b";  // then é and U+202E, which JSON keeps
+  std::string escaped = "\"a\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b\\t\\n\\u000b\\f\\r";
+  for (int c = 0x0e; c < 0x20; ++c) escaped += "\\u00" + std::string(c < 0x10 ? "0" : "1") + "0123456789abcdef"[c % 16];
+  escaped += "\\u007f";
+  for (int c = 0x80; c < 0xa0; ++c) escaped += "\\u00" + std::string(c < 0x90 ? "8" : "9") + "0123456789abcdef"[c % 16];
+  const std::string controls_escaped = escaped;
+  escaped += "\xc3\xa9\xe2\x80\xae" "b\"";
+  // --json's strings, and every other document: nlohmann's json and ordered_json, on one line or indented.
+  CHECK(dump_json(ojson(text)) == escaped + "\n");
+  CHECK(json_text(ojson(text)) == escaped);
+  CHECK(json_text(nlohmann::json(text)) == escaped);
+  CHECK(json_text(nlohmann::json{{"k", text}}, 1) == "{\n \"k\": " + escaped + "\n}");
+  // As ASCII (the live page's data): the same escapes, é and U+202E as \u too.
+  CHECK(json_text(nlohmann::json(text), -1, true) == controls_escaped + "\\u00e9\\u202eb\"");
+  for (const std::string& written : {json_text(ojson(text)), json_text(nlohmann::json(text), -1, true)})
+    CHECK(nlohmann::json::parse(written).get<std::string>() == text);
+  // Not UTF-8: U+FFFD, as the JSON format writes a path from outside.
+  CHECK(json_text(ojson("x\xff\x7f")) == "\"x\xef\xbf\xbd\\u007f\"");
+}

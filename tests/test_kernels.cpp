@@ -748,6 +748,60 @@ TEST_CASE("attn bench --decode times MHA and GQA decode steps on each cache leng
   CHECK(attn_test::run({"bench", "--decode", "--cache", "200000"}).status == 2);
 }
 
+TEST_CASE("attn bench is refused past --max-memory before anything is allocated and in the lessons' words",
+          "[bench][errors]") {
+  // The example: keys and values of 128k tokens of 4,096 dims, 2 GiB each, past the default budget of 4 GiB.
+  const std::vector<std::string> big{"bench", "--decode", "--cache", "131072", "--dim", "4096", "--heads", "16"};
+  const std::string line =
+      "attn: attn bench would need an estimated 4.1 GiB of memory, more than the budget of 4.0 GiB; use fewer tokens, "
+      "dimensions, heads or a smaller batch, or raise it with --max-memory (see 'attn bench --help')\n";
+  const auto refused = attn_test::run(big);
+  CHECK(refused.status == 2);
+  CHECK(refused.out.empty());
+  CHECK(refused.err == line);
+  // A lesson past its budget says it in the same words.
+  CHECK_THAT(attn_test::run({"mha", "--random", "8192x4096", "--d-out", "4096", "--heads", "4", "--batch", "1"}).err,
+             Catch::Matches("attn: attn mha would need an estimated [0-9.]+ GiB of memory, more than the budget of 4.0 "
+                            "GiB; use fewer tokens, dimensions, heads or a smaller batch, or raise it with --max-memory "
+                            "\\(see 'attn mha --help'\\)\n"));
+  // The estimate: the pools of keys and values (one layer of 2 GiB each: the pool is at least 1 GiB), and the
+  // process's base; --max-memory past it lets the run go on (check_bench is all that runs here).
+  BenchOptions o;
+  o.decode = true;
+  o.cache = {131072};
+  o.dim = 4096;
+  o.heads = 16;
+  const std::size_t pools = std::size_t{4} << 30;
+  CHECK(bench_memory_bytes(o) >= pools + kBaseBytes);
+  CHECK(bench_memory_bytes(o) <= pools + kBaseBytes + (std::size_t{1} << 20));
+  CHECK_THROWS_WITH(check_bench(o), line.substr(6, line.find(" (see") - 6));
+  o.max_memory = std::size_t{5} << 30;
+  CHECK_NOTHROW(check_bench(o));
+  o.max_memory = bench_memory_bytes(o);
+  CHECK_NOTHROW(check_bench(o));
+  o.max_memory -= 1;
+  CHECK_THROWS(check_bench(o));
+  // attn-bench itself refuses it before any allocation: under 700 MB of address space, not out of memory.
+  attn_test::not_under_asan("it needs more address space than the limit allows");
+  const auto direct = attn_test::shell("ulimit -v 700000; " + attn_test::quote(ATTN_BENCH_EXE) +
+                                       " --decode --cache 131072 --dim 4096 --heads 16 2>&1 >/dev/null; echo \"exit $?\"");
+  CHECK(direct.out == line + "exit 2\n");
+  // --max-memory is read as the lessons read it, default 4G, and a forward run is estimated too.
+  CHECK(attn_test::run({"bench", "--help"}).out.find("--max-memory SIZE=4G") != std::string::npos);
+  for (const char* size : {"512", "-4G", "5x", "2P", "0"}) {
+    INFO(size);
+    std::string lesson = attn_test::run({"simple", "--max-memory", size}).err;
+    lesson.replace(lesson.find("attn simple"), 11, "attn bench");
+    CHECK(attn_test::run({"bench", "--max-memory", size}).err == lesson);
+  }
+  // (64, 2048, 4096) inputs, 2 GiB each, and scores of 2^28 numbers, the most any tensor may hold.
+  const auto forward = attn_test::run({"bench", "--batch", "64", "--tokens", "2048", "--dim", "4096", "--heads", "1",
+                                       "--kv-groups", "1", "--impl", "fused"});
+  CHECK(forward.status == 2);
+  CHECK_THAT(forward.err, Catch::StartsWith("attn: attn bench would need an estimated 1"));
+  CHECK_THAT(forward.err, Catch::Contains(" GiB of memory, more than the budget of 4.0 GiB;"));
+}
+
 TEST_CASE("attn bench --isa runs every build this CPU can with oneDNN capped alike and refuses a wider one",
           "[bench]") {
   // Every build this CPU runs: the fast rows then run it (and oneDNN under the same cap), and agree with mha.

@@ -224,6 +224,10 @@ TEST_CASE("live page: the values shown and the refusal are escaped whatever they
   CHECK(attribute(inputs_named(form, "seed").at(0), "value") ==
         "&quot;&#39;&gt;&lt;img src=x onerror=&quot;window.pwned=2&quot;&gt;");
   CHECK(attribute(inputs_named(form, "text").at(0), "title") == "&lt;i&gt;typed&lt;/i&gt; &amp; &quot;quoted&quot;");
+  // A value's control characters, bidi overrides and isolates are shown as visible() shows them.
+  bar.values = {{"text", "a\x1b[2J\x7f\xc2\x9b\xe2\x80\xae" "b\xe2\x81\xa9"}};
+  CHECK(attribute(inputs_named(between(attn::live_page(page, bar), "<form class=\"live\"", "</form>"), "text").at(0), "value") ==
+        "a\\x1b[2J\\x7f\\xc2\\x9b\\u{202e}b\\u{2069}");
   // A value for no control of the bar is not shown (the refusal says why).
   CHECK(form.find("&lt;b&gt;x&lt;/b&gt;") == std::string::npos);
   CHECK(between(form, "role=\"alert\" aria-live=\"assertive\">", "</p>") ==
@@ -236,6 +240,16 @@ TEST_CASE("live page: the values shown and the refusal are escaped whatever they
   CHECK(other.find("<script>x</script>") == std::string::npos);
   CHECK(other.find("data-lesson=\"&quot;&gt;&lt;script&gt;x&lt;/script&gt;\"") != std::string::npos);
   CHECK(count(between(other, "<form class=\"live\"", "</form>"), " selected") == 0);
+}
+
+TEST_CASE("live page: the bar's JSON data escapes DEL and C1 controls as --json does", "[live][hostile]") {
+  attn::LiveBar bar = make_bar("causal");
+  bar.controls.front().takers["causal"] = "a\x1b[2J b\x7f c\xc2\x9b" "31m \xe2\x80\xae" "d";
+  const std::string form = between(attn::live_page(html_page({"causal"}), bar), "<form class=\"live\"", "</form>");
+  const std::string takers = attribute(inputs_named(form, "text").at(0), "data-takers");
+  // JSON in ASCII, then escaped for the attribute: every control a \u escape, as --json writes it.
+  CHECK_THAT(takers, Catch::Contains("&quot;causal&quot;:&quot;a\\u001b[2J b\\u007f c\\u009b31m \\u202ed&quot;"));
+  for (const char c : takers) CHECK((c >= 0x20 && c < 0x7f));
 }
 
 TEST_CASE("live page: a refused request gives a page of the bar and the refusal in the page's style", "[live]") {
@@ -535,6 +549,50 @@ TEST_CASE("live page in Chromium: a refused link shows the refusal and fills in 
   CHECK(out[19][3] == ids.front());
   CHECK(out[19][4].get<std::vector<std::string>>() == tour_ids);
   check_console(out[20], 0);
+}
+
+// Text from outside in the bar (a link's text holding ESC, DEL, a C1 CSI, a right-to-left override and an
+// isolate): each box shows it as the page shows every text from outside, visible(), whether the server filled
+// the box (a link, a reload) or the script did (back and forward), and the view is the text's own.
+TEST_CASE("live page in Chromium: a box shows text from outside as visible() does whether the server or the script filled it",
+          "[live][browser][hostile]") {
+  NEED_CHROMIUM();
+  attn_test::Scratch s;
+  const std::string hostile = "a\x1b[2J b\x7f c\xc2\x9b" "31m \xe2\x80\xae" "d \xe2\x81\xa6" "e";
+  const char* const text_js = "document.getElementById('live-text').value";
+  const char* const idle = "!document.getElementById('live').hasAttribute('aria-busy')";
+  // simple's page, whose size keeps the browser quick; a second view, the Russian one, to go back from.
+  const json actions = json::array({
+      {{"do", "load"}, {"url", "{server}/?lesson=simple&text=" + encoded(hostile)}}, eval(text_js), eval(kTokensJs),  // 0-2
+      eval("(function () { var l = document.getElementById('live-lang'); l.value = 'ru';"
+           " l.dispatchEvent(new Event('change', {bubbles: true})); return true; })()"),  // 3
+      wait("location.search.indexOf('&lang=ru') > 0 && " + std::string(idle)),  // 4
+      eval("history.back()"),  // 5
+      wait("document.getElementById('live-lang').value === '' && " + std::string(idle)),  // 6
+      eval(text_js), eval(kTokensJs), {{"do", "console"}},  // 7-9
+  });
+  const json out = drive_served(s, actions);
+  check_console(out[0]["console"], 0);
+  const json doc = json::parse(run({"simple", "--text", hostile, "--json"}).out);
+  std::vector<std::string> tokens;
+  for (const json& t : doc["inputs"]["tokens"]) {
+    // The JSON writes a piece of a character as "\\xNN" (bytes.decode's backslashreplace); the text holds no
+    // backslash, so each one starts such a byte.
+    std::string bytes = t.get<std::string>();
+    for (std::size_t at = bytes.find("\\x"); at != std::string::npos; at = bytes.find("\\x", at + 1))
+      bytes.replace(at, 4, 1, static_cast<char>(std::stoi(bytes.substr(at + 2, 2), nullptr, 16)));
+    tokens.push_back(attn::token_repr(bytes));
+  }
+  REQUIRE(tokens.size() == 19);
+  const std::string shown = "a\\x1b[2J b\\x7f c\\xc2\\x9b31m \\u{202e}d \\u{2066}e";
+  REQUIRE(attn::visible(hostile) == shown);
+  CHECK(out[1] == shown);  // filled by the server
+  CHECK(out[2].get<std::vector<std::string>>() == tokens);
+  CHECK(out[4] == true);
+  CHECK(out[6] == true);
+  CHECK(out[7] == shown);  // filled by the script, from the address
+  CHECK(out[8].get<std::vector<std::string>>() == tokens);  // the view of the address's own text, as a reload
+  check_console(out[9], 0);
 }
 
 TEST_CASE("live page in Chromium: the bar's language list redraws the page in Russian, and the address keeps it",

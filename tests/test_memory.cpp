@@ -287,6 +287,39 @@ TEST_CASE("attn heads' page of 512 layers: the model view is in the estimate", "
   CHECK(m.peak_bytes * 4 > estimate);  // an upper bound, not a guess of any size
 }
 
+TEST_CASE("attn bench's estimate bounds its measured peak for every implementation and --decode", "[memory]") {
+  attn_test::not_under_asan("its peak is the sanitizer's, not attn-bench's");
+  const std::vector<std::string> quick{"bench", "--quick", "--repeats", "1"};
+  const auto with = [](std::vector<std::string> a, const std::vector<std::string>& more) {
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  for (const std::vector<std::string>& args : {
+           // every implementation: the wrapper's heads' passes are the largest; mha's scores alone; the fused rows
+           with(quick, {"--batch", "1", "--tokens", "2048", "--dim", "64", "--heads", "8", "--kv-groups", "2"}),
+           with(quick, {"--batch", "1", "--tokens", "2048", "--dim", "64", "--heads", "8", "--impl", "mha"}),
+           with(quick, {"--batch", "4", "--tokens", "1024", "--dim", "512", "--heads", "8", "--kv-groups", "4",
+                        "--impl", "fused,gqa"}),
+           // the machine's SGEMM, measured without --quick
+           {"bench", "--repeats", "1", "--batch", "1", "--tokens", "8", "--dim", "8", "--heads", "2", "--kv-groups",
+            "1", "--impl", "fused"},
+           // the decode pools (at least 1 GiB), and without --quick the copy's two arrays of 256 MiB
+           with(quick, {"--decode", "--cache", "1024", "--dim", "64", "--heads", "4", "--kv-groups", "2"}),
+           {"bench", "--decode", "--repeats", "1", "--cache", "16", "--dim", "32", "--heads", "4", "--kv-groups", "2"},
+       }) {
+    std::string command;
+    for (const auto& a : args) command += " " + a;
+    INFO("attn" << command);
+    const std::size_t estimate = estimate_of(args);
+    const Measured m = run_measured(args);
+    INFO(m.err);
+    REQUIRE(m.status == 0);
+    INFO("peak " << (m.peak_bytes >> 20) << " MiB, estimate " << (estimate >> 20) << " MiB");
+    CHECK(m.peak_bytes <= estimate);
+    CHECK(estimate <= 4 * m.peak_bytes + attn::kBaseBytes);
+  }
+}
+
 TEST_CASE("the model and the renderers are in the budget, checked before the model is read", "[memory]") {
   const Scratch s;
   // The issue's example: a model of n_embd 4096 under 256M was loaded and run to its layer first, and

@@ -674,3 +674,46 @@ TEST_CASE("notebook: text from outside is markdown that shows it, and the script
   CHECK_THAT(py.out, Catch::Contains("'](' 16151"));  // the comment shows the token as it is
   CHECK_THAT(py.out, !Catch::Contains("\\["));
 }
+
+// Bytes a terminal would act on: C0 controls but the line feed, DEL, and the UTF-8 of C1 controls.
+static std::size_t raw_controls(const std::string& s) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
+    n += (c < 0x20 && c != '\n') || c == 0x7f || (c == 0xc2 && next >= 0x80 && next <= 0x9f);
+  }
+  return n;
+}
+
+TEST_CASE("notebook: text from outside is written in the notebook's JSON escaped as --json writes it", "[notebook][hostile]") {
+  attn_test::Scratch s;
+  // The example: a --text holding ESC, DEL and a C1 CSI, in metadata.attn's configuration.
+  const std::string text = "a\x1b[2J b\x7f c\xc2\x9b" "31m d";
+  const attn_test::Run nb = attn_test::run({"simple", "--text", text, "--format", "ipynb"});
+  REQUIRE(nb.status == 0);
+  CHECK(raw_controls(nb.out) == 0);
+  CHECK_THAT(nb.out, Catch::Contains("\"text\": \"a\\u001b[2J b\\u007f c\\u009b31m d\""));
+  const json doc = json::parse(nb.out);
+  CHECK(doc.at("metadata").at("attn").at("lessons").at(0).at("config").at("text") == text);
+  // The class: every string of the notebook, the configuration (a path from outside too) and the cells (the
+  // tokens' own names, in the inputs' comments and the steps' words), through the JSON writer --json uses.
+  const std::vector<std::string> tokens{"del\x7f", "c1\xc2\x9b", "esc\x1b[31m", "rlo\xe2\x80\xae"};
+  json input{{"tokens", tokens}, {"embeddings", json::array()}};
+  for (std::size_t i = 0; i < tokens.size(); ++i) input["embeddings"].push_back({0.5 * static_cast<double>(i), 1.0});
+  const std::string path = s.file("in\x7f\xc2\x9b.json", input.dump());
+  for (const std::string& lesson : {"simple", "causal"}) {
+    INFO(lesson);
+    const attn_test::Run with_file = attn_test::run({lesson, "--input", path, "--format", "ipynb"});
+    REQUIRE(with_file.status == 0);
+    CHECK(raw_controls(with_file.out) == 0);
+    const json config = json::parse(with_file.out).at("metadata").at("attn").at("lessons").at(0).at("config");
+    const attn_test::Run as_json = attn_test::run({lesson, "--input", path, "--json"});
+    CHECK(config == json::parse(as_json.out).at("config"));
+    CHECK(config.at("input").get<std::string>().find(path) != std::string::npos);
+    // The configuration's input line as --json writes it is the notebook's, byte for byte.
+    const std::size_t at = as_json.out.find("\"input\": ");
+    REQUIRE(at != std::string::npos);
+    CHECK_THAT(with_file.out, Catch::Contains(as_json.out.substr(at, as_json.out.find('\n', at) - at)));
+  }
+}

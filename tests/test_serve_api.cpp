@@ -14,6 +14,7 @@
 #include "support.hpp"
 
 #include "cli/cli.hpp"
+#include "cli/options.hpp"
 #include "serve/server.hpp"
 
 namespace {
@@ -151,6 +152,37 @@ TEST_CASE("serve: a refused request is a 400 whose error is the command line's o
   CHECK(error({{"seed", "1"}, {"seed", "2"}}) == "attn: --seed is given twice (see 'attn mha --help')");
   CHECK(error({{"help", ""}}) == "attn: attn mha has no option --help (see 'attn mha --help')");
   CHECK(error({{"nonsense\x1b[31m", "1"}}) == "attn: attn mha has no option --nonsense\\x1b[31m (see 'attn mha --help')");
+  // An error's JSON holds no control character, as every JSON attn writes (the line itself made visible).
+  const attn::Server::Answer hostile = server.answer("GET", "/api/mha", {{"seed", "\x7f\xc2\x9b\x1b[2J"}});
+  CHECK(hostile.body == "{\"error\":\"attn: --seed: expected a whole number from 0 to 18446744073709551615, got "
+                        "'\\\\x7f\\\\xc2\\\\x9b\\\\x1b[2J' (see 'attn mha --help')\"}\n");
+}
+
+TEST_CASE("serve: an empty value is the command line's empty value and never takes the next option as its value",
+          "[serve]") {
+  attn::Server& server = server_for("");
+  // The example: text= became --text=, and CLI11 took the next option (--seed=5) as the text, then stopped at
+  // the server's own "json".
+  const attn::Server::Answer text = server.answer("GET", "/api/mha", {{"text", ""}, {"seed", "5"}});
+  CHECK(text.status == 400);
+  CHECK(json::parse(text.body).at("error") == "attn: --text has no tokens (give it a word or more) (see 'attn mha --help')");
+  // The class: every option a request may give that takes a value, empty, before another option, on every
+  // lesson and the tour: the command line's line for --NAME "".
+  std::vector<std::string> commands = attn_test::lesson_names();
+  commands.push_back("tour");
+  for (const std::string& command : commands)
+    for (const attn::OptionSpec& spec : attn::option_table()) {
+      const bool lesson_side = spec.scope == attn::Scope::Input || spec.scope == attn::Scope::Output ||
+                               spec.scope == attn::Scope::Step || spec.scope == attn::Scope::Lesson;
+      if (!lesson_side || spec.is_flag() || !spec.web_refusal.empty()) continue;
+      const std::string name = spec.spellings().front(), next = name == "--seed" ? "step" : "seed";
+      const attn_test::Run cli = command_line(command, {name, "", "--" + next, "5"}, "json");
+      INFO(command << " " << name << "=: " << cli.err);
+      REQUIRE(cli.status == 2);
+      const attn::Server::Answer a = server.answer("GET", "/api/" + command, {{name.substr(2), ""}, {next, "5"}});
+      CHECK(a.status == 400);
+      CHECK(json::parse(a.body).at("error") == cli.err.substr(0, cli.err.size() - 1));
+    }
 }
 
 TEST_CASE("serve: unknown paths are 404, other methods 405, both with a JSON error", "[serve]") {

@@ -19,7 +19,6 @@
 #include <thread>
 
 #include <malloc.h>
-#include <unistd.h>
 
 #include <cblas.h>
 #include <fmt/format.h>
@@ -56,7 +55,7 @@ void warm_up(const BenchOptions& o, F once) {
 // the implementations measured after it ran at 224% of it.
 template <class Product>
 double measure_sgemm(Product product) {
-  const std::size_t n = 2048;
+  const std::size_t n = kSgemmSide;  // bench_memory_bytes counts its three matrices
   std::vector<float> a(n * n, 0.5f), b(a.size(), 0.25f), c(a.size());
   std::vector<double> times;
   for (int r = 0; r < 6; ++r) {
@@ -348,7 +347,7 @@ namespace {
 // A STREAM-like copy: two arrays of 256 MiB, each thread copying its share, best of 5 after a warm-up;
 // STREAM's count, 2 x the bytes copied (one read, one write) per second.
 double measure_copy_gbps(unsigned threads) {
-  const std::size_t n = std::size_t{64} << 20;  // floats per array
+  const std::size_t n = kCopyFloats;  // floats per array; bench_memory_bytes counts the two
   const std::unique_ptr<float[]> a(new float[n]), b(new float[n]);
   const auto on_all = [&](auto body) {
     on_threads(threads, [&](unsigned t) { body(n * t / threads, n * (t + 1) / threads); });
@@ -380,17 +379,7 @@ void fill_hashed(float* x, std::size_t n, std::uint64_t seed, unsigned threads) 
   });
 }
 
-// The caches each row cycles through: at least 1 GiB, and twice the last-level cache the system reports,
-// so that a decode step finds its keys and values in memory, as the layers of a real model do (each
-// layer's cache was last read a whole forward pass ago).
-// (At most kMaxDecodeLayers caches: a cache of a few dozen tokens would otherwise take millions of calls
-// to fill the pool; those fit in the CPU's caches whatever is done.)
-constexpr std::size_t kMaxDecodeLayers = 4096;
 constexpr double kQuickSweepSeconds = 0.02;  // --quick's sweeps: a fiftieth of a second
-double decode_pool_bytes() {
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  return std::max(double(1u << 30), 2.0 * static_cast<double>(std::max(0L, l3)));
-}
 
 }  // namespace
 
@@ -405,15 +394,10 @@ DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(co
   const std::size_t H = o.heads, hd = o.dim / o.heads;
   const std::vector<std::pair<std::string, std::size_t>> impls{{"mha", H}, {"gqa", o.kv_groups}};
   // Every row's layers of cache_k and cache_v, (layers, T, kv, hd) each, come from one pool, allocated and
-  // filled once for the largest (filling a fresh gigabyte per row took 0.3 s idle and 2 s on a busy machine).
+  // filled once for the largest (filling a fresh gigabyte per row took 0.3 s idle and 2 s on a busy machine);
+  // bench_memory_bytes counted it.
   const auto floats_per_layer = [&](std::size_t T, std::size_t kv) { return T * kv * hd; };
-  const auto layers_of = [&](std::size_t layer) {
-    const double bytes = 2.0 * static_cast<double>(layer * sizeof(float));
-    return std::min(kMaxDecodeLayers, static_cast<std::size_t>(std::ceil(report.pool_bytes / bytes)));
-  };
-  std::size_t pool = 0;
-  for (const std::size_t T : o.cache)
-    for (const auto& [impl, kv] : impls) pool = std::max(pool, layers_of(floats_per_layer(T, kv)) * floats_per_layer(T, kv));
+  const std::size_t pool = decode_pool_floats(o, report.pool_bytes);
   const std::unique_ptr<float[]> k(new float[pool]), v(new float[pool]);
   fill_hashed(k.get(), pool, 1, threads);
   fill_hashed(v.get(), pool, 2, threads);
@@ -426,7 +410,7 @@ DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(co
       const std::size_t ld = kv * hd;                    // one cached token's keys (or values), every key/value head
       const std::size_t layer = floats_per_layer(T, kv);  // floats of one layer's keys (or values)
       row.bytes = 2.0 * static_cast<double>(layer * sizeof(float));
-      row.layers = layers_of(layer);
+      row.layers = decode_layers(layer, report.pool_bytes);
       // each layer's new query (H, hd)
       std::vector<float> q(row.layers * H * hd), out(H * hd), ref(H * hd);
       fill_hashed(q.data(), q.size(), 3, 1);

@@ -52,7 +52,7 @@ double gqa_gflop(const BenchOptions& o) {
 }
 
 const std::vector<BenchImpl>& bench_impl_table() {
-#define ATTN_BENCH_IMPL_ENTRY(name, run, gflop, max_nmse, help) BenchImpl{#name, help, gflop, run, max_nmse},
+#define ATTN_BENCH_IMPL_ENTRY(name, run, gflop, floats, max_nmse, help) BenchImpl{#name, help, gflop, run, max_nmse},
   static const std::vector<BenchImpl> table{ATTN_BENCH_IMPLS(ATTN_BENCH_IMPL_ENTRY)};
 #undef ATTN_BENCH_IMPL_ENTRY
   return table;

@@ -1,6 +1,10 @@
 #include "cli/bench_options.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -8,6 +12,7 @@
 #include "core/limits.hpp"
 #include "core/strings.hpp"
 #include "kernels/vector_isa.hpp"
+#include "modules/attention.hpp"
 
 namespace attn {
 
@@ -18,7 +23,7 @@ std::string bench_impls_help(std::size_t width) {
   struct Line {
     std::string name, help;
   };
-#define ATTN_BENCH_IMPL_LINE(name, run, gflop, max_nmse, help) {#name, fill_impl_help(help, "--kv-groups")},
+#define ATTN_BENCH_IMPL_LINE(name, run, gflop, floats, max_nmse, help) {#name, fill_impl_help(help, "--kv-groups")},
   const std::vector<Line> lines{ATTN_BENCH_IMPLS(ATTN_BENCH_IMPL_LINE)};
 #undef ATTN_BENCH_IMPL_LINE
   std::size_t names = 0;
@@ -43,6 +48,87 @@ std::optional<std::string> isa_refusal(const std::string& isa, VectorIsa widest)
   return "--isa " + isa + ": this CPU cannot run it (its widest build is " + isa_name(widest) + ")";
 }
 
+double decode_pool_bytes() {
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return std::max(double(1u << 30), 2.0 * static_cast<double>(std::max(0L, l3)));
+}
+
+std::size_t decode_layers(std::size_t layer_floats, double pool_bytes) {
+  const double bytes = 2.0 * static_cast<double>(layer_floats * sizeof(float));  // keys and values
+  return std::min(kMaxDecodeLayers, static_cast<std::size_t>(std::ceil(pool_bytes / bytes)));
+}
+
+std::size_t decode_pool_floats(const BenchOptions& o, double pool_bytes) {
+  std::size_t pool = 0;
+  for (const std::size_t T : o.cache)
+    for (const std::size_t kv : {o.heads, o.kv_groups}) {  // mha's rows, then gqa's
+      const std::size_t layer = T * kv * (o.dim / o.heads);  // (T, kv, head_dim): within the limits' sizes
+      pool = std::max(pool, decode_layers(layer, pool_bytes) * layer);
+    }
+  return pool;
+}
+
+namespace {
+
+// The floats one run of each implementation makes on the way, its output included (ATTN_BENCH_IMPLS' floats),
+// from the shapes alone: what the budget counts, an upper bound of the peak_MB the bench reports.
+// mha: queries, keys, values, the heads' context, out_proj's output, and the (B, heads, T, T) scores.
+std::size_t mha_floats(const BenchOptions& o) {
+  return saturating_sum(saturating_product({5, o.batch, o.tokens, o.dim}),
+                        saturating_product({o.batch, o.heads, o.tokens, o.tokens}));
+}
+// wrapper: every head's pass, kept until they are concatenated, then the concatenation and out_proj's output.
+std::size_t wrapper_floats(const BenchOptions& o) {
+  const std::size_t pass = CausalAttention::pass_numbers(o.batch, o.tokens, o.dim / o.heads);
+  return saturating_sum(saturating_product({o.heads, pass}), saturating_product({2, o.batch, o.tokens, o.dim}));
+}
+// fused and gqa: the projections, the packed keys and values, the context and the output, and per thread a
+// few tiles of scratch (and oneDNN's buffers: 1.6 MiB a thread measured, 4 MiB counted).
+std::size_t fused_floats(const BenchOptions& o) {
+  constexpr std::size_t kScratchFloats = std::size_t{1} << 20;
+  return saturating_sum(saturating_product({7, o.batch, o.tokens, o.dim}),
+                        saturating_product({std::max(1u, std::thread::hardware_concurrency()), kScratchFloats}));
+}
+
+// Floats the forward bench holds at its peak: the modules (bench/impls.cpp: the GQA module, the MHA with its
+// output bias, the wrapper's heads) and x and mha's output (the reference), kept throughout, and the most
+// that one run makes on the way: mha's (always run, for the reference), each --impl chosen's, or the SGEMM of
+// the machine's figures.
+std::size_t forward_floats(const BenchOptions& o) {
+  const std::size_t C = o.dim, kv_width = o.kv_groups * (C / o.heads);
+  const std::size_t modules = saturating_sum(saturating_product({9, C, C}), saturating_product({2, kv_width, C}) + C);
+  std::size_t most = mha_floats(o);
+  const auto chosen = [&](const char* name) {
+    return std::find(o.impls.begin(), o.impls.end(), name) != o.impls.end();
+  };
+#define ATTN_BENCH_IMPL_FLOATS(name, run, gflop, floats, max_nmse, help) \
+  if (chosen(#name)) most = std::max(most, floats(o));
+  ATTN_BENCH_IMPLS(ATTN_BENCH_IMPL_FLOATS)
+#undef ATTN_BENCH_IMPL_FLOATS
+  if (!o.quick) most = std::max(most, 3 * kSgemmSide * kSgemmSide);
+  return saturating_sum(saturating_sum(modules, saturating_product({2, o.batch, o.tokens, C})), most);
+}
+
+// Floats --decode holds at its peak: its two pools and the queries of its most layers, or the copy's two
+// arrays, which are freed before the pools are made.
+std::size_t decode_floats(const BenchOptions& o) {
+  const double pool_bytes = decode_pool_bytes();
+  std::size_t queries = 0;
+  for (const std::size_t T : o.cache)
+    for (const std::size_t kv : {o.heads, o.kv_groups})
+      queries = std::max(queries, saturating_product({decode_layers(T * kv * (o.dim / o.heads), pool_bytes), o.dim}));
+  const std::size_t rows = saturating_sum(saturating_product({2, decode_pool_floats(o, pool_bytes)}),
+                                          saturating_sum(queries, 2 * o.dim));
+  return o.quick ? rows : std::max(rows, std::max(2 * kCopyFloats, 3 * kSgemmSide * kSgemmSide));
+}
+
+}  // namespace
+
+std::size_t bench_memory_bytes(const BenchOptions& o) {
+  const std::size_t floats = o.decode ? decode_floats(o) : forward_floats(o);
+  return saturating_sum(kBaseBytes, saturating_product({floats, sizeof(float)}));
+}
+
 void check_bench(const BenchOptions& o) {
   if (const auto refusal = isa_refusal(o.isa, best_vector_isa())) throw UsageError(*refusal);
   if (o.dim % o.heads != 0)
@@ -50,8 +136,9 @@ void check_bench(const BenchOptions& o) {
   if (o.heads % o.kv_groups != 0)
     throw UsageError("--heads " + std::to_string(o.heads) + " is not divisible by --kv-groups " +
                      std::to_string(o.kv_groups));
-  if (o.decode) return;  // decoding reads caches of --cache tokens; no (T, T) matrix is made
-  check_elements("mha's (batch, heads, tokens, tokens) scores", {o.batch, o.heads, o.tokens, o.tokens});
+  // Decoding reads caches of --cache tokens; no (T, T) matrix is made.
+  if (!o.decode) check_elements("mha's (batch, heads, tokens, tokens) scores", {o.batch, o.heads, o.tokens, o.tokens});
+  check_budget("bench", bench_memory_bytes(o), o.max_memory);
 }
 
 }  // namespace attn

@@ -6,16 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "core/limits.hpp"
 #include "kernels/vector_isa.hpp"
 
 namespace attn {
 
 // The implementations attn bench times, in the order they run: one line each,
-//   X(name, run, gflop, max_nmse, help)
+//   X(name, run, gflop, floats, max_nmse, help)
 //   name      what --impl takes and the report's "impl"
 //   run       the function that runs it, Tensor3 run(const BenchModules&, unsigned threads), defined in
 //             src/bench/impls.cpp beside the bench's modules
 //   gflop     its useful work in GFLOP, double gflop(const BenchOptions&), also in src/bench/impls.cpp
+//   floats    the most floats one run makes on the way, output included, std::size_t floats(const
+//             BenchOptions&), in src/cli/bench_options.cpp: what attn bench's memory budget counts for it
 //   max_nmse  the bound on the normalised mean squared error of its output against the chapter's
 //             step-by-step pass (tests/test_kernels.cpp, which says how the bound was measured)
 //   help      what it is: the report's "what" and --help's line, "{kv_groups}" standing for --kv-groups
@@ -25,16 +28,21 @@ namespace attn {
 // different libraries: attn validates --impl and prints the help (names and help only) and must not link
 // attn_fast, where the fused kernel that some runs call lives; attn-bench and the tests expand every field
 // (src/bench/impls.cpp). A macro's unused argument is never looked at, so run and gflop name functions that
-// only exist where they are used. A table of structs here would drag those functions into attn.
-#define ATTN_BENCH_IMPLS(X)                                                                                          \
-  X(wrapper, run_wrapper, mha_gflop, 1e-9, "MultiHeadAttentionWrapper: a CausalAttention per head, then out_proj") \
-  X(mha, run_mha, mha_gflop, 1e-9, "MultiHeadAttention: heads as strided views, full (B, h, T, T) scores")        \
-  X(fused, run_fused, mha_gflop, 1e-9, "MultiHeadAttention on the fused kernel: tiles, online softmax")             \
-  X(gqa, run_gqa, gqa_gflop, 1e-9, "GroupedQueryAttention ({kv_groups} key/value heads) on the fused kernel")
+// only exist where they are used, and floats ones that only attn's side has (it checks the budget before
+// attn-bench starts). A table of structs here would drag those functions into attn.
+#define ATTN_BENCH_IMPLS(X)                                                     \
+  X(wrapper, run_wrapper, mha_gflop, wrapper_floats, 1e-9,                      \
+    "MultiHeadAttentionWrapper: a CausalAttention per head, then out_proj")     \
+  X(mha, run_mha, mha_gflop, mha_floats, 1e-9,                                  \
+    "MultiHeadAttention: heads as strided views, full (B, h, T, T) scores")     \
+  X(fused, run_fused, mha_gflop, fused_floats, 1e-9,                            \
+    "MultiHeadAttention on the fused kernel: tiles, online softmax")            \
+  X(gqa, run_gqa, gqa_gflop, fused_floats, 1e-9,                                \
+    "GroupedQueryAttention ({kv_groups} key/value heads) on the fused kernel")
 
 // The implementations' names, in the order they run.
 inline std::vector<std::string> bench_impls() {
-#define ATTN_BENCH_IMPL_NAME(name, run, gflop, max_nmse, help) #name,
+#define ATTN_BENCH_IMPL_NAME(name, run, gflop, floats, max_nmse, help) #name,
   return {ATTN_BENCH_IMPLS(ATTN_BENCH_IMPL_NAME)};
 #undef ATTN_BENCH_IMPL_NAME
 }
@@ -50,6 +58,22 @@ inline std::vector<std::size_t> bench_cache_sizes() { return {1024, 8192, 32768}
 // The longest cache --decode takes: 128k tokens (GPT-2 small's MHA layer then holds 768 MiB of keys and values).
 inline constexpr std::size_t kMaxDecodeCache = 131072;
 
+// What --decode's rows read: each row cycles through `layers` caches of keys and as many of values, one per
+// "layer", each `layer_floats` (T, kv_heads, head_dim), so that a step finds its cache in memory as a real
+// model's layers do (each layer's cache was last read a whole forward pass ago): together at least
+// decode_pool_bytes(), and at most kMaxDecodeLayers (a cache of a few dozen tokens would otherwise take
+// millions of calls to fill the pool; those fit in the CPU's caches whatever is done). The bench allocates
+// one pool of keys and one of values for its largest row.
+inline constexpr std::size_t kMaxDecodeLayers = 4096;
+// 1 GiB, or twice the last-level cache the system reports if that is more.
+double decode_pool_bytes();
+std::size_t decode_layers(std::size_t layer_floats, double pool_bytes);
+
+// What the machine's figures take, unless --quick: a 2048^3 SGEMM (three matrices of kSgemmSide^2 floats)
+// and, with --decode, a STREAM-like copy between two arrays of kCopyFloats floats (256 MiB each).
+inline constexpr std::size_t kSgemmSide = 2048;
+inline constexpr std::size_t kCopyFloats = std::size_t{64} << 20;
+
 struct BenchOptions {
   std::size_t batch = 8;
   std::size_t tokens = 1024;
@@ -62,6 +86,7 @@ struct BenchOptions {
   bool quick = false;   // --quick: measure no machine figures, warm up with one run, short decode sweeps
   std::vector<std::size_t> cache = bench_cache_sizes();  // --cache: the KV caches' lengths, in tokens
   std::string isa;      // --isa: the fast kernels' build ("avx512", "avx2", "portable"); empty: the CPU's widest
+  std::size_t max_memory = kDefaultMemoryBudget;  // --max-memory: the run refused past it, on bench_memory_bytes
 };
 
 // The builds --isa takes, widest first.
@@ -73,8 +98,19 @@ inline std::vector<std::string> bench_isas() {
 // it runs, or no --isa.
 std::optional<std::string> isa_refusal(const std::string& isa, VectorIsa widest);
 
-// Refuses, with a UsageError, a shape the implementations cannot run or that is past the limits, and an
-// --isa build this CPU cannot run.
+// The floats of each of --decode's two pools (keys, values), which every row's layers come from: its largest
+// row's.
+std::size_t decode_pool_floats(const BenchOptions& o, double pool_bytes);
+
+// The memory attn-bench would need at its peak for `options`, estimated from them alone: an upper bound of
+// the process's base, the modules and their input (or the decode caches), the largest of what one run of an
+// implementation (or the machine's figures) makes on the way, and per thread the fused kernel's scratch.
+// For a shape the implementations can run (check_bench's first checks).
+std::size_t bench_memory_bytes(const BenchOptions& options);
+
+// Refuses, with a UsageError, a shape the implementations cannot run or that is past the limits, an --isa
+// build this CPU cannot run, and a run whose estimated memory is past --max-memory: before anything is
+// allocated, as the lessons' budget is checked on their plan.
 void check_bench(const BenchOptions& options);
 
 }  // namespace attn

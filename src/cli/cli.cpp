@@ -94,7 +94,7 @@ CommandLine effective(const Sub& sub, const LessonMode* mode, const CommandLine&
   if (mode != nullptr) eff.lesson = mode->defaults;
   for (const auto& [spec, option] : sub.options) {
     if (option->count() == 0) continue;
-    check_used(sub, mode, *spec, !option->get_group().empty());
+    check_used(sub, mode, *spec, option->get_group() != kRefusedGroup);
     spec->take(eff, parsed);
   }
   // The table's rules, scope by scope in table order; a lesson that cannot take --model at all is told so
@@ -287,8 +287,43 @@ int run_bench(const Sub& sub, const CommandLine& parsed, const std::vector<std::
   return run_bench_process(bench_args, out, err);
 }
 
+// `args` with each `--NAME=` of an option of the subcommand that takes a value given as `--NAME ""`. CLI11
+// reads nothing after the '=' as no value at all and takes the next argument as the value (`--save-npy=
+// --quiet` wrote into a directory named --quiet, `--text= --seed=5` read the text "--seed=5"); "" meets the
+// option's own check. An argument CLI11 takes as the value of the option before it, and everything after
+// "--", are left alone.
+std::vector<std::string> empty_values_given(const CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  const CLI::App* sub = nullptr;  // the subcommand, once named
+  bool is_value = false;          // the option before takes this argument as its value (`--text --seed=5`)
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!is_value && a == "--") {
+      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      return out;
+    }
+    const std::size_t eq = a.find('=');
+    const CLI::Option* o = sub != nullptr && !is_value && a.rfind("--", 0) == 0 ? sub->get_option_no_throw(a.substr(0, eq)) : nullptr;
+    if (sub == nullptr)
+      for (const CLI::App* s : app.get_subcommands({}))
+        if (s->get_name() == a) sub = s;
+    is_value = false;
+    if (o != nullptr && o->get_items_expected_max() > 0) {  // not a flag
+      if (eq == std::string::npos) {
+        is_value = o->get_items_expected_min() > 0;
+      } else if (eq + 1 == a.size()) {
+        out.insert(out.end(), {a.substr(0, eq), ""});
+        continue;
+      }
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
 // `args` (without the program's name) parsed into `cli`: CLI11 reads argv in the C form.
-void parse(Cli& cli, const std::vector<std::string>& args) {
+void parse(Cli& cli, const std::vector<std::string>& given) {
+  const std::vector<std::string> args = empty_values_given(cli.app, given);
   std::vector<const char*> argv{"attn"};
   for (const auto& a : args) argv.push_back(a.c_str());
   cli.app.parse(static_cast<int>(argv.size()), argv.data());

@@ -11,13 +11,10 @@ void add_each(Sub& sub, Scope scope, CommandLine& target, const CommandLine& def
   for (const OptionSpec* spec : options_in(scope)) sub.add(*spec, target, defaults, "");
 }
 
-// Adds `hidden` (accepted only to say clearly that they do not apply), then the help flag, so that CLI11's
-// help lists the visible options under "Options" without a stray blank line for the hidden group.
+// Adds `hidden`: accepted only to say clearly that they do not apply, and left out of --help.
 void add_hidden(Sub& sub, const std::vector<const OptionSpec*>& hidden, CommandLine& parsed,
                 const CommandLine& defaults) {
-  sub.app->set_help_flag();
   for (const OptionSpec* spec : hidden) sub.add(*spec, parsed, defaults, "", false);
-  sub.app->set_help_flag("-h,--help", "Print this help message and exit");
 }
 
 // A lesson's subcommand: the input and output options, then its modes' options with the help and defaults

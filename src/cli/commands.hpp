@@ -25,7 +25,7 @@ struct Sub {
            bool shown = true, const std::string& default_note = "") {
     CLI::Option* o = spec.add(app, target, defaults, help.empty() ? spec.help : help);
     if (!default_note.empty()) o->default_str(default_note);
-    if (!shown) o->group("");  // accepted by the parser only to say clearly that it does not apply
+    if (!shown) o->group(kRefusedGroup);  // accepted by the parser only to say clearly that it does not apply
     options.emplace_back(&spec, o);
   }
   bool given(const std::string& name) const {

@@ -95,8 +95,8 @@ const char* const kPresentFooter =
     "\"The cat sat\"; attn present causal --seed 7 --step attn_weights.\n"
     "Guide: docs/classroom.md.";
 
-// CLI11's help, wrapped to 80 columns, and a negatable flag named as "--explain, --no-explain" rather than
-// CLI11's "--explain,--no-explain{false}".
+// CLI11's help, wrapped to 80 columns, without the options only accepted to be refused, and a negatable
+// flag named as "--explain, --no-explain" rather than CLI11's "--explain,--no-explain{false}".
 namespace {
 
 class HelpFormatter : public CLI::Formatter {
@@ -116,6 +116,12 @@ class HelpFormatter : public CLI::Formatter {
   std::string make_option(const CLI::Option* opt, bool positional) const override {
     return entry(make_option_name(opt, positional) + make_option_opts(opt), make_option_desc(opt));
   }
+  // CLI11's Formatter::make_help (attn has no nameless subcommands and no --help-all) with the option groups
+  // made below, so that the kRefusedGroup is left out (CLI11's make_groups is not virtual).
+  std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
+    return make_description(app) + make_usage(app, std::move(name)) + make_positionals(app) + option_groups(app, mode) +
+           make_subcommands(app, mode) + "\n" + make_footer(app);
+  }
   std::string make_subcommand(const CLI::App* sub) const override {
     return entry(sub->get_display_name(true), sub->get_description());
   }
@@ -134,6 +140,19 @@ class HelpFormatter : public CLI::Formatter {
   }
 
  private:
+  // CLI11's groups of options in order, each after a blank line, leaving out the kRefusedGroup.
+  std::string option_groups(const CLI::App* app, CLI::AppFormatMode mode) const {
+    std::string out;
+    for (const std::string& group : app->get_groups()) {
+      if (group.empty() || group == kRefusedGroup) continue;
+      const auto options = app->get_options([&](const CLI::Option* opt) {
+        return opt->get_group() == group && opt->nonpositional() &&
+               (mode != CLI::AppFormatMode::Sub || (opt != app->get_help_ptr() && opt != app->get_help_all_ptr()));
+      });
+      if (!options.empty()) out += (out.empty() ? "" : "\n") + make_group(group, false, options);
+    }
+    return out;
+  }
   // The name in the left column, the description wrapped in the right one (CLI11 indents the lines).
   std::string entry(const std::string& name, const std::string& description) const {
     std::string wrapped;

@@ -591,6 +591,9 @@ std::vector<OptionSpec> make_table() {
                    "A quick look: measure neither the machine's FMA peak and SGEMM rates nor its memory bandwidth "
                    "(no %peak, %SGEMM, %copy), warm up with one run, and with --decode time sweeps of at most 20 "
                    "ms"));
+  t.push_back(memory_option(B, &BenchOptions::max_memory,
+                            "Refuse a run whose estimated peak memory is larger: 1M to 1P, e.g. 512M or 16G (K, M, G, "
+                            "T, P are powers of 1024); estimated from the options, before anything is allocated"));
   t.push_back(flag(B, std::nullopt, "--json", &OutputOptions::json, "", "Print the results as one JSON document"));
   t.push_back(flag(Scope::List, std::nullopt, "--json", &ListOptions::json, "", "Print the list as JSON"));
   t.push_back(lang_option(Scope::List, &ListOptions::lang));

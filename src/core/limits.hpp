@@ -41,4 +41,16 @@ inline std::size_t saturating_sum(std::size_t a, std::size_t b) {
 // Refuses (a UsageError) a configuration whose tensor `what` would hold more than kMaxElements floats.
 void check_elements(const std::string& what, std::initializer_list<std::size_t> shape);
 
+// Refuses (a UsageError, exit 2) `attn COMMAND` when its estimated memory `need` is past `budget`
+// (--max-memory), with both in the words of every budget's refusal: the lessons' (run/run.cpp, on their
+// plan) and attn bench's (cli/bench_options.cpp, on its options), each before any work.
+void check_budget(const std::string& command, std::size_t need, std::size_t budget);
+
+// A check before the plan is known (the process's base; the inputs before they are read or drawn; the heap
+// while they are read and planned, core/heap_budget.hpp): `need` is part of what the run needs, so the
+// refusal says "at least", and names what it has counted ("for its inputs").
+struct UsageError;
+UsageError part_refusal(const std::string& command, std::size_t need, std::size_t budget, const std::string& counted);
+void check_part(const std::string& command, std::size_t need, std::size_t budget, const std::string& counted);
+
 }  // namespace attn

@@ -44,12 +44,9 @@ void write_float(std::string& out, double value) {
   }
 }
 
-// A JSON string as nlohmann writes it (RFC 8259: quotes, backslashes and U+0000-U+001F escaped; invalid
-// UTF-8 replaced by U+FFFD rather than thrown), with DEL and the C1 controls U+0080-U+009F escaped too:
-// RFC 8259 allows any character as \uXXXX, and these would act on a terminal the document is printed on.
-// The string a parser reads back is unchanged.
-std::string json_string(const ojson& j) {
-  const std::string dumped = j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+// JSON text as nlohmann wrote it (valid UTF-8), with each DEL and C1 control as \u007f..\u009f. Outside
+// its strings JSON text is ASCII without DEL, so every one of them is inside a string.
+std::string controls_escaped(const std::string& dumped) {
   std::string out;
   out.reserve(dumped.size());
   for (std::size_t i = 0; i < dumped.size(); ++i) {
@@ -58,7 +55,7 @@ std::string json_string(const ojson& j) {
     char buf[8];
     if (c == 0x7f) {
       out += "\\u007f";
-    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // U+0080-U+009F in UTF-8
       std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(next));
       out += buf;
       ++i;
@@ -68,6 +65,8 @@ std::string json_string(const ojson& j) {
   }
   return out;
 }
+
+std::string json_string(const ojson& j) { return json_text(j); }
 
 bool is_scalar_array(const ojson& j) {
   for (const auto& e : j)
@@ -162,6 +161,13 @@ ojson trace_to_json(const Trace& trace, const Document& shown) {
   }
   doc["steps"] = std::move(steps);
   return doc;
+}
+
+std::string json_text(const nlohmann::json& j, int indent, bool ascii) {
+  return controls_escaped(j.dump(indent, ' ', ascii, nlohmann::json::error_handler_t::replace));
+}
+std::string json_text(const ojson& j, int indent, bool ascii) {
+  return controls_escaped(j.dump(indent, ' ', ascii, ojson::error_handler_t::replace));
 }
 
 std::string dump_json(const ojson& doc) {

@@ -25,4 +25,12 @@ std::string dump_json(const nlohmann::ordered_json& doc);
 
 inline std::string render_json(const Trace& trace) { return dump_json(trace_to_json(trace)); }
 
+// `j` as nlohmann writes it (`indent` spaces a level, or one line for -1; RFC 8259's escapes, and with `ascii`
+// every character past ASCII as \uXXXX; invalid UTF-8 as U+FFFD rather than thrown), with DEL and the C1
+// controls U+0080-U+009F escaped too (\u007f, \u009b): RFC 8259 allows any character as \uXXXX, and these
+// would act on a terminal the document is printed on. Every JSON attn writes goes through it (dump_json's
+// strings, the notebook, the live page's data, attn serve's errors); a parser reads back the same strings.
+std::string json_text(const nlohmann::json& j, int indent = -1, bool ascii = false);
+std::string json_text(const nlohmann::ordered_json& j, int indent = -1, bool ascii = false);
+
 }  // namespace attn

@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/terminal_text.hpp"
 #include "render/figure.hpp"
+#include "render/json.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -40,6 +42,8 @@ form.live .live-error:not(:empty){border-left:4px solid #c62828;padding:.2em .6e
 // {"error": ...}) is shown in the bar's alert, in the CLI's words, and the steps shown stay. The address
 // holds the state (/?lesson=mha&text=...&seed=5): pushed on each new view, read back on back/forward.
 // An answer to an older request is dropped (its fetch aborted, and a sequence number for what is left).
+// What comes back from outside into the bar (an address's values, a refusal) is shown as the server shows
+// it (visible(), below): the view is computed from the values themselves.
 const char* const kLiveScript = R"JS(
 "use strict";
 (function () {
@@ -49,6 +53,20 @@ const char* const kLiveScript = R"JS(
   var controls = Array.prototype.slice.call(form.querySelectorAll("[data-takers]"));
   // last: the address last asked for; shown: the address of the view drawn (a #slide=ID after it is no new view).
   var timer = 0, seq = 0, inflight = null, last = "", shown = location.pathname + location.search;
+  // Text from outside as attn shows it everywhere (docs/errors.md, "Text from outside"; core/terminal_text's
+  // visible(), which the server applies to the boxes it fills): C0 controls, DEL and the C1 controls as \xNN of
+  // their UTF-8 bytes, the bidirectional overrides and isolates (and U+FFFE, U+FFFF) as \u{xxxx}.
+  function hex(n, digits) {
+    var s = n.toString(16);
+    while (s.length < digits) s = "0" + s;
+    return s;
+  }
+  function visible(text) {
+    return String(text).replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufffe\uffff]/g, function (ch) {
+      var c = ch.charCodeAt(0);
+      return c < 0x80 ? "\\x" + hex(c, 2) : c < 0xa0 ? "\\xc2\\x" + hex(c, 2) : "\\u{" + hex(c, 4) + "}";
+    });
+  }
   function takers(c) {
     try { return JSON.parse(c.getAttribute("data-takers")) || {}; } catch (e) { return {}; }
   }
@@ -60,17 +78,19 @@ const char* const kLiveScript = R"JS(
       if (on && t[lesson.value]) c.setAttribute("placeholder", t[lesson.value]); else c.removeAttribute("placeholder");
     });
   }
-  // The request's options: each enabled control that holds a value, by its key (the option without dashes).
-  function options() {
-    return controls.filter(function (c) { return !c.disabled && c.value !== ""; }).map(function (c) {
-      return encodeURIComponent(c.name) + "=" + encodeURIComponent(c.value);
+  // The request's options: each enabled control that holds a value, by its key (the option without dashes);
+  // with `given` (an address's query), its values rather than what the boxes show of them.
+  function options(given) {
+    var value = function (c) { return given ? given.get(c.name) || "" : c.value; };
+    return controls.filter(function (c) { return !c.disabled && value(c) !== ""; }).map(function (c) {
+      return encodeURIComponent(c.name) + "=" + encodeURIComponent(value(c));
     }).join("&");
   }
-  function address() {
-    var o = options();
+  function address(given) {
+    var o = options(given);
     return "/?lesson=" + encodeURIComponent(lesson.value) + (o ? "&" + o : "");
   }
-  function say(text) { error.textContent = text; }
+  function say(text) { error.textContent = visible(text); }
   function refusal(status, body) {
     try {
       var j = JSON.parse(body);
@@ -96,12 +116,12 @@ const char* const kLiveScript = R"JS(
     form.removeAttribute("aria-busy");
     return true;
   }
-  function recompute(push) {
+  function recompute(push, given) {
     clearTimeout(timer);
-    var at = address();
+    var at = address(given);
     if (at === last) return;
     last = at;
-    var n = ++seq, o = options();
+    var n = ++seq, o = options(given);
     if (inflight) inflight.abort();
     inflight = typeof AbortController === "function" ? new AbortController() : null;
     form.setAttribute("aria-busy", "true");
@@ -142,15 +162,16 @@ const char* const kLiveScript = R"JS(
     last = "";
     recompute(true);
   });
-  // Back and forward: the controls as the address says, and that view. A change of the #hash alone (a slide,
-  // a link of the contents) is no new view, and leaves what is being typed alone.
+  // Back and forward: the controls as the address says (shown visible), and that view, of the address's own
+  // values, as a reload draws it. A change of the #hash alone (a slide, a link of the contents) is no new
+  // view, and leaves what is being typed alone.
   window.addEventListener("popstate", function () {
     if (location.pathname !== "/" || location.pathname + location.search === shown) return;
     var q = new URLSearchParams(location.search), want = q.get("lesson") || form.getAttribute("data-lesson");
     if (Array.prototype.some.call(lesson.options, function (o) { return o.value === want; })) lesson.value = want;
-    controls.forEach(function (c) { c.value = q.has(c.name) ? q.get(c.name) : ""; });
+    controls.forEach(function (c) { c.value = q.has(c.name) ? visible(q.get(c.name)) : ""; });
     follow();
-    recompute(false);
+    recompute(false, q);
   });
   follow();
   last = error.textContent ? "" : address();
@@ -178,7 +199,7 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
   if (!c.values.empty()) {  // a choice (--lang): its words, and "" for the default, which the placeholder names
     std::string out = "<label>" + markup(c.key) + " <select" + attribute("id", "live-" + c.key) + attribute("name", c.key);
     if (!c.help.empty()) out += attribute("title", c.help);
-    out += attribute("data-takers", takers.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+    out += attribute("data-takers", json_text(takers, -1, true));
     if (!on) out += " disabled";
     out += "><option value=\"\">" + markup(on ? taker->second : "") + "</option>";
     const std::string given = value_of(bar, c.key);
@@ -198,11 +219,11 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
     if (text) out += " size=\"40\"";
   }
   out += " autocomplete=\"off\" spellcheck=\"false\"";
-  out += attribute("value", value_of(bar, c.key));
+  out += attribute("value", visible(value_of(bar, c.key)));  // from outside: shown as the page shows text
   if (on && !taker->second.empty()) out += attribute("placeholder", taker->second);
   if (!c.help.empty()) out += attribute("title", c.help);
   // Every lesson's default, for the script to follow another lesson (as ASCII JSON, then escaped).
-  out += attribute("data-takers", takers.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+  out += attribute("data-takers", json_text(takers, -1, true));
   if (!on) out += " disabled";
   return out + "></label>";
 }

@@ -20,6 +20,7 @@
 #include "io/files.hpp"
 #include "io/paths.hpp"
 #include "lessons/content.hpp"
+#include "render/json.hpp"
 #include "render/layout.hpp"
 #include "render/renderer.hpp"
 #include "render/words.hpp"
@@ -269,9 +270,9 @@ class PyRenderer : public Renderer {
                {"attn", {{"command", doc.command}, {"lessons", config}}}}},
              {"nbformat", 4},
              {"nbformat_minor", 5}};
-    // A path from outside that is not UTF-8 (the configuration's input or model) written with U+FFFD, as
-    // the JSON format writes it.
-    return nb.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    // Written as the JSON format writes its strings: a path from outside that is not UTF-8 (the
+    // configuration's input or model) with U+FFFD, a --text's DEL or C1 control escaped.
+    return json_text(nb, 1) + "\n";
   }
 
   bool notebook_;

@@ -68,17 +68,6 @@ class Progress {
   bool shown_ = false;
 };
 
-// "1.5 GiB", "640 MiB": a byte count as the memory budget's message gives it.
-std::string size_words(std::size_t bytes) {
-  char out[32];
-  if (bytes >= (std::size_t{1} << 30)) {
-    std::snprintf(out, sizeof out, "%.1f GiB", static_cast<double>(bytes) / (1u << 30));
-  } else {
-    std::snprintf(out, sizeof out, "%zu MiB", (bytes + (1u << 20) - 1) >> 20);
-  }
-  return out;
-}
-
 // The memory budget (--max-memory), checked on a lesson's plan before any of it is computed: the process's
 // base, what the traces before it keep (the tour's), the plan's own peak, and the renderer's working
 // memory. `planned` is the run's document with the plan as its last trace.
@@ -88,25 +77,6 @@ std::size_t memory_needed(const Document& planned, const Renderer& renderer, boo
   for (std::size_t i = 0; i + 1 < planned.traces.size(); ++i) need = saturating_sum(need, planned.traces[i].shown_bytes());
   need = saturating_sum(need, renderer.working_bytes(planned));
   return save_npy ? saturating_sum(need, npy_working_bytes(planned)) : need;
-}
-
-constexpr const char* kFewer = "; use fewer tokens, dimensions, heads or a smaller batch, or raise it with --max-memory";
-
-// Refused with a usage error (exit 2) that gives the plan's estimate and the budget.
-void check_budget(const std::string& command, std::size_t need, std::size_t budget) {
-  if (need <= budget) return;
-  throw UsageError("attn " + command + " would need an estimated " + size_words(need) +
-                   " of memory, more than the budget of " + size_words(budget) + kFewer);
-}
-
-// A check before the plan is known (the process's base; the inputs before they are read or drawn): `need`
-// is part of what the run needs, so a refusal says "at least", and names what it has counted.
-UsageError part_refusal(const std::string& command, std::size_t need, std::size_t budget, const std::string& counted) {
-  return UsageError("attn " + command + " would need at least " + size_words(need) + " of memory (" + counted +
-                    "), more than the budget of " + size_words(budget) + kFewer);
-}
-void check_part(const std::string& command, std::size_t need, std::size_t budget, const std::string& counted) {
-  if (need > budget) throw part_refusal(command, need, budget, counted);
 }
 
 }  // namespace
@@ -212,17 +182,6 @@ static Document run_within(const Request& request, const Renderer& renderer, con
   return doc;
 }
 
-namespace {
-
-// The run's refusal when the heap reached the budget while the inputs were read or the steps planned
-// (HeapBudget): no estimate is known then, only what the process had come to need and where.
-[[noreturn]] void refuse_past_budget(const std::string& command, std::size_t need, std::size_t budget,
-                                     const char* while_doing) {
-  throw part_refusal(command, need, budget, std::string("the budget was reached while ") + while_doing);
-}
-
-}  // namespace
-
 Document run(const Request& request, const Renderer& renderer, const RunStreams& streams) {
   const OutputOptions& o = request.output;
   // Every run needs the process's base; a budget below it is refused before anything is read.
@@ -234,7 +193,9 @@ Document run(const Request& request, const Renderer& renderer, const RunStreams&
   try {
     return run_within(request, renderer, streams, planning, phase);
   } catch (const HeapBudget::Exceeded& e) {
-    refuse_past_budget(request.command, saturating_sum(kBaseBytes, e.needed), o.max_memory, phase);
+    // No estimate is known then, only what the run had come to need, and where.
+    throw part_refusal(request.command, saturating_sum(kBaseBytes, e.needed), o.max_memory,
+                       std::string("the budget was reached while ") + phase);
   }
 }
 

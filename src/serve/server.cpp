@@ -27,6 +27,7 @@
 #include "core/terminal_text.hpp"
 #include "inputs/model.hpp"
 #include "lessons/registry.hpp"
+#include "render/json.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -54,7 +55,7 @@ std::string not_allowed(const std::string& method) {
 }
 
 std::string error_json(const std::string& message) {
-  return nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(nlohmann::json{{"error", message}}) + "\n";
 }
 
 // The command line's one line for the failure being handled, without its newline, and the status it means.

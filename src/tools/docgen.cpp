@@ -17,6 +17,7 @@
 #include "inputs/embeddings.hpp"
 #include "lessons/content.hpp"
 #include "lessons/registry.hpp"
+#include "render/json.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
@@ -491,7 +492,7 @@ std::string translation_file(const std::string& language, const std::string& eng
     }
     entries[path] = entry;
   }
-  return nlohmann::ordered_json{{"language", language}, {"entries", entries}}.dump(2, ' ', false) + "\n";
+  return json_text(nlohmann::ordered_json{{"language", language}, {"entries", entries}}, 2) + "\n";
 }
 
 namespace {
