@@ -129,11 +129,14 @@ std::vector<Shown> shown_lessons(const Request& request, const Inputs& inputs) {
   return out;
 }
 
-static Document run_within(const Request& request, const Renderer& renderer, const RunStreams& streams, HeapBudget& planning,
-                    const char*& phase) {
+// The run, with `planning` armed until its plans pass their check; `phase` says what it is doing, for the
+// refusal when the heap reaches the budget.
+static Document run_within(const Request& request, const Renderer& renderer, const RunStreams& streams,
+                           HeapBudget& planning, const char*& phase) {
   const OutputOptions& o = request.output;
-  const Inputs inputs = load_inputs(request.input, streams.in,
-                                    [&](std::size_t need) { check_part(request.command, need, o.max_memory, "for its inputs"); });
+  const Inputs inputs = load_inputs(request.input, streams.in, [&](std::size_t need) {
+    check_part(request.command, need, o.max_memory, "for its inputs");
+  });
   phase = "planning its steps";
   if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // checked before the work; nothing is created yet
   const std::vector<Shown> shown = shown_lessons(request, inputs);
