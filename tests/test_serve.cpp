@@ -37,6 +37,8 @@
 
 #include "cli/cli.hpp"
 #include "cli/options.hpp"
+#include "core/cancel.hpp"
+#include "render/renderer.hpp"
 #include "serve/server.hpp"
 #include "support.hpp"
 
@@ -54,7 +56,14 @@ struct Running {
   }
   ~Running() {
     server.stop();
+    if (thread.joinable()) thread.join();
+  }
+  // Stops the server as attn serve's signal watcher does, and returns how long listen() took to return.
+  Clock::duration stop_and_join() {
+    const auto start = Clock::now();
+    server.stop();
     thread.join();
+    return Clock::now() - start;
   }
   static attn::ServeSettings port0(attn::ServeSettings s) {
     s.port = 0;
@@ -174,6 +183,23 @@ std::string refusal(httplib::Client& c, const std::string& target) {
 }
 
 const std::string kHeadersTooLarge = "attn: the request's headers are larger than the server takes";
+const std::string kStopping = "attn: the server is stopping";
+
+// A request that computes little and renders long: all-tokens on 2,048 tokens of 4 dimensions, 0.3 s of
+// steps, then 2.5 s rendering 155 MB of JSON (2.8 s and 600 MB as `attn all-tokens`, on the 2-core
+// development machine). A stop or time limit that lands after 0.8 s lands in the render.
+const std::string kLongRender = "/api/all-tokens?random=2048x4";
+
+// The value of header `name` in an answer's head ("" when it has none).
+std::string header_of(const std::string& head, const std::string& name) {
+  const auto at = head.find("\r\n" + name + ": ");
+  if (at == std::string::npos) return "";
+  const auto from = at + name.size() + 4;
+  return head.substr(from, head.find("\r\n", from) - from);
+}
+
+// Milliseconds, for a failure's message.
+long long ms(Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
 }  // namespace
 
@@ -391,6 +417,63 @@ TEST_CASE("serve: options a request may not give are 400 in the command line's w
   }
 }
 
+TEST_CASE("serve: a render ends at the stop or the time limit as a step does", "[serve]") {
+  // The steps are computed first with no CancelScope, as the command line computes them; the render alone
+  // then runs under one. A stop, or a deadline already passed, ends it with Cancelled in its first rows,
+  // and a scope that never fires leaves the document byte for byte as the command line writes it.
+  for (const std::string format : {"json", "html"}) {
+    INFO(format);
+    const attn::Request request = attn::web_request("all-tokens", {{"random", "64x4"}}, format, "");
+    const auto renderer = attn::find_format(format)->make(attn::RenderOptions{});
+    std::istringstream in;
+    std::ostringstream progress;
+    const attn::Document doc = attn::run(request, *renderer, attn::RunStreams{in, progress, false});
+    const std::string plain = attn::join(renderer->render(doc));
+    REQUIRE(plain.size() > 10000);
+    std::atomic<bool> stop{false};
+    attn::CancelPoint point;
+    point.stop = &stop;
+    {
+      const attn::CancelScope scope(point);
+      CHECK(attn::join(renderer->render(doc)) == plain);
+      stop = true;
+      CHECK_THROWS_MATCHES(renderer->render(doc), attn::Cancelled, Catch::Message("the server is stopping"));
+    }
+    attn::CancelPoint late;
+    late.deadline = Clock::now() - 1s;
+    late.limit_seconds = 30;
+    const attn::CancelScope scope(late);
+    CHECK_THROWS_MATCHES(renderer->render(doc), attn::Cancelled,
+                         Catch::Message("the computation took longer than the server's time limit of 30 s (attn serve "
+                                        "--time-limit); ask for fewer tokens, dimensions or heads"));
+  }
+}
+
+TEST_CASE("serve: a stop during a long render answers 503 and listen returns within 2 s", "[serve]") {
+  // Before, the render ran to its end and its 200 went out whole: the stop came 2 to 4 s later.
+  Running r;
+  auto answer = std::async(std::launch::async, [&] { return get_raw(r.port, kLongRender); });
+  std::this_thread::sleep_for(800ms);
+  const auto took = r.stop_and_join();
+  const Parsed p = parse(answer.get());
+  CHECK(p.status == 503);
+  CHECK(error_of(p.body) == kStopping);
+  INFO("listen returned " << ms(took) << " ms after the stop");  // about 200 ms on the development machine
+  CHECK(took < 2s);
+}
+
+TEST_CASE("serve: --time-limit ends a long render with 503", "[serve]") {
+  attn::ServeSettings s;
+  s.time_limit = 1;
+  Running r(s);
+  const auto start = Clock::now();
+  const Parsed p = parse(get_raw(r.port, kLongRender));
+  INFO("answered after " << ms(Clock::now() - start) << " ms");
+  CHECK(p.status == 503);
+  CHECK(error_of(p.body) == "attn: the computation took longer than the server's time limit of 1 s (attn serve "
+                            "--time-limit); ask for fewer tokens, dimensions or heads");
+}
+
 TEST_CASE("serve: a foreign Host is 403 and a loopback Host with a port is served", "[serve]") {
   Running r;
   for (const std::string host : {"evil.example", "evil.example:80", "127.0.0.1.evil.example", "127.0.0.1.evil.example:8000",
@@ -455,6 +538,72 @@ TEST_CASE("serve: a client that sends its request a byte at a time is cut off", 
   const Parsed p = parse(got);
   CHECK(p.status == 408);
   CHECK(error_of(p.body) == "attn: the request took longer than 3 s to arrive");
+}
+
+TEST_CASE("serve: a stop while a client reads a large answer slowly cuts it and listen returns within 2 s", "[serve][load]") {
+  // The client takes the answer's first bytes, then reads no more: the server waits on a full socket.
+  // Before, that wait ran its write timeout (5 s) whatever the stop; now the answer has kStopGrace after it.
+  Running r;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  const int small = 4096;
+  REQUIRE(::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) == 0);  // before connect: the window
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(r.port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  // all-tokens on 1,024 tokens: 38 MB of JSON, far more than the sockets hold; 0.7 s to compute and render.
+  REQUIRE(send_all(fd, "GET /api/all-tokens?random=1024x4 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+  std::string got;
+  const auto give_up = Clock::now() + 60s;
+  while (got.find("\r\n\r\n") == std::string::npos && Clock::now() < give_up) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 1000) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  const Parsed head = parse(got);
+  REQUIRE(head.status == 200);
+  const std::size_t length = std::stoull(header_of(head.head, "Content-Length"));
+  CHECK(length > (30u << 20));
+  std::this_thread::sleep_for(300ms);  // the server fills the sockets and waits
+  const auto took = r.stop_and_join();
+  const std::string rest = read_until_closed(fd, 20s);  // what the kernel still held
+  ::close(fd);
+  INFO("listen returned " << ms(took) << " ms after the stop; the body: " << head.body.size() + rest.size() << " of "
+                          << length << " bytes");
+  CHECK(took < 2s);
+  CHECK(head.body.size() + rest.size() < length);  // cut: Content-Length tells the client it is not whole
+}
+
+TEST_CASE("serve: a stop while a client trickles its request head answers 503 and listen returns within 2 s", "[serve][load]") {
+  // A byte every 200 ms, each within the read timeout: before, the stop waited for the head's 3 s limit.
+  Running r;
+  const int fd = connect_to(r.port);
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string request = "GET /api/simple?text=" + std::string(100, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    for (std::size_t i = 0; i < request.size() && !done; ++i) {
+      if (!send_all(fd, request.substr(i, 1))) break;
+      std::this_thread::sleep_for(200ms);
+    }
+  });
+  std::this_thread::sleep_for(500ms);
+  const auto took = r.stop_and_join();
+  const std::string got = read_until_closed(fd, 5s);
+  done = true;
+  trickle.join();
+  ::close(fd);
+  INFO("listen returned " << ms(took) << " ms after the stop");
+  CHECK(took < 2s);
+  const Parsed p = parse(got);
+  CHECK(p.status == 503);
+  CHECK(error_of(p.body) == kStopping);
+  CHECK(header_of(p.head, "Retry-After") == "1");
+  CHECK(header_of(p.head, "Connection") == "close");
 }
 
 TEST_CASE("serve: 40 requests at once each get 200 or 503 within the memory budget", "[serve][load]") {
@@ -740,6 +889,18 @@ void clean_stop(int signal) {
 TEST_CASE("serve: SIGTERM stops attn serve with status 0 within 2 s", "[serve][e2e]") { clean_stop(SIGTERM); }
 
 TEST_CASE("serve: SIGINT stops attn serve with status 0 within 2 s", "[serve][e2e]") { clean_stop(SIGINT); }
+
+TEST_CASE("serve: SIGTERM during a long render answers 503 and attn serve exits 0 within 2 s", "[serve][e2e]") {
+  // The issue's case: before, the request got its 200 (155 MB) and the server exited some 2 to 4 s later.
+  ServeProcess p;
+  auto answer = std::async(std::launch::async, [&] { return get_raw(p.port, kLongRender); });
+  std::this_thread::sleep_for(800ms);
+  REQUIRE(::kill(p.pid, SIGTERM) == 0);
+  CHECK(p.wait_exit(2s) == 0);
+  const Parsed got = parse(answer.get());
+  CHECK(got.status == 503);
+  CHECK(error_of(got.body) == kStopping);
+}
 
 TEST_CASE("serve: a signal right after the serving line still stops attn serve", "[serve][e2e]") {
   // The signal may come before the server's loop has begun: it must not be lost.

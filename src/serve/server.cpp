@@ -42,7 +42,11 @@ constexpr std::size_t kMaxBodyBytes = 1 << 10;     // a GET has no body: 413 for
 // The whole head must arrive within this, however steadily its bytes come (each within the read timeout): a
 // client that sends a byte a second would otherwise hold one of the server's threads for hours. 408 past it.
 constexpr auto kMaxHeadTime = std::chrono::seconds(3);
+// Once the server stops, an answer has this long to go out: a computation's 503 (a few hundred bytes) goes
+// at once, while a large document to a client that reads slowly is cut, so that it does not hold up the stop.
+constexpr auto kStopGrace = std::chrono::milliseconds(500);
 constexpr int kRetryAfterSeconds = 1;
+const char* const kStopping = "attn: the server is stopping";
 const char* const kLineTooLong = "attn: the request line is longer than the server takes";
 const char* const kHeadersTooLarge = "attn: the request's headers are larger than the server takes";
 
@@ -158,9 +162,15 @@ std::string address_of(const sockaddr_storage& a, int& port) {
 // (its request line and headers) is capped at kMaxHeaderBytes, answered 431 past it. cpp-httplib 0.11 caps
 // each header line (8,192 bytes) but not their number, so a client could otherwise make it keep any number
 // of headers in memory; nothing in its interface counts them as they arrive, hence this stream.
+//
+// It also ends its waits when the server stops (`listener`, the listening socket, is closed then): a head
+// still arriving is answered 503 at once, and an answer being written gets kStopGrace. cpp-httplib 0.11 checks
+// the stop only between requests, so a client trickling its head, or reading a large answer slowly, would
+// hold up the stop for as long as it pleased.
 class HeadCappedStream final : public httplib::Stream {
  public:
-  HeadCappedStream(int sock, time_t read_s, time_t write_s) : sock_(sock), read_ms_(read_s * 1000), write_ms_(write_s * 1000) {}
+  HeadCappedStream(int sock, time_t read_s, time_t write_s, const std::atomic<socket_t>& listener)
+      : sock_(sock), read_ms_(read_s * 1000), write_ms_(write_s * 1000), listener_(listener) {}
   void start_request() {
     in_head_ = true;
     head_bytes_ = line_bytes_ = lines_ = 0;
@@ -173,10 +183,12 @@ class HeadCappedStream final : public httplib::Stream {
   bool is_writable() const override { return !over_ && wait_for(sock_, POLLOUT, write_ms_); }
   ssize_t read(char* ptr, size_t size) override {
     if (over_) return -1;
+    if (in_head_ && stopping()) return refuse_head("503 Service Unavailable", kStopping);
     if (in_head_ && std::chrono::steady_clock::now() - request_start > kMaxHeadTime)
       return refuse_head("408 Request Timeout", "attn: the request took longer than " +
                                                     std::to_string(kMaxHeadTime.count()) + " s to arrive");
-    if (!is_readable()) return -1;
+    if (!wait_for(sock_, POLLIN, read_ms_, &listener_))
+      return in_head_ && stopping() ? refuse_head("503 Service Unavailable", kStopping) : -1;
     ssize_t n;
     do n = ::recv(sock_, ptr, size, 0);
     while (n < 0 && errno == EINTR);
@@ -200,12 +212,20 @@ class HeadCappedStream final : public httplib::Stream {
                          : refuse_head("431 Request Header Fields Too Large", kHeadersTooLarge);
     return n;
   }
+  // Sends what the socket takes now (cpp-httplib writes the rest in further calls), so that no call blocks
+  // for longer than its wait: a blocking send of a 150 MB document would return only once the client had
+  // read nearly all of it, stop or no stop.
   ssize_t write(const char* ptr, size_t size) override {
-    if (over_ || !is_writable()) return -1;
+    if (over_) return -1;
+    const bool stopped = stopping();
+    const long limit = stopped ? grace_left() : write_ms_;
+    if (limit <= 0) return -1;
+    if (!wait_for(sock_, POLLOUT, limit, stopped ? nullptr : &listener_))
+      return !stopped && stopping() ? 0 : -1;  // (0: the stop came during the wait; the next call has the grace)
     ssize_t n;
-    do n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+    do n = ::send(sock_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
     while (n < 0 && errno == EINTR);
-    return n;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : n;
   }
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
     sockaddr_storage a{};
@@ -220,20 +240,41 @@ class HeadCappedStream final : public httplib::Stream {
   socket_t socket() const override { return sock_; }
 
  private:
+  bool stopping() const { return listener_ == INVALID_SOCKET; }
+  // What is left of kStopGrace, counted from this connection's first write after the stop, in milliseconds.
+  long grace_left() {
+    const auto now = std::chrono::steady_clock::now();
+    if (!stop_seen_) {
+      stop_seen_ = true;
+      stop_time_ = now;
+    }
+    return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(kStopGrace - (now - stop_time_)).count());
+  }
+
   // Answers `status` with `message` and ends the connection: the rest of it is neither read nor answered.
   ssize_t refuse_head(const std::string& status, const std::string& message) {
     const std::string body = error_json(message);
-    const std::string answer = "HTTP/1.1 " + status +
-                               "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer"
-                               "\r\nContent-Type: application/json\r\nContent-Length: " +
-                               std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-    write(answer.data(), answer.size());
+    const std::string answer =
+        "HTTP/1.1 " + status +
+        "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer"
+        "\r\nContent-Type: application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n" +
+        (status.rfind("503", 0) == 0 ? "Retry-After: " + std::to_string(kRetryAfterSeconds) + "\r\n" : "") +
+        "Connection: close\r\n\r\n" + body;
+    for (std::size_t sent = 0; sent < answer.size();) {
+      const ssize_t n = write(answer.data() + sent, answer.size() - sent);
+      if (n < 0) break;
+      sent += static_cast<std::size_t>(n);
+    }
     over_ = true;
     return -1;
   }
 
   int sock_;
   long read_ms_, write_ms_;
+  const std::atomic<socket_t>& listener_;
+  bool stop_seen_ = false;
+  std::chrono::steady_clock::time_point stop_time_;
   bool in_head_ = true, over_ = false;
   std::size_t head_bytes_ = 0, line_bytes_ = 0, lines_ = 0;
   int ends_ = 0;
@@ -256,7 +297,7 @@ class CappedHttpServer final : public httplib::Server {
 
  private:
   bool process_and_close_socket(socket_t sock) override {
-    HeadCappedStream stream(sock, read_timeout_sec_, write_timeout_sec_);
+    HeadCappedStream stream(sock, read_timeout_sec_, write_timeout_sec_, svr_sock_);
     bool ok = false;
     for (std::size_t left = keep_alive_max_count_;
          left > 0 && svr_sock_ != INVALID_SOCKET && wait_for(sock, POLLIN, keep_alive_timeout_sec_ * 1000, &svr_sock_);) {
@@ -484,10 +525,12 @@ int Server::bind() {
   });
   const auto handle = [this](const httplib::Request& req, httplib::Response& res) {
     Params params(req.params.begin(), req.params.end());
-    const Answer a = answer(req.method, req.path, params);
+    Answer a = answer(req.method, req.path, params);
     res.status = a.status;
     for (const auto& [name, value] : a.headers) res.set_header(name, value);
-    res.set_content(a.body, a.content_type);
+    // What set_content does, but moving the body rather than copying it: a document may be 150 MB.
+    res.body = std::move(a.body);
+    res.set_header("Content-Type", a.content_type);
   };
   http.Get(".*", handle);  // (and HEAD; every other method is refused before routing)
   // cpp-httplib's own refusals (414 for a request line past its limit, 400 for one it cannot parse) come
