@@ -38,6 +38,7 @@
 #include "cli/cli.hpp"
 #include "cli/options.hpp"
 #include "core/cancel.hpp"
+#include "core/errors.hpp"
 #include "render/renderer.hpp"
 #include "serve/server.hpp"
 #include "support.hpp"
@@ -415,6 +416,41 @@ TEST_CASE("serve: options a request may not give are 400 in the command line's w
     CHECK(res->status == 400);
     CHECK(res->body.find("root:x:0:0") == std::string::npos);
   }
+}
+
+TEST_CASE("serve: a second server on a taken port is refused and the first serves on", "[serve]") {
+  // cpp-httplib's own socket options set SO_REUSEPORT: a second server bound the same port, and the kernel
+  // shared the connections between the two. On the same address, or on every address (which holds this one).
+  Running r;
+  for (const std::string host : {"127.0.0.1", "0.0.0.0"}) {
+    INFO(host);
+    attn::ServeSettings s;
+    s.host = host;
+    s.port = static_cast<std::size_t>(r.port);
+    attn::Server second(s, attn::FrontEnd{attn::web_request, attn::live_bar});
+    CHECK_THROWS_MATCHES(second.bind(), attn::SystemError,
+                         Catch::Message("attn serve cannot listen on " + host + " port " + std::to_string(r.port) +
+                                        ": the port is taken (another server listens on it; --port 0 picks a free one)"));
+  }
+  for (int i = 0; i < 8; ++i) {  // each on a connection of its own: every one reaches the first server
+    const Parsed p = parse(get_raw(r.port, "/api/simple"));
+    CHECK(p.status == 200);
+  }
+}
+
+TEST_CASE("serve: a server started again at once binds the port its last run used", "[serve]") {
+  // SO_REUSEADDR, kept from cpp-httplib's options: the connections the first server closed are in TIME_WAIT
+  // on its port for a minute, and without it a restart could not bind the port for that long.
+  int port = 0;
+  {
+    Running first;
+    port = first.port;
+    for (int i = 0; i < 3; ++i) CHECK(parse(get_raw(port, "/api/simple")).status == 200);  // the server closes them
+  }
+  attn::ServeSettings s;
+  s.port = static_cast<std::size_t>(port);
+  attn::Server again(s, attn::FrontEnd{attn::web_request, attn::live_bar});
+  CHECK(again.bind() == port);
 }
 
 TEST_CASE("serve: a render ends at the stop or the time limit as a step does", "[serve]") {
@@ -900,6 +936,17 @@ TEST_CASE("serve: SIGTERM during a long render answers 503 and attn serve exits 
   const Parsed got = parse(answer.get());
   CHECK(got.status == 503);
   CHECK(error_of(got.body) == kStopping);
+}
+
+TEST_CASE("serve: attn serve on a taken port exits 1 with one line", "[serve][e2e]") {
+  ServeProcess first;
+  const std::string port = std::to_string(first.port);
+  const auto r = attn_test::shell("timeout 20 " ATTN_EXE " serve --port " + port);
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err == "attn: attn serve cannot listen on 127.0.0.1 port " + port +
+                     ": the port is taken (another server listens on it; --port 0 picks a free one)\n");
+  CHECK(parse(get_raw(first.port, "/api/simple")).status == 200);
 }
 
 TEST_CASE("serve: a signal right after the serving line still stops attn serve", "[serve][e2e]") {

@@ -562,13 +562,27 @@ int Server::bind() {
                   << res.status << " " << took << "\n" << std::flush;
     });
   }
+  // The listening socket's options: SO_REUSEADDR alone, so that a server started again at once may take its
+  // port back from the connections the last one left in TIME_WAIT. cpp-httplib's default sets SO_REUSEPORT,
+  // with which a second server on the same port binds too, and the kernel shares the connections between them.
+  http.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  errno = 0;  // what bind() said, read below: cpp-httplib answers only whether it bound
   const int port = d.settings.port == 0 ? http.bind_to_any_port(d.settings.host)
                                         : (http.bind_to_port(d.settings.host, static_cast<int>(d.settings.port))
                                                ? static_cast<int>(d.settings.port)
                                                : -1);
-  if (port < 0)
+  if (port < 0) {
+    const int why = errno;
     throw SystemError("attn serve cannot listen on " + visible(d.settings.host) + " port " +
-                      std::to_string(d.settings.port) + ": the address is not this machine's, or the port is taken");
+                      std::to_string(d.settings.port) + ": " +
+                      (why == EADDRINUSE      ? "the port is taken (another server listens on it; --port 0 picks a free one)"
+                       : why == EADDRNOTAVAIL ? "the address is not this machine's"
+                       : why == EACCES        ? "a port below 1024 is for the system's servers"
+                                              : "the address is not this machine's, or the port is taken"));
+  }
   return port;
 }
 
