@@ -336,6 +336,152 @@ TEST_CASE("serve: a body is 413 and methods other than GET and HEAD are 405", "[
   }
 }
 
+namespace {
+
+// The answer to one raw request, which must be a single answer after which the server closes the
+// connection (a request the server does not read whole leaves no way to tell where a next one begins).
+Parsed only_answer(int port, const std::string& request) {
+  const int fd = connect_to(port);
+  send_all(fd, request);
+  bool timed_out = true;
+  const std::string got = read_until_closed(fd, 10s, &timed_out);
+  ::close(fd);
+  CHECK_FALSE(timed_out);
+  CHECK(got.find("HTTP/1.1 ", 1) == std::string::npos);  // one answer
+  const Parsed p = parse(got);
+  CHECK(header_of(p.head, "Connection") == "close");
+  return p;
+}
+
+// A request of its own, which the server must never answer: behind a framing header the server misreads,
+// it would be read as the connection's next request (a 404 here, after the first request's answer).
+const std::string kHidden = "GET /api/hidden HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+const std::string kNotHttp = "attn: the request is not HTTP the server reads: ";
+const std::string kSimpleHead = "GET /api/simple HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+
+// Each (headers, why): a GET of /api/simple with those headers, and kHidden behind it, is one 400 that
+// says why, and its connection ends.
+void check_refused_heads(int port, const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [headers, why] : cases) {
+    INFO(headers);
+    const Parsed p = only_answer(port, kSimpleHead + headers + "\r\n" + kHidden);
+    CHECK(p.status == 400);
+    CHECK(error_of(p.body) == kNotHttp + why);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("serve: a length given twice or two ways is one 400 and the connection ends", "[serve]") {
+  // RFC 9112 6.3: request smuggling's shapes. Before, Content-Length: 0 then Content-Length: 50 was read as
+  // no body (the first one), and the 50 bytes after it as a second request: two 200s.
+  Running r;
+  const std::string hidden_length = std::to_string(kHidden.size());
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"Content-Length: 0\r\nContent-Length: " + hidden_length + "\r\n", "Content-Length is given more than once"},
+      {"Content-Length: " + hidden_length + "\r\nContent-Length: 0\r\n", "Content-Length is given more than once"},
+      {"Content-Length: 0\r\ncontent-length: 0\r\n", "Content-Length is given more than once"},
+      {"Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n", "Transfer-Encoding is given more than once"},
+      {"Transfer-Encoding: chunked\r\nContent-Length: 0\r\n", "Content-Length and Transfer-Encoding are both given"},
+      {"Content-Length: 0\r\nTRANSFER-ENCODING: chunked\r\n", "Content-Length and Transfer-Encoding are both given"},
+      {"Content-Length: 0, " + hidden_length + "\r\n", "Content-Length is not a number"},
+      {"Content-Length: +" + hidden_length + "\r\n", "Content-Length is not a number"},
+      {"Content-Length: -1\r\n", "Content-Length is not a number"},
+      {"Content-Length: 0x2f\r\n", "Content-Length is not a number"},
+      {"Content-Length: \r\n", "Content-Length is not a number"},
+      {"Content-Length: 99999999999999999999999\r\n", "Content-Length is not a number"},
+      {"Host: 127.0.0.1\r\n", "Host is given more than once"},
+  };
+  check_refused_heads(r.port, cases);
+  // A single Content-Length: 0 is no body, and served; a single length of a body is 413, as before.
+  CHECK(parse(get_raw(r.port, "/api/simple", "Content-Length: 0\r\n")).status == 200);
+  CHECK(only_answer(r.port, kSimpleHead + "Content-Length: " + hidden_length + "\r\n\r\n" + kHidden).status == 413);
+}
+
+TEST_CASE("serve: a malformed header line is 400 and the connection ends", "[serve]") {
+  // RFC 9112 5: NAME ":" VALUE, the name a token with no space before the colon (5.1), no folded line
+  // (5.2), each line ending in CR LF (2.2). Before, "Transfer-Encoding : chunked" was a header named
+  // "Transfer-Encoding " that nothing read, and the request was served; a line without a colon or a CR was
+  // dropped unseen.
+  Running r;
+  const std::string bad_name = "a header line is not NAME: VALUE, with no space in NAME";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"Transfer-Encoding : chunked\r\n", bad_name},
+      {"Content-Length : " + std::to_string(kHidden.size()) + "\r\n", bad_name},
+      {"Transfer-Encoding\t: chunked\r\n", bad_name},
+      {"X Name: v\r\n", bad_name},
+      {"X-Name[1]: v\r\n", bad_name},
+      {": no name\r\n", bad_name},
+      {"NoColonAtAll\r\n", bad_name},
+      {"X-Folded: one\r\n  two\r\n", "a header line begins with a space (a folded line)"},
+      {"X-Folded: one\r\n\ttwo\r\n", "a header line begins with a space (a folded line)"},
+      {std::string("X-Nul: a\0b\r\n", 12), "a header's value holds a control character"},
+      {"X-CR: a\rb\r\n", "a header's value holds a control character"},
+      {"X-Escape: \x1b[2J\r\n", "a header's value holds a control character"},
+      {"X-LF: v\n", "a line of its head does not end with CR LF"},
+      {"Transfer-Encoding: chunked\n", "a line of its head does not end with CR LF"},
+  };
+  check_refused_heads(r.port, cases);
+  // What is well-formed is served: a tab in a value, spaces around it, a name of every token character.
+  const Parsed ok = parse(get_raw(r.port, "/api/simple", "X-Tab: a\tb\r\nX-Spaces:   v   \r\nX-!#$%&'*+.^_`|~09az: v\r\n"));
+  CHECK(ok.status == 200);
+}
+
+TEST_CASE("serve: a request line that is not METHOD TARGET HTTP/1.1 is 400 and the connection ends", "[serve]") {
+  Running r;
+  const std::string rest = "\r\nHost: 127.0.0.1\r\n\r\n";
+  for (const std::string line : {"GET  /api/simple HTTP/1.1", "GET /api/simple  HTTP/1.1", "GET /api/simple HTTP/1.1 x",
+                                 "GET /api/simple HTTP/2.0", "GET /api/simple http/1.1", "GET /api/simple",
+                                 "GET /api/sim\x01ple HTTP/1.1", "GET /api/sim\x7fple HTTP/1.1", "GET\t/api/simple HTTP/1.1",
+                                 "GE(T /api/simple HTTP/1.1", "", " GET /api/simple HTTP/1.1"}) {
+    INFO(line);
+    const Parsed p = only_answer(r.port, line + rest);
+    CHECK(p.status == 400);
+    CHECK(error_of(p.body) == kNotHttp + "its first line is not METHOD TARGET HTTP/1.1");
+  }
+  const Parsed bare = only_answer(r.port, "GET /api/simple HTTP/1.1\nHost: 127.0.0.1\r\n\r\n");
+  CHECK(bare.status == 400);
+  CHECK(error_of(bare.body) == kNotHttp + "a line of its head does not end with CR LF");
+  // HTTP/1.0 is read as before.
+  CHECK(parse(round_trip(r.port, "GET /api/simple HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")).status == 200);
+}
+
+TEST_CASE("serve: any method but GET and HEAD is 405 with Allow whatever cpp-httplib knows of it", "[serve]") {
+  // Before, a method outside cpp-httplib's list (FOO, PROPFIND) and a lowercase get were 400 "not HTTP".
+  // Methods are case-sensitive (RFC 9110 9.1): get is a method other than GET.
+  Running r;
+  for (const std::string method : {"FOO", "PROPFIND", "MKCOL", "get", "Get", "head", "CONNECT", "TRACE", "PRI",
+                                   "M-SEARCH", "X_Y.Z!", "POST", "DELETE"}) {
+    INFO(method);
+    const Parsed p = only_answer(r.port, method + " /api/simple HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    CHECK(p.status == 405);
+    CHECK(header_of(p.head, "Allow") == "GET, HEAD");
+    CHECK(error_of(p.body) == "attn: " + method + " is not served here: every address is read with GET");
+  }
+  CHECK(parse(get_raw(r.port, "/api/simple")).status == 200);
+  const Parsed head = parse(round_trip(r.port, "HEAD /api/simple HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+  CHECK(head.status == 200);
+  CHECK(head.body.empty());
+}
+
+TEST_CASE("serve: a request refused before it is read whole can still be sent whole and its answer read", "[serve]") {
+  // The server answers 405 after the request line and reads no further. Closing a socket that holds unread
+  // bytes sends a reset, which made the client's next write fail (and cpp-httplib's client drop the answer):
+  // the server now reads and drops what follows for a moment before it closes.
+  Running r;
+  const int fd = connect_to(r.port);
+  REQUIRE(send_all(fd, "FOO /api/simple HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  pollfd p{fd, POLLIN, 0};
+  REQUIRE(::poll(&p, 1, 5000) == 1);  // the answer has come
+  std::this_thread::sleep_for(50ms);   // and the server has ended its side
+  CHECK(send_all(fd, "Content-Length: 5\r\n\r\nhello"));
+  const std::string got = read_until_closed(fd, 5s);
+  ::close(fd);
+  const Parsed answer = parse(got);
+  CHECK(answer.status == 405);
+  CHECK(error_of(answer.body) == "attn: FOO is not served here: every address is read with GET");
+}
+
 TEST_CASE("serve: invalid UTF-8 and NUL in a query key or value are 400", "[serve]") {
   Running r;
   for (const std::string query : {"text=a%ffb", "%ff=1", "text=a%00b", "%00=1", "te%00xt=1", "text=%c3%28"}) {
