@@ -640,6 +640,7 @@ TEST_CASE("serve: a stop during a long render answers 503 and listen returns wit
   const Parsed p = parse(answer.get());
   CHECK(p.status == 503);
   CHECK(error_of(p.body) == kStopping);
+  CHECK(header_of(p.head, "Retry-After") == "1");
   INFO("listen returned " << ms(took) << " ms after the stop");  // about 200 ms on the development machine
   CHECK(took < 2s);
 }
@@ -654,6 +655,57 @@ TEST_CASE("serve: --time-limit ends a long render with 503", "[serve]") {
   CHECK(p.status == 503);
   CHECK(error_of(p.body) == "attn: the computation took longer than the server's time limit of 1 s (attn serve "
                             "--time-limit); ask for fewer tokens, dimensions or heads");
+  CHECK(header_of(p.head, "Retry-After") == "1");
+}
+
+TEST_CASE("serve: every 503 has Retry-After and the live page's too", "[serve]") {
+  // Before, only the /api and /page answers of a busy server had it: the live page's 503 (its computation's
+  // answer, inside the page) and a cancelled computation's did not.
+  const auto retry_after = [](const attn::Server::Answer& a) {
+    for (const auto& [name, value] : a.headers)
+      if (name == "Retry-After") return value;
+    return std::string();
+  };
+  SECTION("every slot busy") {
+    attn::ServeSettings s;
+    s.jobs = 1;
+    Running r(s);
+    const auto hold = [&] { return std::async(std::launch::async, [&] { return get_raw(r.port, kLongRender); }); };
+    auto busy = hold();
+    const auto give_up = Clock::now() + 30s;  // until the long request holds the one slot
+    while (parse(get_raw(r.port, "/api/simple")).status != 503 && Clock::now() < give_up) {
+      if (busy.wait_for(0s) == std::future_status::ready) busy = hold();  // it came while /api/simple held the slot
+      std::this_thread::sleep_for(20ms);
+    }
+    const std::string message = "attn: the server is computing 1 requests already (attn serve --jobs); try again in a moment";
+    for (const std::string target : {"/api/mha", "/page/mha", "/?lesson=mha", "/?lesson=tour"}) {
+      INFO(target);
+      const Parsed p = parse(get_raw(r.port, target));
+      CHECK(p.status == 503);
+      CHECK(header_of(p.head, "Retry-After") == "1");
+      if (target[1] == '?') CHECK(p.body.find(message) != std::string::npos);  // the live page says it inline
+      else CHECK(error_of(p.body) == message);
+    }
+    r.stop_and_join();
+    const Parsed cancelled = parse(busy.get());
+    CHECK(cancelled.status == 503);
+    CHECK(header_of(cancelled.head, "Retry-After") == "1");
+  }
+  SECTION("a stopped server's computations, without a socket") {
+    attn::Server server(attn::ServeSettings{}, attn::FrontEnd{attn::web_request, attn::live_bar});
+    server.stop();
+    for (const auto& [path, params] : std::vector<std::pair<std::string, attn::Params>>{
+             {"/api/simple", {}}, {"/page/simple", {}}, {"/", {{"lesson", "simple"}}}, {"/", {{"lesson", "tour"}}}}) {
+      INFO(path);
+      const attn::Server::Answer a = server.answer("GET", path, params);
+      CHECK(a.status == 503);
+      CHECK(retry_after(a) == "1");
+      CHECK(a.body.find(kStopping) != std::string::npos);
+    }
+    // And only 503s have it.
+    CHECK(retry_after(server.answer("GET", "/nothing", {})).empty());
+    CHECK(retry_after(server.answer("POST", "/api/simple", {})).empty());
+  }
 }
 
 TEST_CASE("serve: a foreign Host is 403 and a loopback Host with a port is served", "[serve]") {

@@ -515,6 +515,14 @@ Server::Server(ServeSettings settings, FrontEnd front) : impl_(std::make_unique<
 Server::~Server() = default;
 
 Server::Answer Server::answer(const std::string& method, const std::string& path, const Params& params) {
+  Answer a = route(method, path, params);
+  // Here, once, rather than where each 503 is made: the live page's 503 is its computation's, whose headers
+  // the page does not carry over, and a cancelled computation's 503 came without one.
+  if (a.status == 503) a.headers.push_back({"Retry-After", std::to_string(kRetryAfterSeconds)});
+  return a;
+}
+
+Server::Answer Server::route(const std::string& method, const std::string& path, const Params& params) {
   Impl& d = *impl_;
   Answer a;
   const auto refuse = [&](int status, const std::string& message) {
@@ -595,8 +603,7 @@ Server::Answer Server::run_one(const std::string& command, const Params& options
     a.content_type = "application/json";
     a.body = error_json("attn: the server is computing " + std::to_string(d.settings.jobs) +
                         " requests already (attn serve --jobs); try again in a moment");
-    a.headers.push_back({"Retry-After", std::to_string(kRetryAfterSeconds)});
-    return a;
+    return a;  // (answer() adds Retry-After)
   }
   struct Give {
     Slots& slots;
