@@ -1,8 +1,8 @@
 #pragma once
 // A run that may be stopped before it ends: attn serve gives each request a time limit, and stops the work
 // in flight when it is told to stop. The run's thread holds a CancelScope; a lesson's computations check it
-// between values (Trace's nodes, --model's blocks), and a stopped run throws Cancelled from there. The
-// command line never sets one, so nothing is checked there.
+// between values (Trace's nodes, --model's blocks), the JSON and html renderers between rows and heads, and
+// a stopped run throws Cancelled from there. The command line never sets one, so nothing is checked there.
 #include <atomic>
 #include <chrono>
 #include <stdexcept>

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "core/cancel.hpp"
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
 #include "render/palette.hpp"
@@ -392,6 +393,7 @@ Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& o) {
   out += "<text class=\"axis\" x=\"" + num(right_x) + "\" y=\"" + num(top - 14.0) + "\" font-style=\"italic\">" +
          html_escape(say("keys_axis")) + "</text>\n";
   for (std::size_t h = 0; h < maps.size(); ++h) {
+    check_cancelled();  // attn serve's time limit and stop (core/cancel.hpp): a head's lines at most apart
     const HeatMap& m = maps[h];
     out += "<g class=\"head-lines\" data-head=\"" + std::to_string(h) + "\" stroke=\"" + head_colour(h) +
            "\" stroke-width=\"3\">\n";

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "core/cancel.hpp"
 #include "core/limits.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
@@ -695,6 +696,7 @@ class HtmlRenderer : public Renderer {
     for (std::size_t i = 0; i < total; ++i) {
       const Step& s = t.steps[i];
       if (!doc.shows(s)) continue;
+      check_cancelled();  // attn serve's time limit and stop (core/cancel.hpp): each step, and each head below
       // Consecutive overview steps (attn heads: one per layer) make one model view, drawn with the first.
       std::vector<const Step*> run;
       if (is_overview(s) && (i == 0 || !is_overview(t.steps[i - 1]) || !doc.shows(t.steps[i - 1])))
@@ -771,6 +773,7 @@ class HtmlRenderer : public Renderer {
     out += "</div>\n<figure class=\"heatmaps\" id=\"" + uid + "\" data-heads=\"" + std::to_string(maps.size()) + "\">\n";
     out += "<div class=\"heads" + std::string(maps.size() == 1 ? " one" : "") + "\">\n";
     for (std::size_t h = 0; h < maps.size(); ++h) {
+      check_cancelled();
       FigureOptions o;
       o.scale = style_.scale;
       o.scale_choices = true;
@@ -806,6 +809,7 @@ class HtmlRenderer : public Renderer {
       rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><span class=\"layer-name\">" +
               html_escape(layer->id) + "</span><div class=\"heads\">\n";
       for (std::size_t h = 0; h < maps.size(); ++h) {
+        check_cancelled();
         const HeatMap& m = maps[h];
         FigureOptions o;
         o.scale = style_.scale;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/cancel.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/strings.hpp"
@@ -22,6 +23,7 @@ ojson nest(const AnyTensor& t, std::size_t dim, std::size_t& offset, bool intege
     const float v = t.data()[offset++];
     return integer ? ojson(static_cast<long long>(v)) : ojson(static_cast<double>(v));
   }
+  check_cancelled();  // attn serve's time limit and stop (core/cancel.hpp), once an array: at most a row apart
   ojson arr = ojson::array();
   for (std::size_t i = 0; i < t.shape()[dim]; ++i) arr.push_back(nest(t, dim + 1, offset, integer));
   return arr;
@@ -95,6 +97,7 @@ void write(std::string& out, const ojson& j, int depth) {
       return;
     }
     case ojson::value_t::array: {
+      check_cancelled();  // as in nest()
       const bool inline_array = is_scalar_array(j);
       out += "[";
       bool first = true;

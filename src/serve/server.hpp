@@ -63,6 +63,7 @@ class Server {
   void stop();
 
   // What one request answers, without a socket (the tests' and the benchmark's way in, as listen() does it).
+  // Every 503 has Retry-After, whichever refusal it is (busy, past the time limit, stopping).
   struct Answer {
     int status = 200;
     std::string content_type, body;
@@ -75,6 +76,7 @@ class Server {
   void log_to(std::ostream& err);
 
  private:
+  Answer route(const std::string& method, const std::string& path, const Params& params);
   Answer run_one(const std::string& command, const Params& options, const std::string& format);
   struct Impl;
   std::unique_ptr<Impl> impl_;
