@@ -599,7 +599,7 @@ class HtmlRenderer : public Renderer {
         if (s.heatmap && s.shape.size() >= 2 && s.shape.back() <= kFigureMaxKeys) {
           const std::size_t heads = s.shape.size() == 4 ? s.shape[1] : s.overview && s.shape.size() == 3 ? s.shape[0] : 1;
           bytes = saturating_sum(bytes, saturating_product({heads, s.shape.back(), s.shape[s.shape.size() - 2],
-                                                            s.overview ? 900 + 600 : 900}));
+                                                            s.overview ? std::size_t{900 + 600} : std::size_t{900}}));
         }
       }
     // Built up as one string: while it grows, its old buffer and the new one twice its size (three times
