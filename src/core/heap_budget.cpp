@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <limits>
+#include <stdexcept>
 
 namespace attn {
 
@@ -24,31 +25,34 @@ std::int64_t block_size(void* block) noexcept {
 }  // namespace
 
 HeapBudget::HeapBudget(std::size_t limit) {
-  outer_ = {t_state.armed, t_state.limit, t_state.grown};
+  if (t_state.armed) throw std::logic_error("HeapBudget: a scope is armed on this thread already");
   const std::size_t cap = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
   t_state = {true, static_cast<std::int64_t>(limit < cap ? limit : cap), 0};
 }
 
-HeapBudget::~HeapBudget() {
-  // The outer scope goes on counting from where it was, with what this one kept or freed.
-  t_state = {outer_.armed, outer_.limit, outer_.grown + t_state.grown};
-}
+HeapBudget::~HeapBudget() { t_state = {false, 0, 0}; }
 
 void HeapBudget::disarm() { t_state.armed = false; }
 bool HeapBudget::armed() const { return t_state.armed; }
 
 // Smaller allocations are counted but never refused: a plan's many small strings (a step's title and
-// code) add up slowly, and refusing one of them would stop the run at a point that says nothing of what it
-// needs. What passes a budget is a tensor, a file or a buffer: large blocks.
+// code, a token's text) add up slowly, and refusing one of them would stop the run at a point that says
+// nothing of what it needs, a mebibyte at a time. What they hold is in the plan's estimate instead
+// (Trace::text_bytes), checked as each lesson's plan is made. What passes a budget at once is a tensor, a
+// file or a buffer: large blocks.
 constexpr std::size_t kSmallest = std::size_t{1} << 20;
 
+bool HeapBudget::would_pass(std::size_t bytes) noexcept {
+  const ThreadState& s = t_state;
+  if (!s.armed || bytes < kSmallest) return false;
+  return bytes > static_cast<std::size_t>(s.limit) || s.grown + static_cast<std::int64_t>(bytes) > s.limit;
+}
+
 void HeapBudget::before_allocation(std::size_t bytes) {
+  if (!would_pass(bytes)) return;
   ThreadState& s = t_state;
-  if (!s.armed || bytes < kSmallest) return;
-  if (bytes > static_cast<std::size_t>(s.limit) || s.grown + static_cast<std::int64_t>(bytes) > s.limit) {
-    s.armed = false;  // what unwinding allocates is not the run's
-    throw Exceeded(bytes + static_cast<std::size_t>(s.grown > 0 ? s.grown : 0));
-  }
+  s.armed = false;  // what unwinding allocates is not the run's
+  throw Exceeded(bytes + static_cast<std::size_t>(s.grown > 0 ? s.grown : 0));
 }
 
 void HeapBudget::allocated(void* block) noexcept {

@@ -27,7 +27,7 @@ class HeapBudget {
   };
 
   // Arms the calling thread: from now on, what it allocates less what it frees may grow by `limit`
-  // bytes. Scopes nest; the outer one comes back when this one ends.
+  // bytes. One scope at a time on a thread (a std::logic_error otherwise): a run is never inside another.
   explicit HeapBudget(std::size_t limit);
   ~HeapBudget();
   HeapBudget(const HeapBudget&) = delete;
@@ -38,18 +38,13 @@ class HeapBudget {
   bool armed() const;
 
   // For the replaced operator new and delete: called before an allocation of `bytes` (throws Exceeded
-  // if it would pass the limit), after it with its block, and before a block is freed.
+  // if it would pass the limit, and stops counting: what unwinding allocates is not the run's), after it
+  // with its block, and before a block is freed. The nothrow forms ask `would_pass` instead, and get no
+  // block, with the budget still armed (a caller such as std::stable_sort's buffer tries a smaller one).
   static void before_allocation(std::size_t bytes);
+  static bool would_pass(std::size_t bytes) noexcept;
   static void allocated(void* block) noexcept;
   static void freeing(void* block) noexcept;
-
- private:
-  struct State {
-    bool armed = false;
-    std::int64_t limit = 0;
-    std::int64_t grown = 0;  // allocated less freed since the scope began; freeing older blocks lowers it
-  };
-  State outer_;
 };
 
 }  // namespace attn

@@ -18,11 +18,10 @@ void* budgeted(std::size_t n) {
 }
 
 void* budgeted_nothrow(std::size_t n) noexcept {
-  try {
-    return budgeted(n);
-  } catch (...) {
-    return nullptr;
-  }
+  if (attn::HeapBudget::would_pass(n)) return nullptr;  // refused, the budget still armed
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p != nullptr) attn::HeapBudget::allocated(p);
+  return p;
 }
 
 void release(void* p) noexcept {

@@ -146,19 +146,20 @@ static Document run_within(const Request& request, const Renderer& renderer, con
   doc.language = request.language;
   doc.only = o.steps;
   // Every lesson is planned first, alone (plan_only: no step computed, no shown tensor copied), and the
-  // renderer's limits and the memory budget are checked on the plans, as one run, before any lesson
-  // computes anything. Each lesson checks its plan again as it runs (with the traces run before it).
+  // renderer's limits and the memory budget are checked on the plans, as one run (each plan with the
+  // plans before it, as the tour will hold them), before any lesson computes anything. Each lesson checks
+  // its plan again as it runs (with the traces run before it).
   // The plan joins the document (not a copy of it: that would copy every tensor the tour holds) while
-  // it is checked. `peak` collects the whole run's largest need.
-  std::size_t peak = 0;
+  // it is checked.
   const auto checks = [&](Document& before, bool whole_run) {
     return [&, planned = &before, whole_run](const Trace& plan) {
       planned->traces.push_back(plan);
       try {
         renderer.check(*planned);
         const std::size_t need = memory_needed(*planned, renderer, !o.save_npy.empty());
-        peak = std::max(peak, need);
         if (!whole_run) check_budget(plan.info.name, need, o.max_memory);
+        else if (planned->traces.size() == shown.size()) check_budget(doc.command, need, o.max_memory);  // the last
+        else check_part(doc.command, need, o.max_memory, "its lessons planned as far as " + plan.info.name);
       } catch (...) {
         planned->traces.pop_back();
         throw;
@@ -174,7 +175,6 @@ static Document run_within(const Request& request, const Renderer& renderer, con
       const Selection plan_only{s.only, checks(plans, true), true, request.language};
       plans.traces.push_back(naming(request, *s.lesson, [&] { return run_lesson(*s.lesson, inputs, request.input, plan_only); }));
     }
-    check_budget(doc.command, peak, o.max_memory);  // the largest need of any point of the run
   }
   planning.disarm();  // the plans' estimate bounds the rest of the run
   const Progress progress(streams.progress, doc.command, streams.err);

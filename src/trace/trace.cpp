@@ -103,8 +103,29 @@ ResolvedTrace Trace::resolve() {
   return ResolvedTrace(std::move(*this));
 }
 
+namespace {
+
+std::size_t string_bytes(const std::string& s) { return sizeof(std::string) + s.capacity(); }
+
+}  // namespace
+
+std::size_t Trace::text_bytes() const {
+  std::size_t bytes = 0;
+  for (const std::string& token : inputs.tokens) bytes = saturating_sum(bytes, string_bytes(token));
+  for (const Step& s : steps) {
+    std::size_t words = sizeof(Step);
+    for (const std::string* w : {&s.id, &s.title, &s.explanation, &s.code, &s.show}) words += w->capacity();
+    if (s.run) words += s.run->capacity();
+    for (const std::string& note : s.head_notes) words += string_bytes(note);
+    bytes = saturating_sum(bytes, words);
+  }
+  return bytes;
+}
+
 std::size_t Trace::planned_bytes() const {
-  std::size_t bytes = saturating_product({2, inputs.embeddings.size(), sizeof(float)});
+  // The words twice, as the inputs: the trace's, and the plan's copy while it is checked.
+  const std::size_t embeddings = saturating_product({inputs.embeddings.size(), sizeof(float)});
+  std::size_t bytes = saturating_product({2, saturating_sum(embeddings, text_bytes())});
   bytes = saturating_sum(bytes, saturating_product({saturating_sum(held_numbers_, temporary_numbers_), sizeof(float)}));
   for (const auto& s : steps) {
     const std::size_t copies = selection.shows(s.id) ? 3 : 2;
@@ -114,7 +135,7 @@ std::size_t Trace::planned_bytes() const {
 }
 
 std::size_t Trace::shown_bytes() const {
-  std::size_t bytes = saturating_product({inputs.embeddings.size(), sizeof(float)});
+  std::size_t bytes = saturating_sum(saturating_product({inputs.embeddings.size(), sizeof(float)}), text_bytes());
   for (const auto& s : steps)
     if (selection.shows(s.id)) bytes = saturating_sum(bytes, saturating_product({s.numel(), sizeof(float)}));
   return bytes;

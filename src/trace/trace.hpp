@@ -362,6 +362,9 @@ struct Trace {
   // finished trace keeps until the output is written (its shown steps).
   std::size_t planned_bytes() const;
   std::size_t shown_bytes() const;
+  // The words a trace holds: its tokens' text, its steps' ids, titles, explanations and code (thousands of
+  // steps for kv-cache on a long input), counted in both.
+  std::size_t text_bytes() const;
   // What a lesson computes besides its steps, declared with the plan for planned_bytes: values it keeps
   // (a module pass's intermediates held in a node) add up; temporaries of a call that frees them
   // (a module's forward) count as the largest of them, since such calls run one at a time.
