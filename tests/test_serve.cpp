@@ -198,10 +198,11 @@ std::string refusal(httplib::Client& c, const std::string& target) {
 const std::string kHeadersTooLarge = "attn: the request's headers are larger than the server takes";
 const std::string kStopping = "attn: the server is stopping";
 
-// A request that computes little and renders long: all-tokens on 2,048 tokens of 4 dimensions, 0.3 s of
-// steps, then 2.5 s rendering 155 MB of JSON (2.8 s and 600 MB as `attn all-tokens`, on the 2-core
-// development machine). A stop or time limit that lands after 0.8 s lands in the render.
-const std::string kLongRender = "/api/all-tokens?random=2048x4";
+// A request that computes little and renders long: all-tokens on 2,896 tokens of 4 dimensions (25 million
+// numbers, within the JSON limit), about 0.6 s of steps, then 5 s rendering 310 MB of JSON on the 2-core
+// development machine. A stop or time limit that lands after 0.8 s lands in the render, on a CPU three
+// times as fast as well; the cases that use it are in the load tier.
+const std::string kLongRender = "/api/all-tokens?random=2896x4";
 
 // The value of header `name` in an answer's head ("" when it has none).
 std::string header_of(const std::string& head, const std::string& name) {
@@ -643,7 +644,7 @@ TEST_CASE("serve: a render ends at the stop or the time limit as a step does", "
   }
 }
 
-TEST_CASE("serve: a stop during a long render answers 503 and listen returns within 2 s", "[serve]") {
+TEST_CASE("serve: a stop during a long render answers 503 and listen returns within 2 s", "[serve][load]") {
   // Before, the render ran to its end and its 200 went out whole: the stop came 2 to 4 s later.
   Running r;
   auto answer = std::async(std::launch::async, [&] { return get_raw(r.port, kLongRender); });
@@ -657,7 +658,7 @@ TEST_CASE("serve: a stop during a long render answers 503 and listen returns wit
   CHECK(took < 2s);
 }
 
-TEST_CASE("serve: --time-limit ends a long render with 503", "[serve]") {
+TEST_CASE("serve: --time-limit ends a long render with 503", "[serve][load]") {
   attn::ServeSettings s;
   s.time_limit = 1;
   Running r(s);
@@ -670,7 +671,7 @@ TEST_CASE("serve: --time-limit ends a long render with 503", "[serve]") {
   CHECK(header_of(p.head, "Retry-After") == "1");
 }
 
-TEST_CASE("serve: every 503 has Retry-After and the live page's too", "[serve]") {
+TEST_CASE("serve: every 503 has Retry-After and the live page's too", "[serve][load]") {
   // Before, only the /api and /page answers of a busy server had it: the live page's 503 (its computation's
   // answer, inside the page) and a cancelled computation's did not.
   const auto retry_after = [](const attn::Server::Answer& a) {
@@ -1235,4 +1236,18 @@ TEST_CASE("serve: a request past its share of the budget is refused with the ser
   const std::size_t hwm_after = proc_status("VmHWM");
   INFO("peak grew by " << ((hwm_after - hwm_before) >> 20) << " MiB");
   if (!attn_test::kUnderAsan) CHECK(hwm_after - hwm_before <= (std::size_t{544} << 20));
+}
+
+TEST_CASE("serve: a share of the budget that no run fits is refused when the server starts", "[serve]") {
+  // Every request's plan counts a process's base, 96 MiB: a share below it (and a mebibyte) served nothing
+  // but refusals, each saying the process itself would need more.
+  attn::ServeSettings s;
+  s.jobs = 2;
+  s.max_memory = std::size_t{256} << 20;  // 160 MiB beside the server's own: 80 MiB a computation
+  CHECK_THROWS_MATCHES(attn::Server(s, attn::FrontEnd{attn::web_request, attn::live_bar}), attn::UsageError,
+                       Catch::Message("attn serve: --max-memory leaves no room for 2 computations of 97 MiB each "
+                                      "beside the server's own 96 MiB; raise it, or lower --jobs"));
+  s.jobs = 1;  // 160 MiB for one
+  const attn::Server one(s, attn::FrontEnd{attn::web_request, attn::live_bar});
+  CHECK(one.job_budget() == std::size_t{160} << 20);
 }

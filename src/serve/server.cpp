@@ -423,6 +423,7 @@ class CappedHttpServer final : public httplib::Server {
     HeadCappedStream stream(sock, read_timeout_sec_, write_timeout_sec_, svr_sock_);
     int peer_port = 0;
     connection_peer.clear();
+    close_after_answer = false;  // the thread's last connection may have set it
     stream.get_remote_ip_and_port(connection_peer, peer_port);
     bool ok = false;
     for (std::size_t left = keep_alive_max_count_;
@@ -505,9 +506,12 @@ Server::Server(ServeSettings settings, FrontEnd front) : impl_(std::make_unique<
     });
     held = saturating_sum(held, impl_->model->held_bytes);
   }
-  if (held >= s.max_memory || (s.max_memory - held) / s.jobs < (std::size_t{1} << 20))
-    throw UsageError("attn serve: --max-memory leaves no room for " + std::to_string(s.jobs) +
-                     " computations beside the server's own " + std::to_string(held >> 20) +
+  // A computation's plan counts a process's base (kBaseBytes) as every run's does: a share below it, and a
+  // mebibyte, would refuse every request.
+  const std::size_t least = kBaseBytes + (std::size_t{1} << 20);
+  if (held >= s.max_memory || (s.max_memory - held) / s.jobs < least)
+    throw UsageError("attn serve: --max-memory leaves no room for " + std::to_string(s.jobs) + " computations of " +
+                     std::to_string(least >> 20) + " MiB each beside the server's own " + std::to_string(held >> 20) +
                      " MiB; raise it, or lower --jobs");
   // Each computation's plan is held to its share, so that --jobs of them together stay within the budget.
   job_budget_ = (s.max_memory - held) / s.jobs;
