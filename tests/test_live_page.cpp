@@ -567,9 +567,15 @@ TEST_CASE("live page in Chromium: a box shows text from outside as visible() doe
       eval("(function () { var l = document.getElementById('live-lang'); l.value = 'ru';"
            " l.dispatchEvent(new Event('change', {bubbles: true})); return true; })()"),  // 3
       wait("location.search.indexOf('&lang=ru') > 0 && " + std::string(idle)),  // 4
-      eval("history.back()"),  // 5
-      wait("document.getElementById('live-lang').value === '' && " + std::string(idle)),  // 6
-      eval(text_js), eval(kTokensJs), {{"do", "console"}},  // 7-9
+      // the Russian view asked for the text itself, not for what the box shows of it
+      eval("new URLSearchParams(location.search).get('text')"), eval(kTokensJs),  // 5-6
+      eval("history.back()"),  // 7
+      wait("document.getElementById('live-lang').value === '' && " + std::string(idle)),  // 8
+      eval(text_js), eval(kTokensJs),  // 9-10
+      eval("(function () { var l = document.getElementById('live-lang'); l.value = 'ru';"
+           " l.dispatchEvent(new Event('change', {bubbles: true})); return true; })()"),  // 11
+      wait("location.search.indexOf('&lang=ru') > 0 && " + std::string(idle)),  // 12
+      eval("new URLSearchParams(location.search).get('text')"), {{"do", "console"}},  // 13-14
   });
   const json out = drive_served(s, actions);
   check_console(out[0]["console"], 0);
@@ -589,10 +595,14 @@ TEST_CASE("live page in Chromium: a box shows text from outside as visible() doe
   CHECK(out[1] == shown);  // filled by the server
   CHECK(out[2].get<std::vector<std::string>>() == tokens);
   CHECK(out[4] == true);
-  CHECK(out[6] == true);
-  CHECK(out[7] == shown);  // filled by the script, from the address
-  CHECK(out[8].get<std::vector<std::string>>() == tokens);  // the view of the address's own text, as a reload
-  check_console(out[9], 0);
+  CHECK(out[5] == hostile);  // another control changed: the box's own text sent, not what it shows
+  CHECK(out[6].get<std::vector<std::string>>() == tokens);
+  CHECK(out[8] == true);
+  CHECK(out[9] == shown);  // filled by the script, from the address
+  CHECK(out[10].get<std::vector<std::string>>() == tokens);  // the view of the address's own text, as a reload
+  CHECK(out[12] == true);
+  CHECK(out[13] == hostile);  // and after the script filled it
+  check_console(out[14], 0);
 }
 
 TEST_CASE("live page in Chromium: the bar's language list redraws the page in Russian, and the address keeps it",

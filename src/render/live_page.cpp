@@ -80,8 +80,25 @@ const char* const kLiveScript = R"JS(
   }
   // The request's options: each enabled control that holds a value, by its key (the option without dashes);
   // with `given` (an address's query), its values rather than what the boxes show of them.
+  // A box filled from outside (by the server, or from the address on back/forward) shows visible() of its
+  // value, and keeps the value itself (data-raw, as JSON): until the box is edited, the value is what is sent,
+  // so that a change of another control asks for the same text, not for what the box shows of it.
+  function fill(c, raw) {
+    c.value = visible(raw);
+    if (c.value !== raw) {
+      c.setAttribute("data-raw", JSON.stringify(raw));
+      c.setAttribute("data-shown", c.value);
+    } else {
+      c.removeAttribute("data-raw");
+      c.removeAttribute("data-shown");
+    }
+  }
+  function current(c) {
+    if (!c.hasAttribute("data-raw") || c.value !== c.getAttribute("data-shown")) return c.value;
+    try { return JSON.parse(c.getAttribute("data-raw")); } catch (e) { return c.value; }
+  }
   function options(given) {
-    var value = function (c) { return given ? given.get(c.name) || "" : c.value; };
+    var value = function (c) { return given ? given.get(c.name) || "" : current(c); };
     return controls.filter(function (c) { return !c.disabled && value(c) !== ""; }).map(function (c) {
       return encodeURIComponent(c.name) + "=" + encodeURIComponent(value(c));
     }).join("&");
@@ -169,7 +186,7 @@ const char* const kLiveScript = R"JS(
     if (location.pathname !== "/" || location.pathname + location.search === shown) return;
     var q = new URLSearchParams(location.search), want = q.get("lesson") || form.getAttribute("data-lesson");
     if (Array.prototype.some.call(lesson.options, function (o) { return o.value === want; })) lesson.value = want;
-    controls.forEach(function (c) { c.value = q.has(c.name) ? visible(q.get(c.name)) : ""; });
+    controls.forEach(function (c) { fill(c, q.has(c.name) ? q.get(c.name) : ""); });
     follow();
     recompute(false, q);
   });
@@ -219,7 +236,12 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
     if (text) out += " size=\"40\"";
   }
   out += " autocomplete=\"off\" spellcheck=\"false\"";
-  out += attribute("value", visible(value_of(bar, c.key)));  // from outside: shown as the page shows text
+  // From outside: shown as the page shows text, with the value itself beside it when that differs, for the
+  // script to send (its fill() and current()).
+  const std::string raw = value_of(bar, c.key), shown = visible(raw);
+  out += attribute("value", shown);
+  if (shown != raw)
+    out += attribute("data-raw", json_text(nlohmann::json(raw), -1, true)) + attribute("data-shown", shown);
   if (on && !taker->second.empty()) out += attribute("placeholder", taker->second);
   if (!c.help.empty()) out += attribute("title", c.help);
   // Every lesson's default, for the script to follow another lesson (as ASCII JSON, then escaped).
