@@ -38,7 +38,8 @@ struct Measured {
 
 // Runs the real attn with `args`, stdout to /dev/null, optionally under an address-space limit and with
 // standard input read from `input`.
-Measured run_measured(const std::vector<std::string>& args, std::size_t address_space = 0, const std::string& input = "") {
+Measured run_measured(const std::vector<std::string>& args, std::size_t address_space = 0,
+                      const std::string& input = "") {
   const Scratch scratch;
   const std::string err_path = scratch.dir + "/err";
   const pid_t pid = ::fork();

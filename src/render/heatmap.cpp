@@ -111,7 +111,8 @@ std::string HeatMap::scale_words(HeatScale scale) const {
 namespace {
 
 constexpr std::size_t kCell = 7;   // characters per cell: a key label of six, a token of four whole ('Your')
-constexpr std::size_t kLabelColumns = 10;  // columns of a row label: the book's tokens whole as token_repr shows them ('journey', '␣journey')
+// Columns of a row label: the book's tokens whole as token_repr shows them ('journey', '␣journey').
+constexpr std::size_t kLabelColumns = 10;
 const char* const kMaskedCell = "\xc2\xb7";  // "·": a masked (future) cell
 
 std::string pad_left(const std::string& s, std::size_t width, std::size_t visible) {
@@ -152,7 +153,8 @@ std::string one_map(const HeatMap& m, const TextStyle& style) {
          (m.causal ? "   " + std::string(kMaskedCell) + " " + words("screen", m.language, "masked_later") : "") + "\n";
   out += "  " + m.scale_words(style.scale) + "\n";
   // Column labels: keys.
-  for (const std::string& line : key_label_lines({m.labels.begin(), m.labels.begin() + m.keys}, kLabelColumns + 2, kCell))
+  for (const std::string& line :
+       key_label_lines({m.labels.begin(), m.labels.begin() + m.keys}, kLabelColumns + 2, kCell))
     out += line + "\n";
   for (std::size_t i = 0; i < m.rows; ++i) {
     const std::string label = clip_label(m.labels[m.first + i], kLabelColumns);
