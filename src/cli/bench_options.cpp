@@ -58,13 +58,23 @@ std::size_t decode_layers(std::size_t layer_floats, double pool_bytes) {
   return std::min(kMaxDecodeLayers, static_cast<std::size_t>(std::ceil(pool_bytes / bytes)));
 }
 
+namespace {
+
+// Calls f(layer_floats, layers) for each of --decode's rows: every --cache length, mha's row then gqa's.
+template <class F>
+void for_each_decode_row(const BenchOptions& o, double pool_bytes, F f) {
+  for (const std::size_t T : o.cache)
+    for (const std::size_t kv : {o.heads, o.kv_groups}) {
+      const std::size_t layer = T * kv * (o.dim / o.heads);  // (T, kv, head_dim): within the limits' sizes
+      f(layer, decode_layers(layer, pool_bytes));
+    }
+}
+
+}  // namespace
+
 std::size_t decode_pool_floats(const BenchOptions& o, double pool_bytes) {
   std::size_t pool = 0;
-  for (const std::size_t T : o.cache)
-    for (const std::size_t kv : {o.heads, o.kv_groups}) {  // mha's rows, then gqa's
-      const std::size_t layer = T * kv * (o.dim / o.heads);  // (T, kv, head_dim): within the limits' sizes
-      pool = std::max(pool, decode_layers(layer, pool_bytes) * layer);
-    }
+  for_each_decode_row(o, pool_bytes, [&](std::size_t layer, std::size_t layers) { pool = std::max(pool, layers * layer); });
   return pool;
 }
 
@@ -114,9 +124,9 @@ std::size_t forward_floats(const BenchOptions& o) {
 std::size_t decode_floats(const BenchOptions& o) {
   const double pool_bytes = decode_pool_bytes();
   std::size_t queries = 0;
-  for (const std::size_t T : o.cache)
-    for (const std::size_t kv : {o.heads, o.kv_groups})
-      queries = std::max(queries, saturating_product({decode_layers(T * kv * (o.dim / o.heads), pool_bytes), o.dim}));
+  for_each_decode_row(o, pool_bytes, [&](std::size_t, std::size_t layers) {
+    queries = std::max(queries, saturating_product({layers, o.dim}));
+  });
   const std::size_t rows = saturating_sum(saturating_product({2, decode_pool_floats(o, pool_bytes)}),
                                           saturating_sum(queries, 2 * o.dim));
   return o.quick ? rows : std::max(rows, std::max(2 * kCopyFloats, 3 * kSgemmSide * kSgemmSide));

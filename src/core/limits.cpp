@@ -27,10 +27,10 @@ std::string size_words(std::size_t bytes) {
   return out;
 }
 
-}  // namespace
-
 constexpr const char* kFewer =
     "; use fewer tokens, dimensions, heads or a smaller batch, or raise it with --max-memory";
+
+}  // namespace
 
 void check_budget(const std::string& command, std::size_t need, std::size_t budget) {
   if (need <= budget) return;

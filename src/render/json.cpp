@@ -68,8 +68,6 @@ std::string controls_escaped(const std::string& dumped) {
   return out;
 }
 
-std::string json_string(const ojson& j) { return json_text(j); }
-
 bool is_scalar_array(const ojson& j) {
   for (const auto& e : j)
     if (e.is_structured()) return false;
@@ -90,7 +88,7 @@ void write(std::string& out, const ojson& j, int depth) {
       for (const auto& [key, value] : j.items()) {
         if (!first) out += ",\n";
         first = false;
-        out += pad + json_string(ojson(key)) + ": ";
+        out += pad + json_text(ojson(key)) + ": ";
         write(out, value, depth + 1);
       }
       out += "\n" + close_pad + "}";
@@ -115,7 +113,7 @@ void write(std::string& out, const ojson& j, int depth) {
       write_float(out, j.get<double>());
       return;
     case ojson::value_t::string:
-      out += json_string(j);
+      out += json_text(j);
       return;
     default:
       // Integers, booleans, null.
