@@ -255,4 +255,19 @@ std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, c
   return out;
 }
 
+std::string common_note(const std::vector<HeatMap>& maps) {
+  std::string best;
+  std::size_t most = 1;
+  for (std::size_t a = 0; a < maps.size(); ++a) {
+    if (maps[a].note.empty()) continue;
+    std::size_t n = 0;
+    for (const HeatMap& m : maps) n += m.note == maps[a].note ? 1 : 0;
+    if (n > most) {
+      most = n;
+      best = maps[a].note;
+    }
+  }
+  return best;
+}
+
 }  // namespace attn

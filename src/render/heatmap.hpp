@@ -65,6 +65,9 @@ struct HeatMap {
 // position. A causal map marks the keys after each query's position.
 std::vector<HeatMap> heat_maps(const Step& step, const std::vector<std::string>& tokens,
                                const std::string& language = "");
+// The note most of a layer's heads share (HeatMap::note: at least two of them; the earliest on a tie), said
+// once for the layer, so that a map carries its own note only where it differs; "" when no two share one.
+std::string common_note(const std::vector<HeatMap>& maps);
 
 // The text view's heatmaps of a step in a pipe (every number in its cell, up to kHeatmapMaxTokens keys):
 // "" for shapes that are not such a matrix and a one-line note past kHeatmapMaxTokens keys.
