@@ -321,8 +321,11 @@ TEST_CASE("html: overview steps of shape heads x T x T are rows of small colour-
   CHECK(count(model, "<div class=\"layer\" data-step=\"") == 2);
   CHECK(count(model, "class=\"figure fit small\"") == 4);
   CHECK(count(model, "class=\"figure fit full\"") == 4);  // enlarged with their numbers
-  CHECK(count(model, ">mostly first token</text>") == 2);
-  CHECK(count(model, ">mostly &lt;self&gt;</text>") == 2);  // the lesson's words, escaped
+  // Every head has its own note (no two of a layer share one), under it, escaped; the columns are named.
+  CHECK(count(model, "<div class=\"note\">mostly first token</div>") == 2);
+  CHECK(count(model, "<div class=\"note\">mostly &lt;self&gt;</div>") == 2);
+  CHECK(count(model, "<div class=\"name\">head 0</div><div class=\"name\">head 1</div>") == 1);
+  CHECK(count(model, "<div class=\"layer-name\">layer 1</div>") == 1);  // the number its id ends with
   // Small maps: colour-only cells, no numbers, no labels; the full maps keep both.
   const std::string small = model.substr(model.find("class=\"figure fit small\""));
   const std::string one = small.substr(0, small.find("</svg>"));
@@ -337,46 +340,78 @@ TEST_CASE("html: overview steps of shape heads x T x T are rows of small colour-
       INFO(q << "," << k);
       CHECK(one.find("fill=\"" + attn::palette_hex(w(0, q, k)) + "\"") != std::string::npos);
     }
-  // The second layer's step draws its own row; the third step is an ordinary grid of heads.
-  const std::string rest = html.substr(second);
-  CHECK(count(rest.substr(0, rest.find("</section>")), "<div class=\"layer\"") == 1);
-  // --format svg: the heads side by side with their words.
+  // The second layer's step draws its own heads as a grid of named heatmaps, with their notes; the third
+  // step is an ordinary grid of heads.
+  const std::string rest = html.substr(second), layer_1 = rest.substr(0, rest.find("</section>"));
+  CHECK(count(layer_1, "<div class=\"layer\"") == 0);
+  CHECK(count(layer_1, "<figure class=\"heatmaps grid\"") == 1);
+  CHECK(count(layer_1, "<div class=\"name\">head 1</div>") == 1);
+  CHECK(count(layer_1, "<div class=\"note\">mostly first token</div>") == 1);
+  CHECK(count(layer_1, "class=\"legend\"") == 1);  // one legend for the grid
+  CHECK(count(model, ">colours: 0 to 1, the same scale for every map</text>") == 1);  // one key for the model view
+  // --format svg: the heads as a grid of named heatmaps with their words, and one legend.
   attn::Document one_step = doc;
   one_step.only = {"layer_0"};
   const std::string svg = svg_of(one_step);
-  CHECK(count(svg, "<g transform=\"translate(") == 3);  // two heads, then the key to their colours
-  CHECK(svg.find(">colours: 0 to 1, the same scale for every map</text>") != std::string::npos);
-  CHECK(count(model, ">colours: 0 to 1, the same scale for every map</text>") == 1);  // one key for the model view
-  CHECK(svg.find("<g transform=\"translate(0,32)\">") != std::string::npos);
+  CHECK(count(svg, "<g transform=\"translate(") == 3);  // two heads, then the legend
+  CHECK(count(svg, "class=\"legend\"") == 1);
+  CHECK(svg.find(">colours: a fixed scale, as probabilities are (here ") != std::string::npos);
+  CHECK(svg.find("<g transform=\"translate(0,82)\">") != std::string::npos);  // under the caption and its name
+  CHECK(svg.find(">head 0</text>") != std::string::npos);
   CHECK(svg.find(">mostly first token</text>") != std::string::npos);
 }
 
-TEST_CASE("svg: a multi-head step is a grid of heads, side by side, wrapping at about 1,800 units", "[html][svg]") {
+TEST_CASE("svg: a multi-head step is a grid of about a slide's shape, its heads named, one legend, the caption once",
+          "[html][svg]") {
   const std::regex placed("<g transform=\"translate\\((\\d+),(\\d+)\\)\">");
+  // Where each head is drawn (the last <g> placed is the legend, at the left under the grid).
   const auto places = [&](const std::string& svg) {
     std::vector<std::pair<int, int>> out;
     for (auto it = std::sregex_iterator(svg.begin(), svg.end(), placed); it != std::sregex_iterator(); ++it)
       out.emplace_back(std::stoi((*it)[1]), std::stoi((*it)[2]));
+    REQUIRE(!out.empty());
+    CHECK(out.back().first == 0);
+    CHECK(out.back().second > out.front().second);
+    out.pop_back();
     return out;
+  };
+  const auto size = [](const std::string& svg) {
+    std::smatch m;
+    REQUIRE(std::regex_search(svg, m, std::regex("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"(\\d+)\" height=\"(\\d+)\"")));
+    return std::pair<int, int>{std::stoi(m[1]), std::stoi(m[2])};
   };
   const Run mha = run({"mha", "--format", "svg", "--step", "attn_weights"});
   REQUIRE(mha.status == 0);
-  std::smatch m;
   const std::vector<std::pair<int, int>> at = places(mha.out);
   REQUIRE(at.size() == 2);
   CHECK(at[0].second == at[1].second);  // one row
   CHECK(at[1].first > at[0].first);
+  CHECK(count(mha.out, "class=\"legend\"") == 1);
+  CHECK(count(mha.out, ">rows are queries, columns are keys; batch 0 of 2</text>") == 1);
+  CHECK(count(mha.out, "font-weight=\"bold\">head 0</text>") == 1);
+  CHECK(count(mha.out, "font-weight=\"bold\">head 1</text>") == 1);
+  CHECK(count(mha.out, "head 1</text>") == 1);  // no map's own caption repeats it
   const Run gqa = run({"gqa", "--format", "svg", "--step", "attn_weights"});
   const std::vector<std::pair<int, int>> g = places(gqa.out);
   REQUIRE(g.size() == 4);
   CHECK(g[0].second == g[1].second);  // two by two
   CHECK(g[2].second > g[0].second);
   CHECK(g[2].first == g[0].first);
-  CHECK(std::regex_search(gqa.out, m, std::regex("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"(\\d+)\"")));
-  CHECK(std::stoi(m[1]) <= 1800);
-  CHECK(attn::grid_columns(12, 650) == 2);
-  CHECK(attn::grid_columns(12, 104) == 12);
-  CHECK(attn::grid_columns(1, 2000) == 1);
+  // Twelve heads: four across, three down, wider than tall (it was a tall stack of two columns).
+  const Run twelve = run({"mha", "--d-out", "24", "--heads", "12", "--format", "svg", "--step", "attn_weights"});
+  const std::vector<std::pair<int, int>> t = places(twelve.out);
+  REQUIRE(t.size() == 12);
+  std::set<int> xs, ys;
+  for (const auto& [x, y] : t) xs.insert(x), ys.insert(y);
+  CHECK(xs.size() == 4);
+  CHECK(ys.size() == 3);
+  CHECK(size(twelve.out).first > size(twelve.out).second);
+  CHECK(count(twelve.out, "class=\"legend\"") == 1);
+  CHECK(attn::grid_columns(12, 500, 480) == 4);
+  CHECK(attn::grid_columns(4, 500, 480) == 2);
+  CHECK(attn::grid_columns(2, 500, 480) == 2);
+  CHECK(attn::grid_columns(3, 100, 1000) == 3);  // tall maps side by side
+  CHECK(attn::grid_columns(1, 2000, 100) == 1);
 }
 
 TEST_CASE("svg: a run that does not name one drawable step is a usage error that lists the drawable ones", "[html][svg]") {

@@ -42,24 +42,23 @@ std::string first_file(const std::vector<std::string>& dirs, const std::string& 
   return {};
 }
 
+// The checkout's own files before the install prefix's: an attn run from its build tree reads the data and
+// names the scripts of its source, not whatever copy an older `cmake --install` left in /usr/local (whose
+// lesson words may lack a phrase the build asks for). An installed attn finds its own first, beside it.
+std::vector<std::string> search_dirs(const char* source) {
+  std::vector<std::string> dirs = installed_data_dirs();
+  dirs.insert(dirs.end() - 1, source);
+  return dirs;
+}
+
 }  // namespace
 
-std::string find_data_file(const std::string& relative) {
-  std::vector<std::string> dirs = installed_data_dirs();
-  dirs.emplace_back(ATTN_SOURCE_DATADIR);
-  return first_file(dirs, relative);
-}
+std::string find_data_file(const std::string& relative) { return first_file(search_dirs(ATTN_SOURCE_DATADIR), relative); }
 
-std::string find_script(const std::string& name) {
-  // The checkout's own scripts/ before the install prefix's: an attn run from its build tree names the
-  // script of its source, not whatever copy an older `cmake --install` left in /usr/local.
-  std::vector<std::string> dirs = installed_data_dirs();
-  dirs.insert(dirs.end() - 1, ATTN_SOURCE_SCRIPTDIR);
-  return first_file(dirs, name);
-}
+std::string find_script(const std::string& name) { return first_file(search_dirs(ATTN_SOURCE_SCRIPTDIR), name); }
 
 std::string data_dirs_text() {
-  return "$ATTN_DATA_DIR, ../share/attn next to the executable, " ATTN_INSTALL_DATADIR " and " ATTN_SOURCE_DATADIR;
+  return "$ATTN_DATA_DIR, ../share/attn next to the executable, " ATTN_SOURCE_DATADIR " and " ATTN_INSTALL_DATADIR;
 }
 
 }  // namespace attn

@@ -8,8 +8,8 @@ namespace attn {
 std::string executable_dir();
 
 // A file bundled with attn ("journey.json", "gpt2/encoder.json"), looked for in $ATTN_DATA_DIR,
-// ../share/attn beside the executable, the installed data directory and the source tree's data/, in that
-// order; its real path, or "" when none has it.
+// ../share/attn beside the executable, the source tree's data/ (so a build tree reads its checkout's, not
+// an older install's) and the installed data directory, in that order; its real path, or "" when none has it.
 std::string find_data_file(const std::string& relative);
 // A script shipped for users ("gpt2-tf-to-hf.py"), installed beside the data (share/attn): looked for in
 // $ATTN_DATA_DIR, ../share/attn beside the executable, the source tree's scripts/ (so a build tree names

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 
 #include "core/cancel.hpp"
 #include "core/terminal_text.hpp"
@@ -134,6 +133,87 @@ std::string palette_hex(double x, bool diverging) {
   return buf;
 }
 
+namespace {
+
+// A legend's texts on a scale: its two ends and its words. One map: the map's own; several (a grid): the
+// same for every map, ends that are the same for every map (fixed), or the words "min" and "max" (each
+// map's own, or each row's).
+struct LegendText {
+  std::string low, high, words;
+};
+LegendText legend_text(const std::vector<HeatMap>& maps, HeatScale s) {
+  const HeatMap& m = maps.front();
+  const auto say = [&](const char* name, const TextValues& values = {}) { return attn::words("page", m.language, name, values); };
+  if (maps.size() == 1 || s == HeatScale::Fixed) {
+    HeatMap all = m;  // the fixed scale is the step's, and so are the values its words say the maps hold
+    if (maps.size() > 1) all.min = m.step_min, all.max = m.step_max;
+    return {all.low_end(s), all.high_end(s), say("colours", {{"words", all.scale_words(s)}})};
+  }
+  if (s == HeatScale::Row) return {m.low_end(s), m.high_end(s), say("colours", {{"words", say("key_row")}})};
+  return {say("map_min"), say("map_max"), say("colours", {{"words", say("key_matrix")}})};
+}
+
+// The legend's group at (12, top): the palette between the scale's two ends, what the scale is, and the
+// masked cells' pattern (`hatch`, defined by the caller); its width in `width`.
+std::string legend_group(const std::vector<HeatMap>& maps, const FigureOptions& o, double top, const std::string& hatch,
+                         double& width) {
+  const HeatMap& m = maps.front();
+  const LegendText shown = legend_text(maps, o.scale);
+  std::size_t words = 0, ends = 7;  // room for the longer end on any scale: "row min" is 7 columns in English
+  for (const HeatScale sc : kScales) {
+    const LegendText t = legend_text(maps, sc);
+    words = std::max(words, display_width(t.words));
+    ends = std::max({ends, display_width(t.low), display_width(t.high)});
+  }
+  bool causal = false;
+  for (const HeatMap& each : maps) causal = causal || each.causal;
+  const std::string masked_words = attn::words("page", m.language, "masked_key");
+  const double masked_width = causal ? std::max(200.0, 20.0 + static_cast<double>(display_width(masked_words)) * kCharWidth) : 0.0;
+  width = std::max(2 * (static_cast<double>(ends) + 8.0) * kCharWidth + 24 * 10.0 + masked_width,
+                   static_cast<double>(words) * kCharWidth);
+  const bool diverging = m.diverging(o.scale);
+  const auto texts = [&](const char* name, std::string LegendText::*part) {
+    return o.scale_choices ? on_every_scale(name, [&](HeatScale s) { return html_escape(legend_text(maps, s).*part); })
+                           : std::string();
+  };
+  const bool several = maps.size() > 1;
+  std::string out = "<g class=\"legend\" data-min=\"" + exact_number(static_cast<float>(several ? m.step_min : m.min)) +
+                    "\" data-max=\"" + exact_number(static_cast<float>(several ? m.step_max : m.max)) + "\" data-scale=\"" +
+                    scale_name(o.scale) + "\">\n";
+  double x = 12.0;
+  out += "<text class=\"lo\" x=\"" + num(x) + "\" y=\"" + num(top + 11.0) + "\" data-at=\"0\"" + texts("text", &LegendText::low) +
+         ">" + html_escape(shown.low) + "</text>\n";
+  x += static_cast<double>(ends) * kCharWidth + 8.0;
+  for (int k = 0; k < 24; ++k) {
+    const double at = k / 23.0;
+    out += "<rect class=\"swatch\" x=\"" + num(x) + "\" y=\"" + num(top) + "\" width=\"10\" height=\"14\" fill=\"" +
+           palette_hex(at, diverging) + "\" data-at=\"" + num(at * 100) + "%\"" +
+           (o.scale_choices ? on_every_scale("fill", [&](HeatScale s) { return palette_hex(at, m.diverging(s)); }) : "") + "/>\n";
+    x += 10.0;
+  }
+  x += 8.0;
+  out += "<text class=\"hi\" x=\"" + num(x) + "\" y=\"" + num(top + 11.0) + "\"" + texts("text", &LegendText::high) + ">" +
+         html_escape(shown.high) + "</text>\n";
+  x += static_cast<double>(ends) * kCharWidth + 20.0;
+  if (causal) {
+    out += "<rect class=\"swatch-masked\" x=\"" + num(x) + "\" y=\"" + num(top) + "\" width=\"14\" height=\"14\" fill=\"url(#" +
+           hatch + ")\"/>\n";
+    out += "<text x=\"" + num(x + 20.0) + "\" y=\"" + num(top + 11.0) + "\">" + html_escape(masked_words) + "</text>\n";
+  }
+  out += "<text class=\"scale-words\" x=\"12\" y=\"" + num(top + 31.0) + "\"" + texts("text", &LegendText::words) + ">" +
+         html_escape(shown.words) + "</text>\n";
+  return out + "</g>\n";
+}
+
+// The masked cells' pattern, as `id`.
+std::string hatch_pattern(const std::string& id) {
+  return "<defs><pattern id=\"" + id +
+         "\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+         "<rect width=\"6\" height=\"6\" fill=\"#d9d9d9\"/><rect width=\"2.5\" height=\"6\" fill=\"#7a7a7a\"/></pattern></defs>\n";
+}
+
+}  // namespace
+
 Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   const bool numbers = m.keys <= kHeatmapMaxTokens;
   const double cell = numbers ? 54.0 : std::clamp(720.0 / static_cast<double>(m.keys), 9.0, 24.0);
@@ -147,28 +227,21 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   const std::string down = words("page", m.language, m.of_tokens ? "queries_axis" : "rows_axis") + " \xe2\x86\x93";   // "queries ↓"
   const double left =
       12.0 + std::max({label_width, 9 * kCharWidth, static_cast<double>(std::max(display_width(across), display_width(down))) * kCharWidth}) + 8.0;
-  const double grid_top = title_height + 22.0 + std::max(label_width * 0.72, 30.0) + 12.0;  // the caption, the key labels
+  // The caption's line (a map of a grid has none: room for the axes' names only), then the key labels.
+  const double grid_top = title_height + (o.in_grid ? 8.0 : 22.0) + std::max(label_width * 0.72, 30.0) + 12.0;
   const double grid_width = static_cast<double>(m.keys) * cell, grid_height = static_cast<double>(m.rows) * cell;
   const double legend_top = grid_top + grid_height + 16.0;
-  std::size_t words = 0;  // the scale's words, on the legend's second line
-  for (const HeatScale sc : kScales)
-    words = std::max(words, display_width(attn::words("page", m.language, "colours", {{"words", m.scale_words(sc)}})));
-  // Room for the scale's longer end: a number, or the words "row min" and "row max" (7 columns in English).
-  const std::size_t ends =
-      std::max({std::size_t{7}, display_width(m.low_end(HeatScale::Row)), display_width(m.high_end(HeatScale::Row))});
-  const double masked_width = m.causal ? std::max(200.0, 20.0 + static_cast<double>(display_width(attn::words("page", m.language, "masked_key"))) * kCharWidth) : 0.0;
-  const double legend_width = std::max(2 * (static_cast<double>(ends) + 8.0) * kCharWidth + 24 * 10.0 + masked_width,
-                                       static_cast<double>(words) * kCharWidth);
-  const double caption_width = static_cast<double>(display_width(m.caption)) * kCharWidth;  // the line above the grid
+  const std::string hatch = o.uid + "-masked";
+  double legend_width = 0.0;
+  const std::string legend = o.in_grid ? "" : legend_group({m}, o, legend_top, hatch, legend_width);
+  const double caption_width = o.in_grid ? 0.0 : static_cast<double>(display_width(m.caption)) * kCharWidth;  // the line above the grid
   const double width = std::max({left + grid_width + label_width * 0.72 + 12.0, 12.0 + legend_width, 24.0 + caption_width});
-  const double height = legend_top + 48.0;
+  const double height = o.in_grid ? grid_top + grid_height + 12.0 : legend_top + 48.0;
 
   std::string out = svg_open(width, height, o, attn::words("screen", m.language, "heatmap", {{"caption", m.caption}}));
-  const std::string hatch = o.uid + "-masked";
-  out += "<defs><pattern id=\"" + hatch +
-         "\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
-         "<rect width=\"6\" height=\"6\" fill=\"#d9d9d9\"/><rect width=\"2.5\" height=\"6\" fill=\"#7a7a7a\"/></pattern></defs>\n";
-  out += "<text class=\"caption\" x=\"12\" y=\"" + num(title_height + 15.0) + "\">" + html_escape(m.caption) + "</text>\n";
+  out += hatch_pattern(hatch);
+  if (!o.in_grid)
+    out += "<text class=\"caption\" x=\"12\" y=\"" + num(title_height + 15.0) + "\">" + html_escape(m.caption) + "</text>\n";
   out += "<text class=\"axis\" x=\"" + num(left - 8.0) + "\" y=\"" + num(grid_top - 22.0) +
          "\" text-anchor=\"end\" font-style=\"italic\">" + across + "</text>\n";
   out += "<text class=\"axis\" x=\"" + num(left - 8.0) + "\" y=\"" + num(grid_top - 8.0) +
@@ -186,7 +259,7 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
            html_escape(clip_label(m.labels[m.first + i], label_columns)) + "</text>\n";
   }
   // The cells: one focus stop per map (the first cell); the arrow keys move between cells (html.cpp's script).
-  out += "<g class=\"cells\">\n";
+  out += "<g class=\"cells\" data-box=\"" + num(left) + " " + num(grid_top) + " " + num(grid_width) + " " + num(grid_height) + "\">\n";
   for (std::size_t i = 0; i < m.rows; ++i) {
     for (std::size_t j = 0; j < m.keys; ++j) {
       const float v = m.at(i, j);
@@ -220,42 +293,18 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
       }
     }
   }
-  out += "</g>\n";
-  // The legend: the palette between the scale's two ends, what the scale is, and the masked cells' pattern.
-  const bool diverging = m.diverging(o.scale);
-  const auto texts = [&](const std::string& name, const std::function<std::string(HeatScale)>& text) {
-    return o.scale_choices ? on_every_scale(name.c_str(), [&](HeatScale s) { return html_escape(text(s)); }) : std::string();
-  };
-  const std::string lo = m.low_end(o.scale), hi = m.high_end(o.scale);
-  out += "<g class=\"legend\" data-min=\"" + exact_number(static_cast<float>(m.min)) + "\" data-max=\"" +
-         exact_number(static_cast<float>(m.max)) + "\" data-scale=\"" + scale_name(o.scale) + "\">\n";
-  double x = 12.0;
-  out += "<text class=\"lo\" x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\" data-at=\"0\"" +
-         texts("text", [&](HeatScale s) { return m.low_end(s); }) + ">" + html_escape(lo) + "</text>\n";
-  x += static_cast<double>(ends) * kCharWidth + 8.0;  // room for the longest end, "row min"
-  for (int k = 0; k < 24; ++k) {
-    const double at = k / 23.0;
-    out += "<rect class=\"swatch\" x=\"" + num(x) + "\" y=\"" + num(legend_top) + "\" width=\"10\" height=\"14\" fill=\"" +
-           palette_hex(at, diverging) + "\" data-at=\"" + num(at * 100) + "%\"" +
-           (o.scale_choices ? on_every_scale("fill", [&](HeatScale s) { return palette_hex(at, m.diverging(s)); }) : "") +
-           "/>\n";
-    x += 10.0;
-  }
-  x += 8.0;
-  out += "<text class=\"hi\" x=\"" + num(x) + "\" y=\"" + num(legend_top + 11.0) + "\"" +
-         texts("text", [&](HeatScale s) { return m.high_end(s); }) + ">" + html_escape(hi) + "</text>\n";
-  x += static_cast<double>(ends) * kCharWidth + 20.0;
-  if (m.causal) {
-    out += "<rect class=\"swatch-masked\" x=\"" + num(x) + "\" y=\"" + num(legend_top) +
-           "\" width=\"14\" height=\"14\" fill=\"url(#" + hatch + ")\"/>\n";
-    out += "<text x=\"" + num(x + 20.0) + "\" y=\"" + num(legend_top + 11.0) + "\">" +
-           html_escape(attn::words("page", m.language, "masked_key")) + "</text>\n";
-  }
-  out += "<text class=\"scale-words\" x=\"12\" y=\"" + num(legend_top + 31.0) + "\"" +
-         texts("text", [&](HeatScale s) { return attn::words("page", m.language, "colours", {{"words", m.scale_words(s)}}); }) + ">" +
-         html_escape(attn::words("page", m.language, "colours", {{"words", m.scale_words(o.scale)}})) + "</text>\n";
-  out += "</g>\n</svg>\n";
+  out += "</g>\n" + legend + "</svg>\n";
   return {out, width, height};
+}
+
+Figure svg_legend(const std::vector<HeatMap>& maps, const FigureOptions& o) {
+  if (maps.empty()) return {};
+  double width = 0.0;
+  const std::string hatch = o.uid + "-masked";
+  const std::string legend = legend_group(maps, o, 4.0, hatch, width);
+  width += 24.0;
+  return {svg_open(width, 48.0, o, words("page", maps.front().language, "colour_key")) + hatch_pattern(hatch) + legend + "</svg>\n",
+          width, 48.0};
 }
 
 bool table_drawable(const std::vector<std::size_t>& shape) {
@@ -313,13 +362,10 @@ std::string svg_table(const Step& step, const std::vector<std::string>& tokens, 
 namespace attn {
 
 Figure svg_small_map(const HeatMap& m, const FigureOptions& o) {
-  const std::string& note = m.note;  // visible() text already
   const double cell = std::clamp(96.0 / static_cast<double>(std::max(m.keys, m.rows)), 2.0, 16.0);
   const double grid_width = static_cast<double>(m.keys) * cell, grid_height = static_cast<double>(m.rows) * cell;
-  // As wide as its note too (11 px, about 6.7 px a column): "previous token (0.62)", «рассеянное внимание».
-  const double width = std::max({grid_width, 96.0, static_cast<double>(display_width(note)) * 6.7}) + 8.0;
-  const double height = grid_height + 8.0 + (note.empty() ? 0.0 : 18.0);
-  std::string out = svg_open(width, height, o, note.empty() ? m.caption : m.caption + ": " + note);
+  const double width = std::max(grid_width, 96.0) + 8.0, height = grid_height + 8.0;
+  std::string out = svg_open(width, height, o, m.note.empty() ? m.caption : m.caption + ": " + m.note);
   out += "<g class=\"cells small\">\n";
   for (std::size_t i = 0; i < m.rows; ++i)
     for (std::size_t j = 0; j < m.keys; ++j) {
@@ -329,8 +375,6 @@ Figure svg_small_map(const HeatMap& m, const FigureOptions& o) {
              "\" width=\"" + num(cell) + "\" height=\"" + num(cell) + "\" fill=\"" + fill + "\"/>\n";
     }
   out += "</g>\n";
-  if (!note.empty())
-    out += "<text class=\"note\" x=\"4\" y=\"" + num(grid_height + 8.0 + 13.0) + "\" font-size=\"11\">" + html_escape(note) + "</text>\n";
   return {out + "</svg>\n", width, height};
 }
 
@@ -355,11 +399,17 @@ Figure svg_scale_key(const HeatMap& m, const FigureOptions& o) {
   return {out + "</svg>\n", width, 44.0};
 }
 
-std::size_t grid_columns(std::size_t n, double width) {
-  // About 1,800 units wide at most (a slide's width at 1:1), and never more columns than maps.
-  const double gap = 16.0;
-  const std::size_t fit = static_cast<std::size_t>(std::max(1.0, std::floor((1800.0 + gap) / (width + gap))));
-  return std::max<std::size_t>(1, std::min(n, fit));
+std::size_t grid_columns(std::size_t n, double width, double height) {
+  const double gap = 16.0, box_width = 1600.0, box_height = 900.0;
+  std::size_t best = 1;
+  double largest = 0.0;
+  for (std::size_t c = 1; c <= std::max<std::size_t>(n, 1); ++c) {
+    const std::size_t r = (n + c - 1) / c;
+    const double scale = std::min((box_width - gap * static_cast<double>(c - 1)) / (static_cast<double>(c) * width),
+                                  (box_height - gap * static_cast<double>(r - 1)) / (static_cast<double>(r) * height));
+    if (scale > largest * 1.001) largest = scale, best = c;  // a tie: fewer columns, the fuller grid
+  }
+  return best;
 }
 
 }  // namespace attn

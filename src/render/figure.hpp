@@ -31,6 +31,9 @@ struct FigureOptions {
   // (data-fill-fixed, data-fill-matrix, data-fill-row; data-text-*), which the page's scale buttons swap in.
   bool scale_choices = false;
   std::string language;  // the words of a figure that is no heatmap (a table's caption); a heatmap's are its own
+  // A map of a grid (a step's heads): no caption and no legend of its own, as the grid says them once (its
+  // common caption, each map's name over it, svg_legend under them all).
+  bool in_grid = false;
 };
 
 // The largest number of keys drawn cell by cell (more: a note instead).
@@ -43,7 +46,12 @@ struct Figure {
   std::string svg;
   double width = 0.0, height = 0.0;
 };
+// The cells' group carries their box, data-box="x y width height", for a page that shows the cells alone.
 Figure svg_heatmap(const HeatMap& map, const FigureOptions& options);
+// The one legend of a grid of `maps` (a step's heads, svg_heatmap with in_grid): the palette between the
+// scale's two ends, what the scale is for every map, and the masked cells' pattern; with scale_choices, its
+// texts on every scale.
+Figure svg_legend(const std::vector<HeatMap>& maps, const FigureOptions& options);
 
 // Whether `shape` can be drawn as a table figure (rank 1 or 2, at most kTableMax rows and columns).
 inline constexpr std::size_t kTableMax = 16;
@@ -56,8 +64,8 @@ std::string svg_open(double width, double height, const FigureOptions& options, 
 std::string svg_table(const Step& step, const std::vector<std::string>& tokens, const FigureOptions& options);
 
 // One head of an overview step (attn heads, bertviz's model view) as a small colour-only map on
-// options.scale: no labels, no numbers, masked cells light grey, and map.note (the lesson's few words on what
-// the head does) under it. Each cell is about 96 / keys units (2 to 16).
+// options.scale: no labels, no numbers, masked cells light grey (its note, Step::head_notes, is the page's
+// to place, render/html.cpp). Each cell is about 96 / keys units (2 to 16).
 Figure svg_small_map(const HeatMap& map, const FigureOptions& options);
 
 // The key to a grid of small maps (an overview): the palette from options.scale's low end to its high end,
@@ -72,7 +80,8 @@ Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& options)
 // The colour of head h's lines and toggle (a categorical palette, Tableau 10, cycled).
 std::string head_colour(std::size_t h);
 
-// How a grid of `n` figures of width w (and a gap between them) is wrapped in a standalone file: columns.
-std::size_t grid_columns(std::size_t n, double width);
+// How many columns a grid of `n` maps of width x height (and a gap between them) takes: the number that
+// makes each map largest in a 16:9 box, a slide's shape (12 square heads: 4 x 3; 2: side by side).
+std::size_t grid_columns(std::size_t n, double width, double height);
 
 }  // namespace attn

@@ -197,11 +197,13 @@ std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& to
     HeatMap m;
     m.language = language;
     m.caption = words("screen", language, s.of_tokens ? "caption_tokens" : "caption_positions");
+    if (rank >= 3 && !heads_first) m.caption += words("screen", language, "caption_batch", {{"b", std::to_string(t.shape()[0])}});
+    m.common = m.caption;
+    if (heads > 1 || heads_first) m.name = words("screen", language, "head", {{"h", std::to_string(h)}});
     if (heads_first) {
-      m.caption = words("screen", language, "head", {{"h", std::to_string(h)}});
-    } else {
-      if (rank >= 3) m.caption += words("screen", language, "caption_batch", {{"b", std::to_string(t.shape()[0])}});
-      if (rank == 4) m.caption += words("screen", language, "caption_head", {{"h", std::to_string(h)}});
+      m.caption = m.name;
+    } else if (rank == 4) {
+      m.caption += words("screen", language, "caption_head", {{"h", std::to_string(h)}});
     }
     if (h < s.head_notes.size()) m.note = visible(s.head_notes[h]);
     m.rows = rows;

@@ -69,28 +69,35 @@ div.tools button[aria-pressed="true"]{border-color:var(--accent);outline:1px sol
 div.tools button.head-toggle{border-width:2px;border-left-width:1.2em}
 div.tools button.head-toggle[aria-pressed="false"]{opacity:.45;outline:none}
 figure.heatmaps svg{display:block;max-width:100%;height:auto;margin:.4em 0 .8em}
-figure .heads{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,30rem),1fr));gap:0 1em;align-items:start}
+figure .heads{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,26rem),1fr));gap:.3em 1em;align-items:start}
 figure .heads.one{display:block}
 figure .heads.one svg{width:auto}
 figure .heads:not(.one) svg{width:100%}
+figure p.common{margin:.2em 0;color:var(--muted);font-size:.9em}
+figure .head .name,figure .model>.name{font-weight:600;font-size:.85em;white-space:nowrap;width:0;min-width:100%}
+figure .note{font-size:.75em;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis;width:0;min-width:100%}
 figure .head[tabindex]{cursor:zoom-in;border-radius:4px}
 figure .head[tabindex]:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
-figure.enlarged .head:not(.big),figure.enlarged .layer:not(.has-big){display:none}
+figure.enlarged .head:not(.big),figure.enlarged .head.big>.note{display:none}
 figure.enlarged .head.big{cursor:zoom-out}
-figure.enlarged .layer-name{display:none}
 figure.enlarged .heads{display:block}
 body:not(.slides) figure.enlarged .heads svg{width:100%;max-height:85vh}
-figure .model .heads{display:flex;flex-wrap:wrap;gap:.3em;align-items:start}
-figure .model .heads svg{width:auto;margin:.1em 0}
-figure .layer{display:flex;gap:.6em;align-items:center}
-figure.enlarged .key{display:none}
-figure .layer-name{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.85em;min-width:7em}
+figure .model{display:grid;gap:.25em .4em;align-items:start;justify-items:start;justify-content:start}
+figure .model .layer,figure .model .heads{display:contents}
+figure .model svg{width:auto;margin:0}
+figure .model>.name{align-self:end;font-weight:400;color:var(--muted);white-space:normal;text-align:center;line-height:1.1}
+figure .layer-name{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.85em;align-self:center;white-space:nowrap}
+figure .layer-name .note{display:inline;margin-left:.6em;width:auto;min-width:0}
+figure.enlarged .model{display:block}
+figure.enlarged .model>.corner,figure.enlarged .model>.name,figure.enlarged .layer-name,figure.enlarged .key{display:none}
 figure .head .full{display:none}
 figure.enlarged .head.big .full{display:block}
 figure.enlarged .head.big svg.small{display:none}
 figure .lines{display:none}
-figure.show-lines .heads,figure.show-lines .model{display:none!important}
-figure.show-lines .lines{display:block}
+figure:not(.overview).show-lines .heads,figure.show-lines .legend-box,figure.show-lines p.common{display:none!important}
+figure:not(.overview).show-lines .lines,figure.overview.enlarged.show-lines .head.big .lines{display:block}
+figure.overview.enlarged.show-lines .head.big svg.full{display:none}
+figure.compact text.key,figure.compact text.query,figure.compact text.axis,figure.no-numbers text.v{display:none}
 svg.lines text.tok{cursor:pointer}
 svg.lines text.tok:focus{outline:none;font-weight:700;text-decoration:underline}
 svg.lines.focus line:not(.on){display:none}
@@ -115,7 +122,7 @@ body.slides section.step.has-figure .words pre.code{font-size:.8em;white-space:p
 div.tools .scales{display:inline-flex;flex-wrap:wrap;gap:.5em}
 body.slides figure.heatmaps svg{margin:.1em 0}
 @media (max-width:800px){body.slides section.step.has-figure.current{display:block}}
-body.slides figure>.heads:not(.one){display:grid;gap:.4em .8em}
+body.slides figure>.heads:not(.one){display:grid;gap:.3em .8em;justify-content:start}
 section.step button.tensor{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);border-radius:4px;
 background:var(--bg);color:var(--fg);cursor:pointer;margin:.3em 0}
 @media print{
@@ -127,8 +134,9 @@ background:var(--bg);color:var(--fg);cursor:pointer;margin:.3em 0}
 header.bar,nav.toc,figure .readout,div.tools,figure .lines,section.step button.tensor,p.hint{display:none!important}
 figure .heads,figure .model,section.step .printed{display:block!important}
 figure .heads:not(.one){display:grid!important;grid-template-columns:1fr}
-figure .model .heads{display:flex!important}
-figure.show-lines .heads.one,figure.show-lines .model{display:block!important}
+figure .model .heads,figure .model .layer{display:contents!important}
+figure .model{display:grid!important}
+figure.show-lines .heads.one{display:block!important}
 figure.show-lines .heads:not(.one){display:grid!important}
 section.slide{break-inside:avoid;page-break-inside:avoid}
 body{font-size:10pt}
@@ -150,7 +158,7 @@ figure .heads.one svg{width:auto!important}
 main{column-count:2;column-gap:1.6em}
 section.lesson{column-span:all}
 figure .model svg{width:auto!important}
-figure.enlarged .head,figure.enlarged .layer{display:revert!important}
+figure.enlarged .head{display:revert!important}
 figure .head .full{display:none!important}
 figure .head svg.small{display:block!important}
 }
@@ -208,51 +216,81 @@ const char* const kScript = R"JS(
     modeButton.textContent = word(on ? "document" : "slides");
     if (on) { show(k); return; }
     counter.textContent = "";
-    document.querySelectorAll("figure.heatmaps svg, figure .heads, figure .model .heads").forEach(function (e) {
-      e.style.width = e.style.height = e.style.gridTemplateColumns = e.style.flexWrap = "";
+    document.querySelectorAll("figure.heatmaps svg, figure .heads").forEach(function (e) {
+      e.style.width = e.style.height = e.style.gridTemplateColumns = "";
+      if (e.dataset.full) { e.setAttribute("viewBox", e.dataset.full); delete e.dataset.full; }
     });
+    document.querySelectorAll("figure.compact, figure.no-numbers").forEach(function (f) { f.classList.remove("compact", "no-numbers"); });
     setHash("#" + slides[current].id);
     slides[current].scrollIntoView();
   }
-  // Slides fill the window: the figure's maps (or its lines) as large as fit beside the step's words, the
-  // heads of a multi-head step in the number of columns that makes each largest.
+  // A figure's maps drawn at `k` screen pixels a unit of their viewBox (every map of a figure alike).
+  function sizeMaps(maps, k) {
+    maps.forEach(function (e) { var b = e.viewBox.baseVal; e.style.width = k * b.width + "px"; e.style.height = k * b.height + "px"; });
+  }
+  // The figure's content as drawn: from its maps' and layers' names' left to their right (names and notes
+  // never widen a column; a grid's one legend is narrower than the room), and from its top to its bottom
+  // (its caption and legend with it).
+  function extent(figure) {
+    var r = figure.getBoundingClientRect(), left = 1e9, right = -1e9;
+    figure.querySelectorAll("svg.fit, .layer-name").forEach(function (e) {
+      if (!e.getClientRects().length || e.closest(".readout")) return;
+      var b = e.getBoundingClientRect();
+      left = Math.min(left, b.left); right = Math.max(right, b.right);
+    });
+    return {width: right - left, height: r.height, right: right, bottom: r.bottom};
+  }
+  // Slides fill the window: the figure (one map, a grid of heads, the model view, a map opened large, or
+  // its lines) as large as fits beside the step's words. A figure's size is linear in its maps' scale (its
+  // captions, names, legend and gaps stay), so two trial sizes give the scale that fills the room, for each
+  // number of columns a grid of heads may take; the grid takes the one that draws its maps largest. Where a
+  // grid's labels would be too small to read, its maps show their cells alone (the cell's query and key are
+  // read on hover); numbers show only where a cell is big enough for them.
   function fit(figure) {
-    var shown = Array.prototype.filter.call(figure.querySelectorAll("svg.fit"), function (e) { return e.getClientRects().length > 0; });
-    if (!shown.length) return;
+    var maps = Array.prototype.filter.call(figure.querySelectorAll("svg.fit"), function (e) { return e.getClientRects().length > 0; });
+    if (!maps.length) return;
     var section = figure.closest("section"), em = parseFloat(getComputedStyle(section).fontSize);
-    var box = shown[0].viewBox.baseVal, w = box.width, h = box.height, n = shown.length;
-    var grid = shown[0].closest(".heads"), model = figure.querySelector(".model");
-    var top = (grid || shown[0]).getBoundingClientRect().top;
-    // Beside the words (the slide's grid), or alone on a narrow window where the words go under it.
-    var beside = getComputedStyle(section).display === "grid";
+    var beside = getComputedStyle(section).display === "grid";  // else the words go under it (a narrow window)
     var W = section.clientWidth - (beside ? 15.4 * em : 0);
-    var H = Math.max(window.innerHeight - top - 0.3 * em, 8 * em);
-    var gap = 0.8 * em, best = 0, cols = 1;
-    var fixed = model && !figure.classList.contains("enlarged") && !figure.classList.contains("show-lines");
-    var layers = fixed ? model.querySelectorAll(".layer").length : 0;
-    var key = figure.querySelector(".key");  // a model view's colour key, under it
-    if (fixed && key) H -= key.getBoundingClientRect().height;
-    for (var c = 1; c <= n; ++c) {
-      var r = Math.ceil(n / c);
-      if (fixed) { c = Math.ceil(n / layers); r = layers; W -= 7.6 * em; }
-      var scale = Math.min((W - gap * (c - 1)) / (c * w), (H - gap * (r - 1)) / (r * h));
-      if (scale > best) { best = scale; cols = c; }
-      if (fixed) break;
+    var heads = figure.querySelector(".heads");
+    var grid = figure.classList.contains("grid") && !figure.classList.contains("enlarged") && !figure.classList.contains("show-lines");
+    figure.classList.remove("compact", "no-numbers");
+    maps.forEach(function (e) { if (e.dataset.full) e.setAttribute("viewBox", e.dataset.full); });
+    var H = Math.max(window.innerHeight - figure.getBoundingClientRect().top - 0.3 * em, 8 * em);
+    // A grid's legend and the model view's key: as large as the slide's text.
+    figure.querySelectorAll(".legend-box svg, .key svg").forEach(function (e) { sizeMaps([e], em / 14); });
+    var best = {k: 0, cols: 1};
+    function search() {
+      best = {k: 0, cols: 1};
+      var n = grid ? maps.length : 1;
+      for (var c = 1; c <= n; ++c) {
+        if (grid) heads.style.gridTemplateColumns = "repeat(" + c + ", auto)";
+        sizeMaps(maps, 0.25); var a = extent(figure);
+        sizeMaps(maps, 0.5); var b = extent(figure);
+        var kw = (W - (2 * a.width - b.width)) / (4 * (b.width - a.width)), kh = (H - (2 * a.height - b.height)) / (4 * (b.height - a.height));
+        var k = Math.min(kw > 0 ? kw : 0, kh > 0 ? kh : 0);
+        if (k > best.k * 1.001) best = {k: k, cols: c};
+      }
+      if (grid) heads.style.gridTemplateColumns = "repeat(" + best.cols + ", auto)";
+      sizeMaps(maps, best.k);
     }
-    var size = function (scale) {
-      shown.forEach(function (e) { e.style.width = scale * w + "px"; e.style.height = scale * h + "px"; });
-    };
-    // A model view's row of heads stays one row: wrapped, the slide's grid would give the figure only the
-    // column its words leave, and the fitting below would shrink the maps to fit the wrapped rows.
-    if (fixed) model.querySelectorAll(".heads").forEach(function (e) { e.style.flexWrap = "nowrap"; });
-    size(best);
-    if (grid && !fixed && n > 1) grid.style.gridTemplateColumns = "repeat(" + cols + ", auto)";
-    // What the maps' margins still push past the window's bottom, taken off the maps (the words beside them
-    // may be longer than the window: they scroll, the figure stays whole).
-    var bottom = 0, rows = fixed ? layers : Math.ceil(n / cols);
-    shown.forEach(function (e) { bottom = Math.max(bottom, e.getBoundingClientRect().bottom); });
-    var over = bottom + 0.3 * em - window.innerHeight;
-    if (over > 0) size(best - over / (rows * h));
+    search();
+    // A grid whose labels would be under 8 px: the cells alone, the maps larger for it.
+    if (grid && 11.5 * best.k < 8) {
+      figure.classList.add("compact");
+      maps.forEach(function (e) {
+        var cells = e.querySelector("g.cells");
+        if (!cells || !cells.dataset.box) return;
+        e.dataset.full = e.getAttribute("viewBox");
+        var box = cells.dataset.box.split(" ").map(Number);
+        e.setAttribute("viewBox", (box[0] - 1) + " " + (box[1] - 1) + " " + (box[2] + 2) + " " + (box[3] + 2));
+      });
+      search();
+    }
+    // What still reaches past the window (a caption that wrapped), taken off the maps.
+    var e = extent(figure), over = Math.max((e.bottom + 0.3 * em - window.innerHeight) / e.height, (e.width - W) / e.width);
+    if (over > 0) { best.k *= 1 - over; sizeMaps(maps, best.k); }
+    figure.classList.toggle("no-numbers", 11.5 * best.k < 9);
   }
   function fitSlide() {
     if (!body.classList.contains("slides")) return;
@@ -312,10 +350,10 @@ const char* const kScript = R"JS(
   function read(e) {
     var tok = tokenOf(e);
     if (tok) { var svg = tok.closest("svg"); if (!svg.classList.contains("pinned")) keepLines(svg, tok); return; }
-    var cell = e.target.closest ? e.target.closest("rect.cell") : null;
+    var cell = e.target.closest ? e.target.closest("rect.cell, figure.overview .head:not(.big)") : null;
     var figure = cell && cell.closest("figure");
     var out = figure && figure.querySelector(".readout");
-    if (out) out.textContent = cell.getAttribute("aria-label");
+    if (out) out.textContent = cell.getAttribute(cell.tagName === "rect" ? "aria-label" : "title");
   }
   function leaveLines(e) {
     var tok = tokenOf(e);
@@ -334,13 +372,15 @@ const char* const kScript = R"JS(
   function enlarge(head) {
     var figure = head.closest("figure"), on = !head.classList.contains("big");
     figure.querySelectorAll(".head.big").forEach(function (h) { h.classList.remove("big"); h.setAttribute("aria-expanded", "false"); });
-    figure.querySelectorAll(".layer.has-big").forEach(function (l) { l.classList.remove("has-big"); });
     figure.classList.toggle("enlarged", on);
+    if (figure.classList.contains("overview")) {  // the model view: its lines button is for the map opened large
+      var view = toolsOf(figure).querySelector("button.view");
+      if (view) view.hidden = !on;
+      if (!on && figure.classList.contains("show-lines")) toggleLines(figure);
+    }
     if (on) {
       head.classList.add("big");
       head.setAttribute("aria-expanded", "true");
-      var layer = head.closest(".layer");
-      if (layer) layer.classList.add("has-big");
     }
     figure.querySelectorAll("svg").forEach(function (e) { e.style.width = e.style.height = ""; });
     if (body.classList.contains("slides")) fit(figure); else head.scrollIntoView({block: "nearest"});
@@ -356,7 +396,7 @@ const char* const kScript = R"JS(
   function toolsOf(figure) { return document.querySelector('.tools[data-figure="' + figure.id + '"]') || figure; }
   function toggleLines(figure) {
     var button = toolsOf(figure).querySelector("button.view");
-    if (!button) return;
+    if (!button || button.hidden) return;
     var on = !figure.classList.contains("show-lines");
     figure.classList.toggle("show-lines", on);
     button.setAttribute("aria-pressed", on ? "true" : "false");
@@ -744,7 +784,7 @@ class HtmlRenderer : public Renderer {
       return "<p class=\"note\">" +
              markup(say("too_many_keys", {{"keys", std::to_string(keys)}, {"most", std::to_string(kFigureMaxKeys)}})) +
              "</p>\n";
-    if (is_overview(s)) return overview(t, s, figure, model);
+    if (is_overview(s) && model.size() >= 2) return overview(t, figure, model);  // one layer: a grid of its heads
     const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens, language);
     if (maps.empty()) return "";
     const std::string uid = "f" + std::to_string(++figure);
@@ -770,35 +810,69 @@ class HtmlRenderer : public Renderer {
           out += " <button type=\"button\" class=\"head-toggle\" hidden aria-pressed=\"true\" data-head=\"" + std::to_string(h) +
                  "\" style=\"border-color:" + head_colour(h) + "\">" + markup(words("screen", language, "head", {{"h", std::to_string(h)}})) + "</button>";
     }
-    out += "</div>\n<figure class=\"heatmaps\" id=\"" + uid + "\" data-heads=\"" + std::to_string(maps.size()) + "\">\n";
-    out += "<div class=\"heads" + std::string(maps.size() == 1 ? " one" : "") + "\">\n";
+    const bool grid = maps.size() > 1;
+    out += "</div>\n<figure class=\"heatmaps" + std::string(grid ? " grid" : "") + "\" id=\"" + uid + "\" data-heads=\"" +
+           std::to_string(maps.size()) + "\">\n";
+    // A grid of heads says once what they have in common, and the note most of them share; each head has its
+    // name over it ("head 1") and its own note under it where it differs; one legend under them all.
+    const std::string shared = common_note(maps);
+    if (grid)
+      out += "<p class=\"common\">" +
+             markup(maps.front().common + (shared.empty() ? "" : " \xe2\x80\x94 " + say("common_note", {{"note", shared}}))) + "</p>\n";
+    out += "<div class=\"heads" + std::string(grid ? "" : " one") + "\">\n";
     for (std::size_t h = 0; h < maps.size(); ++h) {
       check_cancelled();
       FigureOptions o;
       o.scale = style_.scale;
       o.scale_choices = true;
+      o.in_grid = grid;
       o.uid = uid + "h" + std::to_string(h);
       const std::string svg = fitted(svg_heatmap(maps[h], o).svg);
-      out += maps.size() == 1 ? "<div class=\"head\">" + svg + "</div>\n"
-                              : "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
-                                    markup(say("enlarge_head", {{"h", std::to_string(h)}})) + "\" data-head=\"" +
-                                    std::to_string(h) + "\">" + svg +
-                                    "</div>\n";
+      if (!grid) {
+        out += "<div class=\"head\">" + svg + "</div>\n";
+        continue;
+      }
+      out += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
+             markup(say("enlarge_head", {{"h", std::to_string(h)}})) + "\" data-head=\"" + std::to_string(h) +
+             "\"><div class=\"name\">" + markup(maps[h].name) + "</div>" + svg + own_note(maps[h], shared) + "</div>\n";
     }
     out += "</div>\n";
+    if (grid) {
+      FigureOptions o;
+      o.scale = style_.scale;
+      o.scale_choices = true;
+      o.uid = uid + "key";
+      out += "<div class=\"legend-box\">" + svg_legend(maps, o).svg + "</div>\n";
+    }
     if (!lines.svg.empty()) out += "<div class=\"lines\">" + fitted(lines.svg, " lines") + "</div>\n";
     return out + "<figcaption class=\"readout\" aria-live=\"polite\"></figcaption>\n</figure>\n";
   }
 
-  // Overview steps (heads, rows, keys): each head a small colour-only map with the lesson's words on it under
-  // it; a click enlarges a map (drawn in full, hidden: numbers to 16 keys, colour-only cells to 64).
-  std::string overview(const Trace& t, const Step& s, std::size_t& figure, const std::vector<const Step*>& model) const {
+  // A map's note under it, where it is not the one most of its layer's heads share (said once for them).
+  static std::string own_note(const HeatMap& m, const std::string& shared) {
+    return m.note.empty() || m.note == shared ? "" : "<div class=\"note\">" + markup(m.note) + "</div>";
+  }
+
+  // "layer 5" for a layer's overview step (attn heads: attn_weights_layer_5), from the number its id ends
+  // with; the id itself where it ends with none.
+  static std::string layer_name(const Step& s, const std::string& language) {
+    const std::size_t digits = s.id.find_last_not_of("0123456789") + 1;
+    return digits < s.id.size() && digits > 0 && s.id[digits - 1] == '_' ? words("page", language, "layer", {{"l", s.id.substr(digits)}})
+                                                                           : s.id;
+  }
+
+  // Consecutive overview steps (attn heads: one per layer, (heads, rows, keys) each) as bertviz's model view:
+  // a row per layer (its name, and the note most of its heads share), a column per head ("head h" over
+  // it), each map small and colour-only, its own note under it where it differs, and one colour key. A
+  // map's name, layer, note and tokens show on hover and focus; a click or Enter opens it large (drawn in
+  // full, hidden until then: numbers to 16 keys, colour-only cells to 64) with its lines view (l).
+  std::string overview(const Trace& t, std::size_t& figure, const std::vector<const Step*>& layers) const {
+    const std::string& language = t.selection.language;
     const std::string uid = "f" + std::to_string(++figure);
-    const std::vector<const Step*> layers = model.empty() ? std::vector<const Step*>{&s} : model;
     std::size_t most = 0;
-    std::string rows, key;
+    std::string rows, key, names;
     for (const Step* layer : layers) {
-      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens, t.selection.language);  // every head, with its note
+      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens, language);  // every head, with its note
       most = std::max(most, maps.size());
       if (key.empty() && !maps.empty()) {  // one colour key under the model view, from its first map
         FigureOptions o;
@@ -806,30 +880,45 @@ class HtmlRenderer : public Renderer {
         o.uid = uid + "key";
         key = "<div class=\"key\">" + svg_scale_key(maps.front(), o).svg + "</div>\n";
       }
-      rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><span class=\"layer-name\">" +
-              html_escape(layer->id) + "</span><div class=\"heads\">\n";
+      const std::string shared = common_note(maps), name = layer_name(*layer, language);
+      rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><div class=\"layer-name\">" + markup(name) +
+              (shared.empty() ? "" : "<span class=\"note\">" + markup(words("page", language, "common_note", {{"note", shared}})) + "</span>") +
+              "</div><div class=\"heads\">\n";
       for (std::size_t h = 0; h < maps.size(); ++h) {
         check_cancelled();
-        const HeatMap& m = maps[h];
+        HeatMap m = maps[h];
+        std::string tokens;
+        for (std::size_t j = 0; j < m.keys; ++j) tokens += (j ? " " : "") + m.labels[j];
+        const std::string about = name + ", " + m.name + (m.note.empty() ? "" : ": " + m.note) + "; " +
+                                  words("screen", language, "tokens") + " " + tokens;
         FigureOptions o;
         o.scale = style_.scale;
         o.uid = uid + layer->id + "h" + std::to_string(h);
         rows += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
-                html_escape(layer->id + ", " + m.caption + (m.note.empty() ? "" : ": " + m.note) +
-                            words("page", t.selection.language, "enlarge")) + "\" data-head=\"" +
-                std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small");
+                markup(about + words("page", language, "enlarge")) + "\" title=\"" + markup(about) + "\" data-head=\"" +
+                std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small") + own_note(m, shared);
         if (m.keys <= kFigureMaxKeys) {  // numbers to 16 keys, colour-only cells to 64, as every heatmap
           FigureOptions full;
           full.scale = style_.scale;
           full.uid = o.uid + "f";
+          m.caption = name + ", " + m.name;
           rows += fitted(svg_heatmap(m, full).svg, " full");
+          FigureOptions lines;
+          lines.uid = o.uid + "l";
+          rows += "<div class=\"lines\">" + fitted(svg_lines({m}, lines).svg, " lines") + "</div>";
         }
         rows += "</div>\n";
       }
       rows += "</div></div>\n";
     }
-    return "<figure class=\"heatmaps overview\" id=\"" + uid + "\" data-heads=\"" + std::to_string(most) +
-           "\">\n<div class=\"model\">\n" + rows + "</div>\n" + key +
+    for (std::size_t h = 0; h < most; ++h)
+      names += "<div class=\"name\">" + markup(words("screen", language, "head", {{"h", std::to_string(h)}})) + "</div>";
+    // The lines button acts on the map opened large; hidden until one is.
+    const std::string tools = "<div class=\"tools\" data-figure=\"" + uid + "\"><button type=\"button\" class=\"view\" hidden aria-pressed=\"false\">" +
+                              markup(words("page", language, "lines_button")) + "</button></div>\n";
+    return tools + "<figure class=\"heatmaps overview\" id=\"" + uid + "\" data-heads=\"" + std::to_string(most) + "\" data-layers=\"" +
+           std::to_string(layers.size()) + "\">\n<div class=\"model\" style=\"grid-template-columns:auto repeat(" + std::to_string(most) +
+           ",auto)\">\n<div class=\"corner\"></div>" + names + "\n" + rows + "</div>\n" + key +
            "<figcaption class=\"readout\" aria-live=\"polite\"></figcaption>\n</figure>\n";
   }
 

@@ -11,6 +11,7 @@
 #include "core/terminal_text.hpp"
 #include "render/figure.hpp"
 #include "render/renderer.hpp"
+#include "render/words.hpp"
 
 namespace attn {
 
@@ -94,46 +95,67 @@ class SvgRenderer : public Renderer {
     o.title = title;
     o.language = doc.language;
     if (!s.heatmap) return one_chunk("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o));
-    // Heatmaps: a grid of the maps under the title, side by side and wrapping (grid_columns), in one file
-    // with a white background; an overview step's heads as small colour-only maps with the lesson's words
-    // under each, wrapping the same way.
+    // Heatmaps: one map under the title, with its caption and legend; several (a step's heads, an overview
+    // step's) in a grid of about a slide's shape (grid_columns), as the page's slides draw them: what they
+    // have in common said once over the grid (and the note most heads share), each map's name over it and its
+    // own note under it where it differs, and one legend under them all.
     const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens, doc.language);
+    if (maps.size() == 1) {
+      FigureOptions one = o;
+      one.scale = scale_;
+      return one_chunk("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_heatmap(maps.front(), one).svg);
+    }
+    const std::string shared = common_note(maps);
     std::vector<Figure> figures;
     for (std::size_t k = 0; k < maps.size(); ++k) {
       FigureOptions inner;
       inner.uid = "m" + std::to_string(k + 1);
       inner.scale = scale_;
-      figures.push_back(s.overview ? svg_small_map(maps[k], inner) : svg_heatmap(maps[k], inner));
+      inner.in_grid = true;
+      figures.push_back(svg_heatmap(maps[k], inner));
     }
     double cell_w = 0.0, cell_h = 0.0;
     for (const Figure& f : figures) cell_w = std::max(cell_w, f.width), cell_h = std::max(cell_h, f.height);
-    const double gap = 16.0;
-    const std::size_t columns = grid_columns(figures.size(), cell_w);
-    std::string maps_svg;
-    const double top = 32.0;
+    const double gap = 16.0, name_height = 22.0, note_height = shared.empty() && !any_own_note(maps, shared) ? 0.0 : 18.0;
+    const std::size_t columns = grid_columns(figures.size(), cell_w, cell_h + name_height + note_height);
+    std::string caption = maps.front().common;
+    if (!shared.empty()) caption += " \xe2\x80\x94 " + words("page", doc.language, "common_note", {{"note", shared}});
+    std::string maps_svg = "<text class=\"caption\" x=\"12\" y=\"46\">" + html_escape(caption) + "</text>\n";
+    const double top = 60.0, step_h = name_height + cell_h + note_height + gap;
     for (std::size_t k = 0; k < figures.size(); ++k) {
-      const double x = static_cast<double>(k % columns) * (cell_w + gap), y = top + static_cast<double>(k / columns) * (cell_h + gap);
-      maps_svg += "<g transform=\"translate(" + std::to_string(static_cast<int>(x)) + "," + std::to_string(static_cast<int>(y)) +
-                  ")\">\n" + figures[k].svg + "</g>\n";
+      const double x = static_cast<double>(k % columns) * (cell_w + gap), y = top + static_cast<double>(k / columns) * step_h;
+      maps_svg += "<text class=\"name\" x=\"" + std::to_string(static_cast<int>(x) + 12) + "\" y=\"" +
+                  std::to_string(static_cast<int>(y) + 16) + "\" font-size=\"14\" font-weight=\"bold\">" +
+                  html_escape(maps[k].name) + "</text>\n";
+      maps_svg += "<g transform=\"translate(" + std::to_string(static_cast<int>(x)) + "," +
+                  std::to_string(static_cast<int>(y + name_height)) + ")\">\n" + figures[k].svg + "</g>\n";
+      if (!maps[k].note.empty() && maps[k].note != shared)
+        maps_svg += "<text class=\"note\" x=\"" + std::to_string(static_cast<int>(x) + 12) + "\" y=\"" +
+                    std::to_string(static_cast<int>(y + name_height + cell_h + 13.0)) + "\" font-size=\"11\">" +
+                    html_escape(maps[k].note) + "</text>\n";
     }
     const std::size_t grid_rows = (figures.size() + columns - 1) / columns;
-    double width = std::max(12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))),  // 14px bold
-                            static_cast<double>(columns) * (cell_w + gap) - gap);
-    double y = top + static_cast<double>(grid_rows) * (cell_h + gap);
-    if (s.overview && !maps.empty()) {  // small maps have no legend of their own: one key under them all
-      FigureOptions key;
-      key.uid = "key";
-      key.scale = scale_;
-      const Figure f = svg_scale_key(maps.front(), key);
-      maps_svg += "<g transform=\"translate(0," + std::to_string(static_cast<int>(y)) + ")\">\n" + f.svg + "</g>\n";
-      y += f.height + 8.0;
-      width = std::max(width, f.width);
-    }
+    double width = std::max({12.0 * 2 + 8.5 * static_cast<double>(display_width(visible(title))),  // 14px bold
+                             24.0 + 7.0 * static_cast<double>(display_width(caption)),
+                             static_cast<double>(columns) * (cell_w + gap) - gap});
+    double y = top + static_cast<double>(grid_rows) * step_h;
+    FigureOptions key;
+    key.uid = "key";
+    key.scale = scale_;
+    const Figure legend = svg_legend(maps, key);
+    maps_svg += "<g transform=\"translate(0," + std::to_string(static_cast<int>(y)) + ")\">\n" + legend.svg + "</g>\n";
+    y += legend.height + 8.0;
+    width = std::max(width, legend.width);
     return one_chunk("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_open(std::ceil(width), std::ceil(y), o, title) +
                      maps_svg + "</svg>\n");
   }
 
  private:
+  // Whether a map has a note of its own, other than the one most heads share.
+  static bool any_own_note(const std::vector<HeatMap>& maps, const std::string& shared) {
+    return std::any_of(maps.begin(), maps.end(), [&](const HeatMap& m) { return !m.note.empty() && m.note != shared; });
+  }
+
   static std::string shape_words(const Step& s) {
     if (s.python_float) return "a Python float";
     if (s.python_int) return "a Python int";
