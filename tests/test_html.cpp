@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <regex>
@@ -21,6 +22,7 @@
 #include "lessons/registry.hpp"
 #include "render/figure.hpp"
 #include "render/renderer.hpp"
+#include "gpt2_model.hpp"
 #include "support.hpp"
 
 using attn_test::quote;
@@ -556,6 +558,67 @@ const char* const kFigureOnScreenJs = R"JS((function () {
           window: [window.innerWidth, window.innerHeight], scrolled: [window.scrollX, window.scrollY]};
 })())JS";
 
+// The current slide's figure as a learner sees it: the box of everything it shows (maps, names, caption,
+// legend), the share of the window it covers, the texts that overlap another (a pair of slanted key labels
+// of one map aside: their boxes overlap where the letters do not), the heads' and layers' names, and the
+// smallest number shown in a cell, in pixels.
+const char* const kSlideFigureJs = R"JS((function () {
+  var f = document.querySelector('section.slide.current figure.heatmaps');
+  function shown(e) { return e.getClientRects().length > 0 && !e.closest('.readout'); }
+  // An element's text as drawn: an SVG text's box, an HTML element's letters (clipped where it clips them).
+  function rectOf(e) {
+    if (e instanceof SVGElement) return e.getBoundingClientRect();
+    var range = document.createRange();
+    range.selectNodeContents(e);
+    var r = range.getBoundingClientRect(), c = e.getBoundingClientRect();
+    if (getComputedStyle(e).overflow !== 'hidden') return r;
+    return {left: Math.max(r.left, c.left), right: Math.min(r.right, c.right), top: Math.max(r.top, c.top), bottom: Math.min(r.bottom, c.bottom)};
+  }
+  var box = [1e9, 1e9, -1e9, -1e9];
+  f.querySelectorAll('svg, .name, .layer-name, p.common, .note').forEach(function (e) {
+    if (!shown(e) || (e.parentElement && e.parentElement.closest('svg'))) return;
+    var r = rectOf(e);
+    box = [Math.min(box[0], r.left), Math.min(box[1], r.top), Math.max(box[2], r.right), Math.max(box[3], r.bottom)];
+  });
+  var texts = Array.prototype.filter.call(f.querySelectorAll('svg text, .name, .layer-name, p.common, .note'), function (e) {
+    return shown(e) && e.textContent.trim() !== '';
+  });
+  var rects = texts.map(rectOf), overlaps = [];
+  for (var i = 0; i < texts.length; ++i)
+    for (var j = i + 1; j < texts.length; ++j) {
+      var a = rects[i], b = rects[j], p = texts[i], q = texts[j];
+      if (p.contains(q) || q.contains(p)) continue;
+      if (p.classList.contains('key') && q.classList.contains('key') && p.ownerSVGElement === q.ownerSVGElement) continue;
+      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1)
+        overlaps.push(p.textContent + ' / ' + q.textContent);
+    }
+  var smallest = null;
+  f.querySelectorAll('text.v').forEach(function (t) {
+    if (!shown(t)) return;
+    var svg = t.ownerSVGElement, px = 11.5 * svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    smallest = smallest === null ? px : Math.min(smallest, px);
+  });
+  var names = function (css) { return Array.prototype.filter.call(f.querySelectorAll(css), shown).map(function (e) { return e.textContent; }); };
+  return {box: box, area: (box[2] - box[0]) * (box[3] - box[1]) / (window.innerWidth * window.innerHeight),
+          overlaps: overlaps.slice(0, 6), overlapping: overlaps.length, texts: texts.length, numbers: smallest,
+          names: names('.head .name, .model > .name'), layers: names('.layer-name').length,
+          maps: Array.prototype.filter.call(f.querySelectorAll('svg.fit'), shown).length, enlarged: f.classList.contains('enlarged')};
+})())JS";
+
+// What every figure slide holds to (kSlideFigureJs's answer): wholly inside the window, at least 35% of it,
+// no text over another, and numbers only where a cell is big enough for them (9 px and more).
+void check_slide_figure(const json& slide, int width, int height) {
+  const json& box = slide["box"];
+  CHECK(box[0].get<double>() >= 0.0);
+  CHECK(box[1].get<double>() >= 0.0);
+  CHECK(box[2].get<double>() <= width + 0.5);
+  CHECK(box[3].get<double>() <= height + 0.5);
+  CHECK(slide["area"].get<double>() >= 0.35);
+  CHECK(slide["overlapping"] == 0);
+  CHECK(slide["texts"].get<int>() > 0);
+  if (!slide["numbers"].is_null()) CHECK(slide["numbers"].get<double>() >= 9.0);
+}
+
 // Every weight step with a figure, as "lesson/id", from the pages.
 const char* const kWeightFiguresJs =
     "Array.from(document.querySelectorAll('section.step.has-figure')).filter(function (s) { return /weights/.test(s.dataset.step); })"
@@ -603,6 +666,7 @@ TEST_CASE("html in Chromium: on a slide at 1920x1080 and 1280x720, every lesson'
       const std::string lesson = step.substr(0, step.find('/')), id = step.substr(step.find('/') + 1);
       actions.push_back(load(urls[lesson] + "#slide=" + id));
       actions.push_back(eval(kFigureOnScreenJs));
+      actions.push_back(eval(kSlideFigureJs));
       // The first map's last cell (the last query's last key: never masked), on the screen: an overview's
       // small map (its cells carry no class; the hidden full map after it does) or a heatmap's cell.
       actions.push_back({{"do", "pixels"},
@@ -611,6 +675,7 @@ TEST_CASE("html in Chromium: on a slide at 1920x1080 and 1280x720, every lesson'
       // A multi-head step's first head, enlarged (a click on it).
       actions.push_back({{"do", "click"}, {"css", "section.slide.current figure .head[tabindex]"}});
       actions.push_back(eval(kFigureOnScreenJs));
+      actions.push_back(eval(kSlideFigureJs));
     }
   }
   // The clicks on single maps have no head to click: drive.py fails on a missing element, so ask first.
@@ -630,10 +695,16 @@ TEST_CASE("html in Chromium: on a slide at 1920x1080 and 1280x720, every lesson'
     for (const std::string& step : steps) {
       INFO(step << " at " << width << "x" << height);
       const json& shown = r[at + 1];
-      const json& pixel = r[at + 2]["samples"][0];
-      const bool heads = r[at + 3].get<bool>();
-      const json& enlarged = r[at + 4];
-      at += 5;
+      const json& pixel = r[at + 3]["samples"][0];
+      const bool heads = r[at + 4].get<bool>();
+      const json& enlarged = r[at + 5];
+      // The figure as a whole (its maps, names, caption and legend), and a head opened large: wholly on
+      // the screen, at least 35% of it, no text over another.
+      for (const json& slide : {r[at + 2], r[at + 6]}) {
+        INFO(slide.dump());
+        check_slide_figure(slide, width, height);
+      }
+      if (heads) CHECK(r[at + 2]["names"].size() == r[at + 2]["maps"]);  // every head of a grid named
       // Its colour on the fixed scale: 0..1 for weights, 0..max for dropout's scaled ones (up to 2).
       const json data = lesson_json({step.substr(0, step.find('/')), "--step", step.substr(step.find('/') + 1)})["steps"][0]["data"];
       json last = data;
@@ -671,6 +742,7 @@ TEST_CASE("html in Chromium: on a slide at 1920x1080 and 1280x720, every lesson'
         CHECK(one["cells"].get<double>() >= 0.35 * width);
         if (width == 1920) CHECK(one["text"].get<double>() >= 16.0);
       }
+      at += 7;
     }
   }
 }
@@ -945,6 +1017,107 @@ TEST_CASE("html in Chromium: the model view of overview steps, a row per layer a
   const json& shown = r[10];  // the enlarged map fills the slide as a weight figure does
   CHECK(shown["box"][3].get<double>() <= 1080.5);
   CHECK(shown["cells"].get<double>() >= 0.35 * 1920);
+}
+
+TEST_CASE("html in Chromium: one layer of 12 heads, the model view of a GPT-2-small-shaped model and of the tiny models, "
+          "and 12 heads of mha fit 1920x1080 and 1280x720, named, at least 35% of the slide; a map opens large with its "
+          "lines",
+          "[html][browser]") {
+  NEED_CHROMIUM();
+  Scratch s;
+  // 124M random weights as scripts/bench-gpt2.py writes them (about 500 MB, in the scratch directory).
+  const std::string gpt2 = attn_test::gpt2_model(s.dir + "/gpt2", 768, 12, 12, 1024, attn_test::Weights::Random);
+  const std::string text = "The cat sat on the mat.";  // 7 tokens
+  struct Slide {
+    std::string url;
+    std::size_t names, layers;  // the heads named over the figure, its layers' names
+  };
+  const std::string small = page(s, "gpt2.html", {"heads", "--model", gpt2, "--text", text, "--format", "html"});
+  std::vector<Slide> slides{{small + "#slide=attn_weights_layer_0", 12, 12},  // the model view: 12 x 12
+                            {small + "#slide=attn_weights_layer_5", 12, 0},   // one layer: 4 x 3
+                            {page(s, "mha12.html", {"mha", "--d-out", "24", "--heads", "12", "--format", "html"}) + "#slide=attn_weights", 12, 0},
+                            {page(s, "mha.html", {"mha", "--format", "html"}) + "#slide=attn_weights", 2, 0}};
+  for (const char* tiny : {"tiny-f32", "tiny-bf16"}) {  // 3 layers of 2 heads, 2 layers of 4
+    const std::string dir = ATTN_TESTS_DIR "/golden/models/" + std::string(tiny);
+    std::ifstream file(dir + "/config.json");
+    const json config = json::parse(file);
+    const std::string url = page(s, std::string(tiny) + ".html", {"heads", "--model", dir, "--text", text, "--format", "html"});
+    slides.push_back({url + "#slide=attn_weights_layer_0", config["n_head"], config["n_layer"]});
+    slides.push_back({url + "#slide=attn_weights_layer_1", config["n_head"], 0});
+  }
+  const std::string thumbnail = "section.slide.current .layer[data-step=\"attn_weights_layer_3\"] .head[data-head=\"5\"]";
+  const char* const kOpenJs = R"JS((function () {
+    var f = document.querySelector('section.slide.current figure.heatmaps'), big = f.querySelector('.head.big');
+    var lines = big ? Array.prototype.filter.call(big.querySelectorAll('svg.lines line'), function (l) { return l.getClientRects().length > 0; }) : [];
+    return {enlarged: f.classList.contains('enlarged'), lines: lines.length,
+            thumbnails: Array.prototype.filter.call(f.querySelectorAll('svg.small'), function (e) { return e.getClientRects().length > 0; }).length,
+            labels: big ? Array.prototype.filter.call(big.querySelectorAll('svg.full text.key'), function (e) { return e.getClientRects().length > 0; })
+                                .map(function (e) { return e.textContent; }) : [],
+            readout: f.querySelector('.readout').textContent};
+  })())JS";
+  json actions = json::array();
+  for (const auto& size : {std::vector<int>{1920, 1080}, std::vector<int>{1280, 720}}) {
+    actions.push_back({{"do", "viewport"}, {"size", size}});
+    for (const Slide& slide : slides) {
+      actions.push_back(load(slide.url));
+      actions.push_back(eval(kSlideFigureJs));
+    }
+    // The model view: a map read on hover, opened large by a click, its lines (l), and back (Escape).
+    actions.push_back(load(slides[0].url));
+    actions.push_back({{"do", "hover"}, {"css", thumbnail}});
+    actions.push_back(eval(kOpenJs));
+    actions.push_back({{"do", "click"}, {"css", thumbnail}});
+    actions.push_back(eval(kOpenJs));
+    actions.push_back(eval(kSlideFigureJs));
+    actions.push_back(keys({"l"}));
+    actions.push_back(eval(kOpenJs));
+    actions.push_back(eval(kSlideFigureJs));
+    actions.push_back(keys({"Escape"}));
+    actions.push_back(eval(kOpenJs));
+  }
+  const json r = drive(s, actions);
+  std::size_t at = 0;
+  for (const int width : {1920, 1280}) {
+    const int height = width == 1920 ? 1080 : 720;
+    CHECK(r[at++] == json::array({width, height}));
+    for (const Slide& slide : slides) {
+      INFO(slide.url << " at " << width << "x" << height);
+      CHECK(r[at]["console"] == json::array());
+      const json& shown = r[at + 1];
+      INFO(shown.dump());
+      check_slide_figure(shown, width, height);
+      std::vector<std::string> names;
+      for (std::size_t h = 0; h < slide.names; ++h) names.push_back("head " + std::to_string(h));
+      CHECK(shown["names"] == json(names));
+      CHECK(shown["layers"] == slide.layers);
+      at += 2;
+    }
+    INFO("the model view at " << width << "x" << height);
+    const json& hover = r[at + 2];
+    CHECK(hover["enlarged"] == false);
+    CHECK(hover["thumbnails"] == 144);
+    CHECK(hover["readout"].get<std::string>().find("layer 3, head 5") == 0);
+    CHECK(hover["readout"].get<std::string>().find("'\xe2\x90\xa3" "cat'") != std::string::npos);  // its tokens
+    const json& open = r[at + 4];
+    CHECK(open["enlarged"] == true);
+    CHECK(open["thumbnails"] == 0);
+    CHECK(open["labels"] == json::array({"'The'", "'\xe2\x90\xa3" "cat'", "'\xe2\x90\xa3" "sat'", "'\xe2\x90\xa3" "on'",
+                                         "'\xe2\x90\xa3" "the'", "'\xe2\x90\xa3" "mat'", "'.'"}));
+    CHECK(open["lines"] == 0);
+    INFO(r[at + 5].dump());
+    check_slide_figure(r[at + 5], width, height);
+    const json& lines = r[at + 7];
+    CHECK(lines["enlarged"] == true);
+    CHECK(lines["lines"] == 28);  // 7 queries, each over its own and the earlier keys
+    CHECK(lines["labels"] == json::array());
+    INFO(r[at + 8].dump());
+    check_slide_figure(r[at + 8], width, height);
+    const json& back = r[at + 10];
+    CHECK(back["enlarged"] == false);
+    CHECK(back["thumbnails"] == 144);
+    CHECK(back["lines"] == 0);
+    at += 11;
+  }
 }
 
 TEST_CASE("html in Chromium: hostile token text stays text", "[html][browser][hostile]") {

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpt2_model.hpp"
 #include "support.hpp"
 
 using attn_test::Scratch;
@@ -111,44 +112,10 @@ std::size_t estimate_of(std::vector<std::string> args) {
   return budget;
 }
 
-// A GPT-2 directory with all-zero weights of the given shape in a sparse file (no disk is used), and
-// GPT-2's own tokenizer files.
+// A GPT-2 directory with all-zero weights of the given shape in a sparse file (no disk is used).
 std::string zero_model(const Scratch& s, const std::string& name, std::size_t E, std::size_t layers, std::size_t heads,
                        std::size_t positions) {
-  const std::string dir = s.dir + "/" + name;
-  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
-  const std::size_t V = 50257;
-  std::vector<std::pair<std::string, std::vector<std::size_t>>> tensors{{"wte.weight", {V, E}}, {"wpe.weight", {positions, E}}};
-  for (std::size_t l = 0; l < layers; ++l) {
-    const std::string h = "h." + std::to_string(l) + ".";
-    for (const auto& [n, shape] : std::vector<std::pair<std::string, std::vector<std::size_t>>>{
-             {"ln_1.weight", {E}}, {"ln_1.bias", {E}}, {"attn.c_attn.weight", {E, 3 * E}}, {"attn.c_attn.bias", {3 * E}},
-             {"attn.c_proj.weight", {E, E}}, {"attn.c_proj.bias", {E}}, {"ln_2.weight", {E}}, {"ln_2.bias", {E}},
-             {"mlp.c_fc.weight", {E, 4 * E}}, {"mlp.c_fc.bias", {4 * E}}, {"mlp.c_proj.weight", {4 * E, E}},
-             {"mlp.c_proj.bias", {E}}})
-      tensors.push_back({h + n, shape});
-  }
-  tensors.push_back({"ln_f.weight", {E}});
-  tensors.push_back({"ln_f.bias", {E}});
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  std::size_t at = 0;
-  for (const auto& [n, shape] : tensors) {
-    std::size_t bytes = 4;
-    for (const std::size_t d : shape) bytes *= d;
-    header[n] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {at, at + bytes}}};
-    at += bytes;
-  }
-  const std::string text = header.dump();
-  std::string head(8, '\0');
-  for (int i = 0; i < 8; ++i) head[i] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
-  const std::string path = dir + "/model.safetensors";
-  std::ofstream(path, std::ios::binary) << head << text;
-  REQUIRE(::truncate(path.c_str(), static_cast<off_t>(8 + text.size() + at)) == 0);
-  std::ofstream(dir + "/config.json") << nlohmann::json{{"model_type", "gpt2"}, {"vocab_size", V}, {"n_positions", positions},
-                                                      {"n_embd", E}, {"n_layer", layers}, {"n_head", heads}}.dump();
-  for (const auto& [from, to] : {std::pair<const char*, const char*>{"encoder.json", "vocab.json"}, {"vocab.bpe", "merges.txt"}})
-    REQUIRE(::symlink((std::string(ATTN_SOURCE_DIR) + "/data/gpt2/" + from).c_str(), (dir + "/" + to).c_str()) == 0);
-  return dir;
+  return attn_test::gpt2_model(s.dir + "/" + name, E, layers, heads, positions);
 }
 
 std::vector<std::string> with_random(std::vector<std::string> args, std::size_t n, std::size_t d) {

@@ -78,7 +78,7 @@ figure .head .name,figure .model>.name{font-weight:600;font-size:.85em;white-spa
 figure .note{font-size:.75em;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis;width:0;min-width:100%}
 figure .head[tabindex]{cursor:zoom-in;border-radius:4px}
 figure .head[tabindex]:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
-figure.enlarged .head:not(.big),figure.enlarged .head.big>.note{display:none}
+figure.enlarged .head:not(.big),figure.enlarged .head.big>.note,figure.enlarged p.common{display:none}
 figure.enlarged .head.big{cursor:zoom-out}
 figure.enlarged .heads{display:block}
 body:not(.slides) figure.enlarged .heads svg{width:100%;max-height:85vh}
@@ -89,7 +89,7 @@ figure .model>.name{align-self:end;font-weight:400;color:var(--muted);white-spac
 figure .layer-name{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.85em;align-self:center;white-space:nowrap}
 figure .layer-name .note{display:inline;margin-left:.6em;width:auto;min-width:0}
 figure.enlarged .model{display:block}
-figure.enlarged .model>.corner,figure.enlarged .model>.name,figure.enlarged .layer-name,figure.enlarged .key{display:none}
+figure.enlarged .model>.corner,figure.enlarged .model>.name,figure.enlarged .layer-name,figure.enlarged div.key{display:none}
 figure .head .full{display:none}
 figure.enlarged .head.big .full{display:block}
 figure.enlarged .head.big svg.small{display:none}
@@ -121,6 +121,7 @@ body.slides section.step.has-figure button.tensor{display:inline-block}
 body.slides section.step.has-figure .words pre.code{font-size:.8em;white-space:pre-wrap}
 div.tools .scales{display:inline-flex;flex-wrap:wrap;gap:.5em}
 body.slides figure.heatmaps svg{margin:.1em 0}
+body.slides figure.heatmaps svg.fit{max-width:none}
 @media (max-width:800px){body.slides section.step.has-figure.current{display:block}}
 body.slides figure>.heads:not(.one){display:grid;gap:.3em .8em;justify-content:start}
 section.step button.tensor{font:inherit;font-size:.85em;padding:.15em .7em;border:1px solid var(--border);border-radius:4px;
@@ -258,18 +259,19 @@ const char* const kScript = R"JS(
     maps.forEach(function (e) { if (e.dataset.full) e.setAttribute("viewBox", e.dataset.full); });
     var H = Math.max(window.innerHeight - figure.getBoundingClientRect().top - 0.3 * em, 8 * em);
     // A grid's legend and the model view's key: as large as the slide's text.
-    figure.querySelectorAll(".legend-box svg, .key svg").forEach(function (e) { sizeMaps([e], em / 14); });
-    var best = {k: 0, cols: 1};
+    figure.querySelectorAll(".legend-box svg, div.key svg").forEach(function (e) { sizeMaps([e], em / 16); });
+    var best = {k: 0, cols: 1, dw: 1, dh: 1};
     function search() {
-      best = {k: 0, cols: 1};
+      best = {k: 0, cols: 1, dw: 1, dh: 1};
       var n = grid ? maps.length : 1;
       for (var c = 1; c <= n; ++c) {
         if (grid) heads.style.gridTemplateColumns = "repeat(" + c + ", auto)";
-        sizeMaps(maps, 0.25); var a = extent(figure);
-        sizeMaps(maps, 0.5); var b = extent(figure);
-        var kw = (W - (2 * a.width - b.width)) / (4 * (b.width - a.width)), kh = (H - (2 * a.height - b.height)) / (4 * (b.height - a.height));
+        sizeMaps(maps, 0.5); var a = extent(figure);
+        sizeMaps(maps, 1); var b = extent(figure);
+        var dw = 2 * (b.width - a.width), dh = 2 * (b.height - a.height);  // pixels per unit of scale
+        var kw = (W - (b.width - dw)) / dw, kh = (H - (b.height - dh)) / dh;
         var k = Math.min(kw > 0 ? kw : 0, kh > 0 ? kh : 0);
-        if (k > best.k * 1.001) best = {k: k, cols: c};
+        if (k > best.k * 1.001) best = {k: k, cols: c, dw: dw, dh: dh};
       }
       if (grid) heads.style.gridTemplateColumns = "repeat(" + best.cols + ", auto)";
       sizeMaps(maps, best.k);
@@ -287,9 +289,14 @@ const char* const kScript = R"JS(
       });
       search();
     }
-    // What still reaches past the window (a caption that wrapped), taken off the maps.
-    var e = extent(figure), over = Math.max((e.bottom + 0.3 * em - window.innerHeight) / e.height, (e.width - W) / e.width);
-    if (over > 0) { best.k *= 1 - over; sizeMaps(maps, best.k); }
+    // What still reaches past the room (a name that wrapped at the trial sizes and not at the chosen one, or
+    // the other way), taken off the maps, at most three times.
+    for (var i = 0; i < 3; ++i) {
+      var e = extent(figure), over = Math.max((e.bottom + 0.3 * em - window.innerHeight) / best.dh, (e.width - W) / best.dw);
+      if (!(over > 0.001)) break;
+      best.k = Math.max(best.k - over - 0.002, 0.05);
+      sizeMaps(maps, best.k);
+    }
     figure.classList.toggle("no-numbers", 11.5 * best.k < 9);
   }
   function fitSlide() {
