@@ -241,8 +241,9 @@ TEST_CASE("a run past the budget is refused with its memory still within it: inp
 
 TEST_CASE("attn heads' page of 512 layers: the model view is in the estimate", "[memory]") {
   attn_test::not_under_asan("its allocator and shadow memory are not attn's");
-  // 512 layers of 2 heads on 11 tokens: the page (129 MB) holds every layer's maps twice, once in its own
-  // slide and once in the model view drawn with the first; estimated at 356 MiB, it peaked at 393 MiB.
+  // 512 layers of 2 heads on 11 tokens: the page (157 MB) holds every layer's maps twice, once in its own
+  // slide and once in the model view drawn with the first (there with a lines view each too); estimated at
+  // 784 MiB, it peaked at 332 MiB.
   const Scratch s;
   const std::string deep = zero_model(s, "deep", 8, 512, 2, 16);
   const std::vector<std::string> args{"heads", "--model", deep, "--text", "The cat sat on the mat. The dog ran off",

@@ -635,9 +635,9 @@ class HtmlRenderer : public Renderer {
 
   std::size_t working_bytes(const Document& doc) const override {
     // The page: each printed tensor (summarised by PyTorch's format past 1,000 numbers), and about 900
-    // bytes per heatmap cell drawn (600 for the cell with its number, 160 for its line in the lines view,
-    // 80 for an overview's small map), and an overview step's cells again in the model view, drawn with the
-    // first of them (about 500 bytes a cell, measured on 512 layers: 600).
+    // bytes per heatmap cell drawn (600 for the cell with its number, 160 for its line in the lines view),
+    // and an overview step's cells again in the model view, drawn with the first of them (its small map, its
+    // map drawn in full and its lines view: 900 a cell).
     std::size_t bytes = 64 << 10;
     for (const Trace& t : doc.traces)
       for (const Step& s : t.steps) {
@@ -646,7 +646,7 @@ class HtmlRenderer : public Renderer {
         if (s.heatmap && s.shape.size() >= 2 && s.shape.back() <= kFigureMaxKeys) {
           const std::size_t heads = s.shape.size() == 4 ? s.shape[1] : s.overview && s.shape.size() == 3 ? s.shape[0] : 1;
           bytes = saturating_sum(bytes, saturating_product({heads, s.shape.back(), s.shape[s.shape.size() - 2],
-                                                            s.overview ? std::size_t{900 + 600} : std::size_t{900}}));
+                                                            s.overview ? std::size_t{900 + 900} : std::size_t{900}}));
         }
       }
     // Built up as one string: while it grows, its old buffer and the new one twice its size (three times
