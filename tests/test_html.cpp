@@ -1020,7 +1020,7 @@ TEST_CASE("html in Chromium: the model view of overview steps, a row per layer a
 }
 
 TEST_CASE("html in Chromium: one layer of 12 heads, the model view of a GPT-2-small-shaped model and of the tiny models, "
-          "and 12 heads of mha fit 1920x1080 and 1280x720, named, at least 35% of the slide; a map opens large with its "
+          "and 12 heads of mha fit 1920x1080 and 1280x720, named, at least 35% of the slide, and a map opens large with its "
           "lines",
           "[html][browser]") {
   NEED_CHROMIUM();
