@@ -423,6 +423,21 @@ LiveBar live_bar(const std::string& lesson, const Params& params, const std::str
   return bar;
 }
 
+std::vector<std::pair<std::string, std::string>> other_commands() {
+  CommandLine parsed;
+  Cli cli;
+  setup(cli, parsed);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const CLI::App* sub : cli.app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (find_lesson(sub->get_name()) != nullptr) continue;
+    std::string operand;
+    for (const CLI::Option* o : sub->get_options())
+      if (o->get_positional()) operand = o->get_name() + (o->get_items_expected_max() > 1 ? " ..." : "");
+    out.emplace_back(sub->get_name(), operand);
+  }
+  return out;
+}
+
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::istringstream no_input;
   return run_cli(args, out, err, no_input, Terminal{});
