@@ -70,7 +70,7 @@ void check_man_page(const std::string& path) {
   CHECK(flowed.find("Default: 32 (with --kv-cache)") != std::string::npos);
   CHECK(flowed.find("Default: 32 (with --estimate)") != std::string::npos);
   CHECK(flowed.find("SYNOPSIS attn LESSON [OPTIONS] attn list [OPTIONS] attn tour [OPTIONS] attn present [LESSON ...] "
-                     "[OPTIONS] attn serve [OPTIONS] attn bench [OPTIONS] attn [--help | --version] DESCRIPTION") !=
+                     "[OPTIONS] attn serve [OPTIONS] attn bench [OPTIONS] attn [--help|--version] DESCRIPTION") !=
         std::string::npos);
 }
 
@@ -124,7 +124,7 @@ TEST_CASE("man page: the SYNOPSIS has a line for every subcommand, present and s
         ".B attn\n.I LESSON\n.RI [ OPTIONS ]\n.br\n"
         ".B attn list\n.RI [ OPTIONS ]\n.br\n"
         ".B attn tour\n.RI [ OPTIONS ]\n.br\n"
-        ".B attn present\n.RI [ \"LESSON ...\" ]\n.RI [ OPTIONS ]\n.br\n"
+        ".B attn present\n.RI [ \"LESSON ...\\&\" ]\n.RI [ OPTIONS ]\n.br\n"
         ".B attn serve\n.RI [ OPTIONS ]\n.br\n"
         ".B attn bench\n.RI [ OPTIONS ]\n.br\n"
         ".B attn\n.RB [ \\-\\-help | \\-\\-version ]\n");
