@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include "tools/docgen.hpp"
+#include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "lessons/registry.hpp"
 #include "support.hpp"
 
 using attn_test::quote;
@@ -67,6 +69,9 @@ void check_man_page(const std::string& path) {
   const std::string flowed = std::regex_replace(joined, std::regex("\\s+"), " ");
   CHECK(flowed.find("Default: 32 (with --kv-cache)") != std::string::npos);
   CHECK(flowed.find("Default: 32 (with --estimate)") != std::string::npos);
+  CHECK(flowed.find("SYNOPSIS attn LESSON [OPTIONS] attn list [OPTIONS] attn tour [OPTIONS] attn present [LESSON ...] "
+                     "[OPTIONS] attn serve [OPTIONS] attn bench [OPTIONS] attn [--help|--version] DESCRIPTION") !=
+        std::string::npos);
 }
 
 void check_completion(const std::string& script) {
@@ -106,6 +111,35 @@ TEST_CASE("the README's option tables are the ones the option table generates", 
   const std::string in_readme = readme.substr(from + begin.size(), to - from - begin.size());
   // On a difference: build/attn-docgen readme-options prints what the README must hold.
   CHECK(in_readme == attn::readme_option_tables());
+}
+
+TEST_CASE("man page: the SYNOPSIS has a line for every subcommand, present and serve among them", "[man]") {
+  const std::string page = attn::man_page();
+  const auto from = page.find(".SH SYNOPSIS\n"), to = page.find(".SH DESCRIPTION\n");
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  const std::string synopsis = page.substr(from, to - from);
+  CHECK(synopsis ==
+        ".SH SYNOPSIS\n"
+        ".B attn\n.I LESSON\n.RI [ OPTIONS ]\n.br\n"
+        ".B attn list\n.RI [ OPTIONS ]\n.br\n"
+        ".B attn tour\n.RI [ OPTIONS ]\n.br\n"
+        ".B attn present\n.RI [ \"LESSON ...\\&\" ]\n.RI [ OPTIONS ]\n.br\n"
+        ".B attn serve\n.RI [ OPTIONS ]\n.br\n"
+        ".B attn bench\n.RI [ OPTIONS ]\n.br\n"
+        ".B attn\n.RB [ \\-\\-help | \\-\\-version ]\n");
+  // And every subcommand the command line has that is no lesson, should one be added.
+  attn::CommandLine parsed;
+  attn::Cli cli;
+  attn::setup(cli, parsed);
+  std::size_t others = 0;
+  for (const CLI::App* sub : cli.app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (attn::find_lesson(sub->get_name()) != nullptr) continue;
+    INFO("attn " << sub->get_name());
+    CHECK(synopsis.find(".B attn " + sub->get_name() + "\n") != std::string::npos);
+    ++others;
+  }
+  CHECK(others == 5);
 }
 
 TEST_CASE("the built man page is the generated one and renders with man -l", "[install]") {

@@ -176,8 +176,8 @@ TEST_CASE("live page: the html page with the bar after its header and one contro
     std::string takers = "{";
     for (const auto& [lesson, shown] : c.takers) takers += (takers.size() > 1 ? "," : "") + ("\"" + lesson + "\":\"" + shown + "\"");
     CHECK(attribute(tag, "data-takers") == attn::html_escape(takers + "}"));
-    // Each control has its visible label: the option's name.
-    CHECK(form.find("<label" + std::string(c.key == "text" ? " class=\"wide\"" : "") + ">" + c.key + " <input id=\"live-" + c.key) !=
+    // Each control has its visible label: the option's name, as code (it is the address's key, in any language).
+    CHECK(form.find("<label" + std::string(c.key == "text" ? " class=\"wide\"" : "") + "><code>" + c.key + "</code> <input id=\"live-" + c.key) !=
           std::string::npos);
   }
   CHECK(disabled > 0);                          // mha takes neither the kv-cache estimate's nor gqa's options
@@ -613,6 +613,10 @@ TEST_CASE("live page in Chromium: the bar's language list redraws the page in Ru
       "[document.documentElement.lang, document.querySelector('main section.step .title').textContent,"
       " document.getElementById('mode').textContent, document.getElementById('theme').textContent,"
       " document.querySelector('nav.toc h2').textContent, document.getElementById('live-lang').value]";
+  const std::string bar_words =
+      "[document.documentElement.lang, document.body.classList.contains('slides'), document.getElementById('mode').textContent,"
+      " document.querySelector('#live button[type=submit]').textContent, document.getElementById('live').getAttribute('aria-label'),"
+      " document.getElementById('live-seed').getAttribute('placeholder'), document.getElementById('live-lang').options[0].textContent]";
   const json actions = json::array({
       {{"do", "load"}, {"url", "{server}/?lesson=simple"}},  // 0
       eval(words),                                           // 1
@@ -623,6 +627,16 @@ TEST_CASE("live page in Chromium: the bar's language list redraws the page in Ru
       {{"do", "load"}, {"url", "{server}/?lesson=simple&lang=ru"}},  // 5: a link to the Russian page
       eval(words),                                                   // 6
       {{"do", "console"}},                                           // 7
+      // On a slide, the same switch: the mode button says the new page's word for leaving the slides, and the
+      // bar's own words (its button, a default in words) follow the page's language.
+      {{"do", "load"}, {"url", "{server}/?lesson=mha"}},  // 8
+      eval("(function () { document.getElementById('mode').click(); return document.body.classList.contains('slides'); })()"),  // 9
+      eval(bar_words),                                                                                                  // 10
+      eval("(function () { var l = document.getElementById('live-lang'); l.value = 'ru';"
+           " l.dispatchEvent(new Event('change', {bubbles: true})); return true; })()"),  // 11
+      settled("?lesson=mha&lang=ru"),  // 12
+      eval(bar_words),                 // 13
+      {{"do", "console"}},             // 14
   });
   const json out = drive_served(s, actions);
   const json ru = json::parse(run({"simple", "--lang", "ru", "--json"}).out);
@@ -634,4 +648,9 @@ TEST_CASE("live page in Chromium: the bar's language list redraws the page in Ru
   CHECK((out[4][3] == "Тёмная тема" || out[4][3] == "Светлая тема"));  // the theme button, in the new words
   CHECK(out[6] == russian);
   check_console(out[7], 0);
+  CHECK(out[9] == true);
+  CHECK(out[10] == json::array({"en", true, "Document", "Recompute", "Recompute the lesson", "the book's", "from the environment"}));
+  CHECK(out[12] == true);
+  CHECK(out[13] == json::array({"ru", true, "Документ", "Пересчитать", "Пересчитать урок", "как в книге", "из окружения"}));
+  check_console(out[14], 0);
 }

@@ -88,8 +88,10 @@ TEST_CASE("save-npy: a failed or refused run leaves DIR as it found it", "[npy][
   CHECK(attn_exe({"simple", "--max-memory", "1M", "--save-npy", fresh}).status == 2);
   CHECK(attn_exe({"simple", "--step", "no_such_step", "--save-npy", fresh}).status == 2);
   CHECK_FALSE(fs::exists(fresh));
-  // A failed stdout on a DIR the run would have created: no DIR afterwards.
+  // A failed stdout on a DIR the run would have created: no DIR afterwards, nor the parents it would have made.
   CHECK(attn_exe({"simple", "--save-npy", fresh}, "/dev/full").status == 1);
+  CHECK_FALSE(fs::exists(fresh));
+  CHECK(attn_exe({"simple", "--save-npy", fresh + "/a/b"}, "/dev/full").status == 1);
   CHECK_FALSE(fs::exists(fresh));
   const auto piped_fresh = attn_test::shell("bash -c " + quote(quote(ATTN_EXE) + " tour --save-npy " + quote(fresh) +
                                                               " | head -c 10 >/dev/null; echo ${PIPESTATUS[0]}"));
@@ -189,4 +191,60 @@ TEST_CASE("save-npy: a move that fails part way is undone, earlier files put bac
   CHECK(npy_files(done) == npy_files(before));
   CHECK(done.at("simple/inputs.npy") != before.at("simple/inputs.npy"));
   CHECK(std::none_of(done.begin(), done.end(), [](const auto& e) { return e.first.rfind(".attn-save-", 0) == 0; }));
+}
+
+TEST_CASE("save-npy: a missing DIR is made with its missing parents, which a run that fails takes back", "[npy]") {
+  const attn_test::Scratch s;
+  // attn mha --save-npy npy/mha: npy is made too (as mkdir -p), with exactly the files asked for.
+  const std::string nested = s.dir + "/npy/mha";
+  const auto made = attn_test::run({"mha", "--save-npy", nested, "--step", "attn_weights,context_vecs", "--quiet"});
+  CHECK(made.status == 0);
+  CHECK(made.err.empty());
+  using Kinds = std::map<std::string, std::string>;
+  const auto kinds = [](const std::string& dir) {
+    Kinds out;
+    for (const auto& [path, what] : snapshot(dir)) out[path] = what == "dir" ? "dir" : "file";
+    return out;
+  };
+  CHECK(kinds(s.dir + "/npy") == Kinds{{"mha", "dir"}, {"mha/attn_weights.npy", "file"}, {"mha/context_vecs.npy", "file"}});
+  // "." and doubled or trailing slashes in the path, and the tour's lesson directories below a made DIR.
+  CHECK(attn_test::run({"simple", "--save-npy", s.dir + "/a/./b//c/", "--step", "query", "--quiet"}).status == 0);
+  CHECK(kinds(s.dir + "/a") == Kinds{{"b", "dir"}, {"b/c", "dir"}, {"b/c/query.npy", "file"}});
+  CHECK(attn_test::run({"tour", "--save-npy", s.dir + "/t/u", "--quiet"}).status == 0);
+  CHECK(fs::is_regular_file(s.dir + "/t/u/simple/attn_scores_2.npy"));
+  // A file in the way: refused before the work, exit 1, naming the file; nothing made, nothing printed.
+  const std::string file = s.file("file", "mine");
+  const auto blocked = attn_test::run({"simple", "--save-npy", file + "/x/y"});
+  CHECK(blocked.status == 1);
+  CHECK(blocked.out.empty());
+  CHECK(blocked.err == "attn: --save-npy " + file + "/x/y: cannot create the directory: " + file + " is a regular file\n");
+  // A refused run makes none of them.
+  CHECK(attn_test::run({"simple", "--step", "no_such_step", "--save-npy", s.dir + "/fresh/x/y"}).status == 2);
+  CHECK_FALSE(fs::exists(s.dir + "/fresh"));
+  // Staged and not committed (stdout failed): DIR and every directory the run made above it are gone; a
+  // parent that was there before stays, as it was.
+  std::istringstream none;
+  const attn::Inputs in = attn::load_embeddings(attn::default_embeddings_path(), none);
+  attn::Document doc;
+  doc.command = "simple";
+  const auto& simple = attn::lessons().front().modes.front();
+  doc.traces.push_back(simple.run(in, simple.defaults, {}));
+  std::ofstream(s.dir + "/npy/notes.txt") << "mine";
+  const auto before = snapshot(s.dir + "/npy");
+  {
+    attn::NpySave save(doc, s.dir + "/npy/p/q/r");
+    CHECK(fs::is_directory(s.dir + "/npy/p/q/r"));
+  }
+  CHECK(snapshot(s.dir + "/npy") == before);
+  {
+    attn::NpySave save(doc, s.dir + "/gone/p");
+    CHECK(fs::is_directory(s.dir + "/gone/p"));
+  }
+  CHECK_FALSE(fs::exists(s.dir + "/gone"));
+  // Committed: the files are in DIR, under the directories made for it.
+  {
+    attn::NpySave save(doc, s.dir + "/kept/p");
+    save.commit();
+  }
+  CHECK(npy_files(snapshot(s.dir + "/kept")) == 12);
 }

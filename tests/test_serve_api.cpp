@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <thread>
 
 #include <httplib.h>
@@ -15,6 +16,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/options.hpp"
+#include "lessons/registry.hpp"
 #include "serve/server.hpp"
 
 namespace {
@@ -272,4 +274,56 @@ TEST_CASE("serve: the live page is the lesson's page with its bar, an empty box 
   CHECK(unknown.status == 404);
   CHECK(unknown.body.find("&lt;nope&gt;") != std::string::npos);
   CHECK(unknown.body.find("<nope>") == std::string::npos);
+}
+
+// attn serve --model DIR refuses --d-out, --heads and --kv-groups (the layer's real weights set them): its live
+// page offers no box it would refuse. Each is disabled for every lesson and the tour, with no placeholder and a
+// title that says why; and a request that gives one anyway is refused in the command line's words.
+TEST_CASE("serve --model: the live page's boxes that do not apply with --model are disabled, for every lesson, saying why",
+          "[serve]") {
+  attn::Server& with_model = server_for(ATTN_TESTS_DIR "/golden/models/tiny-f32");
+  attn::Server& without = server_for("");
+  std::vector<std::string> choices;
+  for (const attn::Lesson& l : attn::lessons()) choices.push_back(l.info.name);
+  choices.push_back("tour");
+  const std::regex input("<input id=\"live-([a-z-]+)\"[^>]*>");
+  for (const std::string& lesson : choices) {
+    INFO("/?lesson=" << lesson);
+    const attn::Server::Answer a = with_model.answer("GET", "/", {{"lesson", lesson}});
+    // (A lesson that refuses --model, gqa, is a refused page: the bar and the refusal.)
+    CHECK(a.status == (command_line(lesson, {}, "html", ATTN_TESTS_DIR "/golden/models/tiny-f32").status == 0 ? 200 : 400));
+    std::map<std::string, std::string> boxes;  // key: its <input> tag
+    for (auto it = std::sregex_iterator(a.body.begin(), a.body.end(), input); it != std::sregex_iterator(); ++it)
+      boxes[(*it)[1]] = it->str();
+    for (const char* key : {"d-out", "heads", "kv-groups"}) {
+      INFO("box " << key);
+      REQUIRE(boxes.count(key) == 1);
+      const std::string& tag = boxes[key];
+      CHECK(tag.find(" disabled>") != std::string::npos);
+      CHECK(tag.find(" placeholder=") == std::string::npos);
+      CHECK(tag.find(" data-takers=\"{}\"") != std::string::npos);
+      CHECK(tag.find(" data-refused-with=\"--model\"") != std::string::npos);
+      CHECK(tag.find(std::string(" title=\"--") + key + " does not apply with --model, which this server was started with\"") !=
+            std::string::npos);
+    }
+    // What the model's server does take stays: the text, the layer, the seed where the lesson has one.
+    REQUIRE(boxes.count("layer") == 1);
+    CHECK(boxes["layer"].find(" data-refused-with") == std::string::npos);
+    CHECK(boxes["text"].find(" disabled") == std::string::npos);
+    CHECK(boxes["text"].find(" data-refused-with") == std::string::npos);
+  }
+  // Without a model, mha's boxes are enabled, with mha's defaults; and there is no layer or head box.
+  const attn::Server::Answer mha = without.answer("GET", "/", {{"lesson", "mha"}});
+  REQUIRE(mha.status == 200);
+  std::smatch m;
+  REQUIRE(std::regex_search(mha.body, m, std::regex("<input id=\"live-heads\"[^>]*>")));
+  CHECK(m.str().find(" disabled") == std::string::npos);
+  CHECK(m.str().find(" placeholder=\"2\"") != std::string::npos);
+  CHECK(m.str().find(" data-refused-with") == std::string::npos);
+  CHECK(mha.body.find("id=\"live-layer\"") == std::string::npos);
+  CHECK(mha.body.find("id=\"live-head\"") == std::string::npos);
+  // Given anyway, in an address, the box's value is refused as the command line refuses it.
+  const attn::Server::Answer refused = with_model.answer("GET", "/api/mha", {{"heads", "4"}});
+  CHECK(refused.status == 400);
+  CHECK(json::parse(refused.body)["error"].get<std::string>().rfind("attn: --heads does not apply with --model", 0) == 0);
 }

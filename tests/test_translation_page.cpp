@@ -3,14 +3,24 @@
 // figure and no page is wider than the window; and attn serve's live page switches to Russian from its bar.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cli.hpp"
+#include "cli/options.hpp"
 #include "core/terminal_text.hpp"
+#include "lessons/content.hpp"
 #include "lessons/registry.hpp"
+#include "render/figure.hpp"
+#include "render/live_page.hpp"
 #include "support.hpp"
 
 using attn_test::quote;
@@ -22,11 +32,118 @@ using nlohmann::json;
 
 namespace {
 
-// The page's own words, English, that a Russian page must not show (its code, ids and numbers aside).
-const char* const kEnglishWords[] = {">Contents<", ">Slides<", ">Dark theme<", ">Tensor (t)<", ">Lines (l)<",
-                                     ">Fixed<", ">Each row<", "colours:", "keys \xe2\x86\x92", "queries \xe2\x86\x93",
-                                     "masked (a future key)", "<li>inputs:", "<li>tokens:", "<li>module:",
-                                     "On a heatmap, point", "Lesson 1 of", "rows are queries"};
+// The Latin-script words a reader of a Russian page sees that are not code (docs/languages.md: code, ids,
+// option names and numbers stay as they are; everything else is Russian). What a reader sees: the text
+// between tags, the attributes title, placeholder, aria-label and alt, and the words the page's script
+// shows (#attn-words's data-*). Code, left out, is:
+//   1. what is inside <code>, <pre>, <script> or <style>: the book's PyTorch, step ids, the tokens, the live
+//      bar's option names;
+//   2. a word whose form is code's: an option (--heads), a word with a digit, an underscore or a dot
+//      (attn_scores_2, nn.Linear, GPT-2, 3.3.1, 1024x768), a call (exp(-inf)), a one-letter word (a
+//      variable, b or h; a key, t), a token as Python's repr() shows it ('journey'), a placeholder the
+//      script fills ({lesson});
+//   3. a word of the page's own code (1.), in any case, so that the prose may name view or Softmax;
+//   4. the lessons' names, tour and attn, and the languages' codes (--lang's en, ru);
+//   5. a control's title that is its option's --help line, which stays English (docs/languages.md);
+//   6. kNotProse: names and keys, each with why.
+const char* const kNotProse[] = {
+    "Tab", "Enter", "Escape",                                 // keys, as the keyboard names them
+    "PyTorch", "Python", "bertviz", "BPE", "GQA", "KV",        // names of software and of the methods' acronyms
+    "LayerNorm", "wte", "wpe", "int", "float", "Wq",           // identifiers no code on the page shows: nn.LayerNorm,
+                                                               // GPT-2's weights, Python's types, figure 3.26's Wq
+    "multi-head attention", "annotated transformer", "model view", "GPT-2 small",  // others' names, as phrases
+};
+
+std::string decoded(std::string text) {
+  for (const auto& [entity, c] : std::vector<std::pair<std::string, std::string>>{
+           {"&#39;", "'"}, {"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&nbsp;", " "}, {"&amp;", "&"}})
+    for (std::size_t at; (at = text.find(entity)) != std::string::npos;) text.replace(at, entity.size(), c);
+  return text;
+}
+
+bool latin(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+std::string lower(std::string w) {
+  for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return w;
+}
+
+std::set<std::string> latin_words(const std::string& page) {
+  std::string seen, code;
+  const std::regex shown_attribute(R"re( (?:title|placeholder|aria-label|alt)="([^"]*)")re");
+  const std::regex data_attribute(R"re( data-[a-z-]+="([^"]*)")re");
+  std::set<std::string> help;  // 5.
+  for (const attn::OptionSpec& spec : attn::option_table()) help.insert(attn::html_escape(spec.help));
+  for (std::size_t i = 0; i < page.size();) {
+    if (page[i] != '<') {
+      const std::size_t next = std::min(page.find('<', i), page.size());
+      seen += page.substr(i, next - i);
+      i = next;
+      continue;
+    }
+    const std::size_t close = page.find('>', i);
+    REQUIRE(close != std::string::npos);
+    const std::string tag = page.substr(i, close + 1 - i);
+    std::size_t name_end = 1;
+    while (name_end < tag.size() && std::isalnum(static_cast<unsigned char>(tag[name_end]))) ++name_end;
+    const std::string name = tag.substr(1, name_end - 1);
+    if (name == "code" || name == "pre" || name == "script" || name == "style") {  // 1.
+      const std::size_t end = page.find("</" + name + ">", close);
+      REQUIRE(end != std::string::npos);
+      if (name == "code" || name == "pre") code += page.substr(close + 1, end - close - 1) + " ";  // for 3.
+      i = end + name.size() + 3;
+      continue;
+    }
+    seen += " ";
+    const bool takes_option = tag.find(" data-takers=") != std::string::npos;
+    for (auto it = std::sregex_iterator(tag.begin(), tag.end(), shown_attribute); it != std::sregex_iterator(); ++it)
+      if (!(takes_option && help.count((*it)[1]) != 0)) seen += " " + (*it)[1].str() + " ";
+    if (tag.rfind("<div id=\"attn-words\"", 0) == 0)
+      for (auto it = std::sregex_iterator(tag.begin(), tag.end(), data_attribute); it != std::sregex_iterator(); ++it)
+        seen += " " + (*it)[1].str() + " ";
+    i = close + 1;
+  }
+  seen = " " + std::regex_replace(decoded(seen), std::regex("\\{[a-z_]+\\}"), " ") + " ";  // 2., a placeholder
+  for (const char* phrase : kNotProse)  // 6., the phrases
+    if (std::strchr(phrase, ' ') != nullptr)
+      for (std::size_t at; (at = seen.find(phrase)) != std::string::npos;) seen.replace(at, std::strlen(phrase), " ");
+  std::set<std::string> code_words;  // 3.
+  const std::string code_text = decoded(std::regex_replace(code, std::regex("<[^>]*>"), " "));
+  for (std::size_t i = 0; i < code_text.size();) {
+    std::size_t j = i;
+    while (j < code_text.size() && (latin(code_text[j]) || std::isdigit(static_cast<unsigned char>(code_text[j])) || code_text[j] == '_')) ++j;
+    if (j > i) code_words.insert(lower(code_text.substr(i, j - i)));
+    i = j + 1;
+  }
+  std::set<std::string> names{"attn", "tour"};  // 4.
+  for (const attn::Lesson& l : attn::lessons()) names.insert(l.info.name);
+  for (const std::string& language : attn::supported_languages()) names.insert(language);
+  for (const char* word : kNotProse) names.insert(word);
+  std::set<std::string> found;
+  std::istringstream chunks(seen);
+  for (std::string chunk; chunks >> chunk;) {
+    while (!chunk.empty() && std::strchr("([{\",;:!?", chunk.front()) != nullptr) chunk.erase(0, 1);
+    while (!chunk.empty() && std::strchr(")]}\",;:!?.", chunk.back()) != nullptr) chunk.pop_back();
+    if (chunk.rfind("--", 0) == 0 || chunk.find_first_of("0123456789_.") != std::string::npos) continue;  // 2.
+    if (names.count(chunk) != 0) continue;  // 4. (mha-wrapper whole)
+    if (chunk.size() > 1 && chunk.front() == '\'' && chunk.back() == '\'') continue;
+    if (std::regex_search(chunk, std::regex("[A-Za-z]\\("))) continue;  // a call
+    for (std::size_t i = 0; i < chunk.size();) {  // the runs of Latin letters ("KV" of "KV-кэш")
+      std::size_t j = i;
+      while (j < chunk.size() && latin(chunk[j])) ++j;
+      const std::string word = chunk.substr(i, j - i);
+      if (word.size() > 1 && names.count(word) == 0 && code_words.count(lower(word)) == 0) found.insert(word);
+      i = j + 1;
+    }
+  }
+  return found;
+}
+
+std::string joined(const std::set<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
 
 }  // namespace
 
@@ -39,19 +156,55 @@ TEST_CASE("html in Russian: every lesson's page has lang ru, the Russian words a
     CHECK(ru.out.find("<html lang=\"ru\">") != std::string::npos);
     for (const char* word : {"Содержание", ">Слайды<", ">Тёмная тема<", ">Тензор (t)<", "data-counter=\"{lesson} — шаг {k} из {n}\""})
       CHECK(ru.out.find(word) != std::string::npos);
-    for (const char* english : kEnglishWords) {
-      INFO(english);
-      CHECK(ru.out.find(english) == std::string::npos);
-    }
+    CHECK(joined(latin_words(ru.out)) == "");
     const Run en = run({name, "--format", "html"});
     REQUIRE(en.status == 0);
     CHECK(en.out.find("<html lang=\"en\">") != std::string::npos);
     CHECK(en.out.find(">Contents<") != std::string::npos);
+    // The same look at the English page finds its words: the page's own, and the lesson's.
+    const std::set<std::string> english = latin_words(en.out);
+    for (const char* word : {"Contents", "Slides", "Dark", "theme"}) {
+      INFO(word);
+      CHECK(english.count(word) == 1);
+    }
   }
   const Run tour = run({"tour", "--lang", "ru", "--format", "html"});
   REQUIRE(tour.status == 0);
+  CHECK(joined(latin_words(tour.out)) == "");
   CHECK(tour.out.find("<title>attn tour: механизмы внимания главы 3 шаг за шагом</title>") != std::string::npos);
   CHECK(tour.out.find("Урок 1 из " + std::to_string(attn::lessons().size()) + ": ") != std::string::npos);
+}
+
+TEST_CASE("live page in Russian: the bar's own words are Russian, with and without a model, and no Latin word but code",
+          "[translation][live]") {
+  for (const bool model : {false, true}) {
+    INFO((model ? "attn serve --model tiny-f32" : "attn serve") << ", /?lesson=mha&lang=ru");
+    std::vector<std::string> args{"mha", "--lang", "ru", "--format", "html"};
+    if (model) args.insert(args.end(), {"--model", ATTN_TESTS_DIR "/golden/models/tiny-f32"});
+    const Run ru = run(args);
+    REQUIRE(ru.status == 0);
+    const std::string live = attn::live_page(ru.out, attn::live_bar("mha", {{"lang", "ru"}}, "", model));
+    CHECK(joined(latin_words(live)) == "");
+    CHECK(live.find(" aria-label=\"Пересчитать урок\"") != std::string::npos);
+    CHECK(live.find("<button type=\"submit\" title=\"Или Enter в поле; при вводе пересчёт идёт сам, как только вы "
+                    "остановитесь\">Пересчитать</button>") != std::string::npos);
+    CHECK(live.find("<option value=\"\">из окружения</option>") != std::string::npos);
+    // The seed's default in words (mha takes --seed without a model); with a model --heads is refused, its
+    // title in Russian.
+    if (!model) CHECK(live.find(" placeholder=\"как в книге\"") != std::string::npos);
+    CHECK((live.find(" title=\"--heads не применяется с --model, с которым запущен этот сервер\"") != std::string::npos) == model);
+  }
+  // The English bar, which the same look finds English words in.
+  const Run en = run({"mha", "--format", "html"});
+  REQUIRE(en.status == 0);
+  const std::string live = attn::live_page(en.out, attn::live_bar("mha", {}, "", false));
+  CHECK(live.find(">Recompute</button>") != std::string::npos);
+  CHECK(live.find(" placeholder=\"the book&#39;s\"") != std::string::npos);
+  const std::set<std::string> english = latin_words(live);
+  for (const char* word : {"Recompute", "book", "environment"}) {
+    INFO(word);
+    CHECK(english.count(word) == 1);
+  }
 }
 
 TEST_CASE("svg in Russian: the figure's words are Russian and its legend fits the width it declares", "[translation]") {

@@ -15,6 +15,7 @@
 #include "core/errors.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
+#include "lessons/content.hpp"
 #include "present/presenter.hpp"
 #include "render/json.hpp"
 #include "render/lesson_list.hpp"
@@ -215,6 +216,15 @@ Request speaking(Request r, const std::string& language) {
   return r;
 }
 
+// The language of the live page a request asks for: its `lang` when that is one attn speaks ("en" is ""),
+// else `otherwise` (the server's), as speaking() gives its Request.
+std::string bar_language(const Params& params, const std::string& otherwise) {
+  for (const auto& [key, value] : params)
+    if (key == "lang" && std::count(supported_languages().begin(), supported_languages().end(), value) != 0)
+      return value == "en" ? "" : value;
+  return otherwise;
+}
+
 // A lesson or the tour: run, then emit in the chosen format.
 int show(const Request& request, const Streams& s) {
   const OutputOptions& o = request.output;
@@ -357,7 +367,12 @@ int run_serve(const Sub& sub, const CommandLine& parsed, std::ostream& err, cons
                                const std::string& model) {
     return speaking(web_request(command, params, format, model), language);
   };
-  return serve(settings, FrontEnd{read, live_bar}, err);
+  const auto bar = [language](const std::string& lesson, const Params& params, const std::string& error, bool model) {
+    LiveBar b = live_bar(lesson, params, error, model);
+    b.language = bar_language(params, language);
+    return b;
+  };
+  return serve(settings, FrontEnd{read, bar}, err);
 }
 
 }  // namespace
@@ -398,9 +413,16 @@ LiveBar live_bar(const std::string& lesson, const Params& params, const std::str
   bar.lesson = lesson;
   bar.values = params;
   bar.error = error;
+  bar.language = bar_language(params, "");
+  const auto names_model = [](const OptionSpec::Rule& r) { return r.other == "--model"; };
   for (const OptionSpec& spec : option_table()) {
-    if (!spec.in_live_bar || (!model && (spec.name == "--layer" || (spec.opt && *spec.opt == Opt::Head)))) continue;
+    // What the server's configuration refuses: without a model, an option that needs one (--layer, --head)
+    // is left out; with one, an option that does not apply with it (--d-out, --heads) stays, taken by no
+    // lesson, its title saying why.
+    if (!spec.in_live_bar || (!model && std::any_of(spec.needs.begin(), spec.needs.end(), names_model))) continue;
+    const bool refused = model && std::any_of(spec.excludes.begin(), spec.excludes.end(), names_model);
     LiveControl c;
+    if (refused) c.refused_with = "--model";
     c.key = spec.spellings().front().substr(2);
     c.type_name = spec.type_name;
     c.help = spec.help;
@@ -411,16 +433,33 @@ LiveBar live_bar(const std::string& lesson, const Params& params, const std::str
       c.max = spec.range.substr(dash + 4);
     }
     for (const Lesson& l : lessons()) {
+      if (refused) break;
       const LessonMode& mode = l.modes.front();
       CommandLine defaults;
       defaults.lesson = mode.defaults;
       const bool takes = spec.scope == Scope::Lesson ? mode.takes(*spec.opt) : mode.uses_inputs;
       if (takes) c.takers[l.info.name] = spec.default_note.empty() ? spec.shown_default(defaults) : spec.default_note;
     }
-    if (spec.scope != Scope::Lesson) c.takers["tour"] = spec.default_note.empty() ? spec.shown_default(CommandLine{}) : spec.default_note;
+    if (spec.scope != Scope::Lesson && !refused)
+      c.takers["tour"] = spec.default_note.empty() ? spec.shown_default(CommandLine{}) : spec.default_note;
     bar.controls.push_back(std::move(c));
   }
   return bar;
+}
+
+std::vector<std::pair<std::string, std::string>> other_commands() {
+  CommandLine parsed;
+  Cli cli;
+  setup(cli, parsed);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const CLI::App* sub : cli.app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (find_lesson(sub->get_name()) != nullptr) continue;
+    std::string operand;
+    for (const CLI::Option* o : sub->get_options())
+      if (o->get_positional()) operand = o->get_name() + (o->get_items_expected_max() > 1 ? " ..." : "");
+    out.emplace_back(sub->get_name(), operand);
+  }
+  return out;
 }
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -497,7 +497,7 @@ const char* const kScript = R"JS(
     var on = body.classList.contains("slides"), was = on && slides[current] ? address(slides[current]).slice(7) : "";
     scan();
     themeLabel();  // the new page's words (another language, from the live page's bar)
-    if (!on) modeButton.textContent = word("slides");
+    modeButton.textContent = word(on ? "document" : "slides");  // the new page's word, in either mode
     if (!slides.length) { if (on) { body.classList.remove("slides"); modeButton.setAttribute("aria-pressed", "false"); modeButton.textContent = word("slides"); } return; }
     var k = was ? find(was) : -1;
     if (k < 0 && was.indexOf("/") >= 0) k = find(was.slice(was.indexOf("/") + 1));  // another lesson's: its id

@@ -10,9 +10,11 @@
 #include <stdexcept>
 
 #include "core/terminal_text.hpp"
+#include "lessons/content.hpp"
 #include "render/figure.hpp"
 #include "render/json.hpp"
 #include "render/renderer.hpp"
+#include "render/words.hpp"
 
 namespace attn {
 
@@ -70,13 +72,36 @@ const char* const kLiveScript = R"JS(
   function takers(c) {
     try { return JSON.parse(c.getAttribute("data-takers")) || {}; } catch (e) { return {}; }
   }
-  // A control the chosen lesson does not take is disabled (so never sent); its placeholder is the lesson's default.
+  // The bar's own words in each language (data-words), and those of the page's language now: a redraw in
+  // another language (the lang list) brings the page's <html lang>, and the bar follows it (speak()).
+  var words = {};
+  try { words = JSON.parse(form.getAttribute("data-words")) || {}; } catch (e) { words = {}; }
+  function said() { return words[document.documentElement.lang] || words.en || {}; }
+  function note(text) {  // a default in words ("the book's") in the page's language; a number stays
+    var notes = said().notes || {};
+    return Object.prototype.hasOwnProperty.call(notes, text) ? notes[text] : text;
+  }
+  // A control the chosen lesson does not take is disabled (so never sent); its placeholder is the lesson's
+  // default (a list's: its first, empty, choice).
   function follow() {
     controls.forEach(function (c) {
-      var t = takers(c), on = Object.prototype.hasOwnProperty.call(t, lesson.value);
+      var t = takers(c), on = Object.prototype.hasOwnProperty.call(t, lesson.value), shown = on ? note(t[lesson.value]) : "";
       c.disabled = !on;
-      if (on && t[lesson.value]) c.setAttribute("placeholder", t[lesson.value]); else c.removeAttribute("placeholder");
+      if (c.tagName === "SELECT") c.options[0].textContent = shown;
+      else if (shown) c.setAttribute("placeholder", shown); else c.removeAttribute("placeholder");
     });
+  }
+  function speak() {
+    var w = said(), button = form.querySelector("button[type=submit]");
+    if (!w.recompute) return;
+    button.textContent = w.recompute;
+    button.title = w.recompute_title;
+    form.setAttribute("aria-label", w.bar_label);
+    controls.forEach(function (c) {
+      var other = c.getAttribute("data-refused-with");
+      if (other) c.title = w.refused_with.split("{option}").join("--" + c.name).split("{other}").join(other);
+    });
+    follow();
   }
   // The request's options: each enabled control that holds a value, by its key (the option without dashes);
   // with `given` (an address's query), its values rather than what the boxes show of them.
@@ -123,6 +148,7 @@ const char* const kLiveScript = R"JS(
     if (title && here) here.textContent = title.textContent;
     document.title = doc.title;
     document.documentElement.lang = doc.documentElement.lang;  // --lang: the new page's language
+    speak();  // and the bar's words in it
     if (doc.body.hasAttribute("data-tour")) document.body.setAttribute("data-tour", doc.body.getAttribute("data-tour"));
     else document.body.removeAttribute("data-tour");
     document.dispatchEvent(new CustomEvent("attn:redrawn"));
@@ -205,26 +231,60 @@ std::string value_of(const LiveBar& bar, const std::string& key) {
   return {};
 }
 
+// The defaults the option table says in words (OptionSpec::default_note), each a phrase of the page's words.
+const char* const kDefaultNotes[] = {"live_default_books", "live_default_environment"};
+
+// A lesson's default as a placeholder shows it: a default in words ("the book's", the option table's
+// default_note) in the bar's language; a number as it is.
+std::string shown_default(const std::string& text, const std::string& language) {
+  for (const char* name : kDefaultNotes)
+    if (text == words("page", "", name)) return words("page", language, name);
+  return text;
+}
+
+// A control the server's configuration refuses: its title, saying why.
+std::string refusal_title(const LiveControl& c, const std::string& language) {
+  return words("page", language, "live_refused_with", {{"option", "--" + c.key}, {"other", c.refused_with}});
+}
+
+// Every language's words of the bar, for the script (data-words, as ASCII JSON, then escaped).
+std::string bar_words() {
+  nlohmann::json all = nlohmann::json::object();
+  for (const std::string& language : supported_languages()) {
+    const std::string lang = language == "en" ? "" : language;
+    nlohmann::json w = nlohmann::json::object();
+    for (const char* name : {"recompute", "recompute_title", "bar_label"}) w[name] = words("page", lang, std::string("live_") + name);
+    w["refused_with"] = words("page", lang, "live_refused_with", {{"option", "{option}"}, {"other", "{other}"}});
+    w["notes"] = nlohmann::json::object();
+    for (const char* name : kDefaultNotes) w["notes"][words("page", "", name)] = words("page", lang, name);
+    all[language] = w;
+  }
+  return json_text(all, -1, true);
+}
+
 std::string control(const LiveBar& bar, const LiveControl& c) {
   const auto taker = c.takers.find(bar.lesson);
   const bool on = taker != c.takers.end();
+  const std::string placeholder = on ? shown_default(taker->second, bar.language) : "";
+  const std::string title = c.refused_with.empty() ? c.help : refusal_title(c, bar.language);
   const bool text = c.key == "text" || c.type_name == "TEXT";
   // A one-letter value is a number as --help names it: P a probability, N, I, H, L whole numbers.
   const bool number = c.type_name.size() == 1 && std::isupper(static_cast<unsigned char>(c.type_name[0]));
   nlohmann::json takers = nlohmann::json::object();
   for (const auto& [lesson, shown] : c.takers) takers[lesson] = shown;
   if (!c.values.empty()) {  // a choice (--lang): its words, and "" for the default, which the placeholder names
-    std::string out = "<label>" + markup(c.key) + " <select" + attribute("id", "live-" + c.key) + attribute("name", c.key);
-    if (!c.help.empty()) out += attribute("title", c.help);
+    std::string out = "<label><code>" + markup(c.key) + "</code> <select" + attribute("id", "live-" + c.key) + attribute("name", c.key);
+    if (!title.empty()) out += attribute("title", title);
+    if (!c.refused_with.empty()) out += attribute("data-refused-with", c.refused_with);
     out += attribute("data-takers", json_text(takers, -1, true));
     if (!on) out += " disabled";
-    out += "><option value=\"\">" + markup(on ? taker->second : "") + "</option>";
+    out += "><option value=\"\">" + markup(placeholder) + "</option>";
     const std::string given = value_of(bar, c.key);
     for (const std::string& v : c.values)
       out += "<option" + attribute("value", v) + (v == given ? " selected" : "") + ">" + markup(v) + "</option>";
     return out + "</select></label>";
   }
-  std::string out = std::string("<label") + (text ? " class=\"wide\"" : "") + ">" + markup(c.key) + " <input";
+  std::string out = std::string("<label") + (text ? " class=\"wide\"" : "") + "><code>" + markup(c.key) + "</code> <input";
   out += attribute("id", "live-" + c.key) + attribute("name", c.key);
   if (number) {
     out += " type=\"number\"";
@@ -242,8 +302,9 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
   out += attribute("value", shown);
   if (shown != raw)
     out += attribute("data-raw", json_text(nlohmann::json(raw), -1, true)) + attribute("data-shown", shown);
-  if (on && !taker->second.empty()) out += attribute("placeholder", taker->second);
-  if (!c.help.empty()) out += attribute("title", c.help);
+  if (!placeholder.empty()) out += attribute("placeholder", placeholder);
+  if (!title.empty()) out += attribute("title", title);
+  if (!c.refused_with.empty()) out += attribute("data-refused-with", c.refused_with);
   // Every lesson's default, for the script to follow another lesson (as ASCII JSON, then escaped).
   out += attribute("data-takers", json_text(takers, -1, true));
   if (!on) out += " disabled";
@@ -253,14 +314,16 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
 // The control bar. Without the script, the form is a plain GET of /?lesson=...&KEY=VALUE (an empty box then
 // arrives as KEY=, a disabled one not at all); the script sends only the boxes that hold a value.
 std::string bar_html(const LiveBar& bar) {
-  std::string out = "<form class=\"live\" id=\"live\" role=\"search\" aria-label=\"Recompute the lesson\" action=\"/\" "
-                    "method=\"get\" novalidate" + attribute("data-lesson", bar.lesson) + ">";
-  out += "<label>lesson <select id=\"live-lesson\" name=\"lesson\">";
+  const auto say = [&](const char* name) { return words("page", bar.language, name); };
+  std::string out = "<form class=\"live\" id=\"live\" role=\"search\"" + attribute("aria-label", say("live_bar_label")) +
+                    " action=\"/\" method=\"get\" novalidate" + attribute("data-lesson", bar.lesson) +
+                    attribute("data-words", bar_words()) + ">";
+  out += "<label><code>lesson</code> <select id=\"live-lesson\" name=\"lesson\">";
   for (const std::string& choice : bar.choices)
     out += "<option" + attribute("value", choice) + (choice == bar.lesson ? " selected" : "") + ">" + markup(choice) + "</option>";
   out += "</select></label>";
   for (const LiveControl& c : bar.controls) out += control(bar, c);
-  out += "<button type=\"submit\" title=\"Or Enter in a box; typing recomputes by itself once you pause\">Recompute</button>";
+  out += "<button type=\"submit\"" + attribute("title", say("live_recompute_title")) + ">" + markup(say("live_recompute")) + "</button>";
   out += "<p class=\"live-error\" id=\"live-error\" role=\"alert\" aria-live=\"assertive\">" + markup(bar.error) + "</p>";
   return out + "</form>\n";
 }

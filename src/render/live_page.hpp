@@ -26,6 +26,10 @@ struct LiveControl {
   // "the book's"): a control is disabled, and not sent, for a lesson that does not take it.
   std::map<std::string, std::string> takers;
   std::vector<std::string> values;  // a choice's words (--lang: en, ru), drawn as a list; empty for a box
+  // The option of the server's own command line that excludes this one ("--model": attn serve --model DIR
+  // refuses --heads, whose value the model's layer sets), "" for none: then no lesson takes it (`takers` is
+  // empty), and its title says why.
+  std::string refused_with;
 };
 
 struct LiveBar {
@@ -34,6 +38,7 @@ struct LiveBar {
   std::vector<LiveControl> controls;  // in the bar's order, "text" first
   std::vector<std::pair<std::string, std::string>> values;  // the request's options (key, value), as given
   std::string error;                  // a refusal in the CLI's words, shown inline ("" for none)
+  std::string language;               // the bar's own words' ("" English): the request's --lang, else the server's
 };
 
 // The live page: `page` (the html renderer's whole output for bar.lesson and bar.values; "" when the request

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -36,11 +38,40 @@ std::string npy_bytes(const Step& s) {
   throw SystemError("--save-npy: " + what + ": " + std::strerror(error));
 }
 
+// A path without its trailing slashes ("/" stays "/").
+std::string trimmed(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
 std::string parent_of(const std::string& dir) {
-  std::string d = dir;
-  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  const std::string d = trimmed(dir);
   const auto slash = d.rfind('/');
   return slash == std::string::npos ? "." : slash == 0 ? "/" : d.substr(0, slash);
+}
+
+std::string base_of(const std::string& dir) {
+  const std::string d = trimmed(dir);
+  return d.substr(d.rfind('/') == std::string::npos ? 0 : d.rfind('/') + 1);
+}
+
+// What of DIR is missing, as mkdir -p would make it: the nearest path up from DIR that is there (or that
+// cannot be looked at), and the names below it still to create, outermost first ("npy/mha" with no npy:
+// ".", then {"npy", "mha"}). A path below a file (ENOTDIR) is missing too, so that the file is what is named.
+struct Missing {
+  std::string there;
+  std::vector<std::string> names;
+};
+Missing missing_part(const std::string& dir) {
+  Missing m{trimmed(dir), {}};
+  struct stat st {};
+  while (::stat(m.there.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    const std::string up = parent_of(m.there);
+    if (up == m.there) break;  // "." or "/" itself missing: nothing above to make it in
+    m.names.insert(m.names.begin(), base_of(m.there));
+    m.there = trimmed(up);
+  }
+  return m;
 }
 
 // A directory below `parent`, never through a symbolic link.
@@ -66,12 +97,13 @@ void prepare_npy_dir(const std::string& dir) {
       throw SystemError("--save-npy " + dir + ": cannot write to the directory: " + std::strerror(errno));
     return;
   }
-  if (errno != ENOENT) throw SystemError("--save-npy " + dir + ": " + std::strerror(errno));
-  // Created, after the work, only if its parent is there to hold it.
-  const std::string parent = parent_of(dir), cannot = "--save-npy " + dir + ": cannot create the directory: ";
-  if (::stat(parent.c_str(), &st) != 0) throw SystemError(cannot + std::strerror(errno));
-  if (!S_ISDIR(st.st_mode)) throw SystemError(cannot + parent + " is " + describe_file_type(st.st_mode));
-  if (::access(parent.c_str(), W_OK | X_OK) != 0) throw SystemError(cannot + std::strerror(errno));
+  if (errno != ENOENT && errno != ENOTDIR) throw SystemError("--save-npy " + dir + ": " + std::strerror(errno));
+  // Created, after the work, with the missing directories above it (as mkdir -p), only if the nearest one
+  // there is a directory that can hold them.
+  const std::string there = missing_part(dir).there, cannot = "--save-npy " + dir + ": cannot create the directory: ";
+  if (::stat(there.c_str(), &st) != 0) throw SystemError(cannot + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) throw SystemError(cannot + there + " is " + describe_file_type(st.st_mode));
+  if (::access(there.c_str(), W_OK | X_OK) != 0) throw SystemError(cannot + std::strerror(errno));
 }
 
 // One file of the run: `lesson` is its subdirectory ("" when it goes in DIR itself).
@@ -110,10 +142,12 @@ std::string new_stage(int dir_fd) {
 }
 
 struct NpySave::State {
-  std::string dir, base, stage_name;  // DIR as given, its last part, the staging directory's name inside it
-  bool created_dir = false;           // DIR did not exist before this run
+  std::string dir, stage_name;  // DIR as given, the staging directory's name inside it
+  // The directories this run made, outermost first, each as (its parent, opened, and its name): DIR and the
+  // missing ones above it (empty when DIR was there).
+  std::vector<std::pair<FileDescriptor, std::string>> created_dirs;
   bool committed = false, keep_stage = false;
-  FileDescriptor parent_fd, dir_fd, stage_fd, old_fd;  // DIR's parent, DIR, DIR/<stage>, DIR/<stage>/old
+  FileDescriptor dir_fd, stage_fd, old_fd;  // DIR, DIR/<stage>, DIR/<stage>/old
   std::vector<Entry> entries;
   std::vector<std::string> created_lessons;  // DIR/<lesson> directories this run made
 
@@ -238,28 +272,46 @@ struct NpySave::State {
     old_fd = FileDescriptor();
   }
 
-  void remove_created_dir() {
-    if (created_dir && !committed && !keep_stage) ::unlinkat(parent_fd.get(), base.c_str(), AT_REMOVEDIR);
+  // A run that did not commit takes back every directory it made, DIR first, then the ones above it:
+  // no half-made path is left (each goes only if empty, so what someone else put there since stays).
+  void remove_created_dirs() {
+    if (committed || keep_stage) return;
+    for (auto d = created_dirs.rbegin(); d != created_dirs.rend(); ++d) ::unlinkat(d->first.get(), d->second.c_str(), AT_REMOVEDIR);
+    created_dirs.clear();
+  }
+
+  // Makes DIR and the missing directories above it, from the nearest one there, each made with mkdirat
+  // in the one above, opened without following a link, and remembered in created_dirs. -1 (and errno)
+  // when one cannot be made or opened; those made before stay in created_dirs, for the caller to remove.
+  FileDescriptor make_dir() {
+    const Missing m = missing_part(dir);
+    if (m.names.empty()) return FileDescriptor();  // DIR is there but cannot be opened (errno from the open)
+    FileDescriptor at(::open(m.there.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    for (const std::string& name : m.names) {
+      if (at.get() < 0) return at;
+      const bool made = ::mkdirat(at.get(), name.c_str(), 0777) == 0;  // EEXIST: made since, or "." or ".."
+      if (!made && errno != EEXIST) return FileDescriptor();
+      FileDescriptor below = open_subdir(at.get(), name);
+      const int error = errno;
+      if (made) created_dirs.emplace_back(std::move(at), name);
+      at = std::move(below);
+      errno = error;
+    }
+    return at;
   }
 };
 
 NpySave::NpySave(const Document& doc, const std::string& dir) : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.dir = dir;
-  // DIR opened once (made first through its parent when missing): every later step works on the
-  // directory opened here, with *at calls, whatever its path comes to name.
-  std::string trimmed = dir;
-  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
-  s.base = trimmed.substr(trimmed.rfind('/') == std::string::npos ? 0 : trimmed.rfind('/') + 1);
+  // DIR opened once (made first, with the missing directories above it, when missing): every later step
+  // works on the directory opened here, with *at calls, whatever its path comes to name.
   s.dir_fd = FileDescriptor(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (s.dir_fd.get() < 0) {  // made here, through its parent, which removes it again if the run fails
-    s.parent_fd = FileDescriptor(::open(parent_of(dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (s.parent_fd.get() < 0 || ::mkdirat(s.parent_fd.get(), s.base.c_str(), 0777) != 0)
-      fail(dir + ": cannot create the directory", errno);
-    s.created_dir = true;
-    s.dir_fd = FileDescriptor(::openat(s.parent_fd.get(), s.base.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  }
   try {
+    if (s.dir_fd.get() < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+      s.dir_fd = s.make_dir();  // which the run removes again if it fails
+      if (s.dir_fd.get() < 0) fail(dir + ": cannot create the directory", errno);
+    }
     if (s.dir_fd.get() < 0) fail(dir + ": cannot open the directory", errno);
     s.stage_name = new_stage(s.dir_fd.get());
     if (s.stage_name.empty()) fail("cannot write in " + dir, errno);
@@ -292,7 +344,7 @@ NpySave::NpySave(const Document& doc, const std::string& dir) : state_(std::make
     }
   } catch (...) {
     s.remove_stage();
-    s.remove_created_dir();
+    s.remove_created_dirs();
     throw;
   }
 }
@@ -323,7 +375,7 @@ NpySave::~NpySave() {
   State& s = *state_;
   if (!s.committed) s.roll_back();
   s.remove_stage();
-  s.remove_created_dir();
+  s.remove_created_dirs();
 }
 
 }  // namespace attn

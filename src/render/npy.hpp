@@ -13,8 +13,11 @@
 //   - only once every file is written and stdout has taken the whole output are they moved into place,
 //     one rename each; a file of the same name from an earlier run is replaced, every other file in DIR
 //     is left alone, and an entry that is not a regular file (a directory, a link) is refused, not replaced;
+//   - DIR is made if missing, with the missing directories above it (as mkdir -p does), each opened without
+//     following a link as it is made;
 //   - a run that fails at any point, a rename included, leaves DIR exactly as it found it: files it
-//     replaced are put back, files it added are removed, and DIR itself is removed if the run created it.
+//     replaced are put back, files it added are removed, and DIR itself, with the directories above it that
+//     the run made, is removed if the run created it (each only while empty).
 #include <memory>
 #include <string>
 
@@ -22,8 +25,9 @@
 
 namespace attn {
 
-// Before any work: DIR can be written to, or its parent can when DIR does not exist yet (only the last
-// part is ever created). Creates nothing; a SystemError says why not.
+// Before any work: DIR can be written to, or, when DIR does not exist yet, the nearest directory above it
+// that does (DIR and the missing ones between are made later, by NpySave). Creates nothing; a SystemError
+// says why not, naming a file that is in the way ("cannot create the directory: npy is a regular file").
 void prepare_npy_dir(const std::string& dir);
 
 // The memory writing the files of a planned document takes: one file's bytes at a time (int64 for an
@@ -33,7 +37,7 @@ std::size_t npy_working_bytes(const Document& planned);
 // The document's computed steps, staged inside DIR and put in place by commit().
 class NpySave {
  public:
-  // Writes every file into the staging directory (creating DIR if it is missing); a SystemError, with
+  // Writes every file into the staging directory (creating DIR and its missing parents); a SystemError, with
   // DIR left as it was, if any cannot be written or an entry it would replace is not a regular file.
   NpySave(const Document& doc, const std::string& dir);
   // Moves the files into DIR. On failure (a SystemError) every move made is undone first.

@@ -180,9 +180,12 @@ std::string man_page() {
   m += ".TH ATTN 1 \"\" \"attn " ATTN_VERSION "\" \"User Commands\"\n";
   m += ".SH NAME\nattn \\- every step of attention, as chapter 3 of \"Build a Large Language Model (From Scratch)\" "
        "computes it\n";
-  m += ".SH SYNOPSIS\n.B attn\n.I LESSON\n.RI [ OPTIONS ]\n.br\n.B attn tour\n.RI [ OPTIONS ]\n.br\n"
-       ".B attn list\n.RB [ \\-\\-json ]\n.br\n.B attn bench\n.RI [ OPTIONS ]\n.br\n"
-       ".B attn\n.RB [ \\-\\-help | \\-\\-version ]\n";
+  // One line per subcommand, from the command line's own list (a new one cannot be left out); \\& after an
+  // operand's "..." keeps groff from taking it for a sentence's end.
+  m += ".SH SYNOPSIS\n.B attn\n.I LESSON\n.RI [ OPTIONS ]\n.br\n";
+  for (const auto& [name, operand] : other_commands())
+    m += ".B attn " + name + "\n" + (operand.empty() ? "" : ".RI [ \"" + roff(operand) + "\\&\" ]\n") + ".RI [ OPTIONS ]\n.br\n";
+  m += ".B attn\n.RB [ \\-\\-help | \\-\\-version ]\n";
   m += ".SH DESCRIPTION\n" +
        roff("Each subcommand is one lesson of the chapter, in book order. It runs on the book's six tokens, "
             "\"Your journey starts with one step\" (or your own --input), and shows every intermediate score, "
