@@ -81,6 +81,12 @@ LessonConfig mha_config(std::size_t heads, std::size_t batch = 1) {
   return cfg;
 }
 
+// g N Enter: step N of the deck's lesson.
+void go_to(Deck& deck, const std::string& step) {
+  deck.press(Deck::Key::GoTo);
+  for (const char digit : step) deck.press(Deck::Key::Digit, digit);
+  deck.press(Deck::Key::Enter);
+}
 
 }  // namespace
 
@@ -231,10 +237,7 @@ TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of
 TEST_CASE("present: + and - enlarge one head of a step, then every head again", "[present]") {
   const Document doc = one("mha", book_inputs(), defaults_of("mha"));
   Deck deck(doc, false);
-  deck.press(Deck::Key::GoTo);
-  deck.press(Deck::Key::Digit, '2');
-  deck.press(Deck::Key::Digit, '9');
-  deck.press(Deck::Key::Enter);
+  go_to(deck, "29");
   REQUIRE(doc.traces[0].steps[*deck.slides()[deck.at()].step].id == "attn_weights");
   CHECK(deck.heads() == 2);
   CHECK_FALSE(deck.head());
@@ -340,10 +343,11 @@ TEST_CASE("heatmap_lines: an overview step is a row of small colour-only maps, e
       const auto caption = where(lines, "head " + std::to_string(h));
       REQUIRE_FALSE(caption.empty());
       const auto [y, x] = caption.back();
+      // The words under it, except the previous-token heads': theirs is the layer's common note, said once.
       const std::string words = h % 3 == 0 ? "previous" : h % 3 == 1 ? "first" : "self";
       bool under = false;
       for (const auto& [wy, wx] : where(lines, words)) under = under || (wx == x && wy == y + 7);  // 6 rows, then it
-      CHECK(under);
+      CHECK(under == (h % 3 != 0));
       // Where the weight is, the cell is at the top of the palette: the previous token, the first or itself.
       const Line& row = lines[y + 1 + 5];  // the last query's row
       std::vector<const Span*> map;
@@ -357,6 +361,8 @@ TEST_CASE("heatmap_lines: an overview step is a row of small colour-only maps, e
       for (std::size_t j = 0; j < 6; ++j) CHECK(map[j]->shade == Approx(j == key ? 1.0 : 0.0));
     }
     CHECK(text_of(lines).find("tokens: 0='Your' 1='journey'") != std::string::npos);
+    CHECK(where(lines, "previous token").size() == 1);
+    CHECK(text_of(lines).find("4 of 12 heads, those with no note: previous token") != std::string::npos);
   }
   // Monochrome: shades, and a legend of only the two it uses.
   LayoutOptions mono;
@@ -378,6 +384,224 @@ TEST_CASE("heatmap_lines: an overview step is a row of small colour-only maps, e
   CHECK(alone.find("first token") != std::string::npos);
   CHECK(alone.find("   'journey'  1.00  0.00   ") != std::string::npos);  // every number, in its cell
   CHECK(deck.status(200).find("head 1 of 12") != std::string::npos);
+}
+
+namespace {
+
+// The texts of the spans drawn as the selected head's caption (Role::Selected), in order.
+std::vector<std::string> selected_spans(const std::vector<Line>& lines) {
+  std::vector<std::string> out;
+  for (const Line& l : lines)
+    for (const Span& sp : l)
+      if (sp.role == Role::Selected) out.push_back(sp.text);
+  return out;
+}
+
+// overview_document() with these words under its heads (one per head, 12).
+Document overview_with_notes(const std::vector<std::string>& notes) {
+  Document doc = overview_document();
+  doc.traces.front().steps.front().head_notes = notes;
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("present: Tab selects a head of the model view, Enter opens it large, Esc goes back, a second Esc quits",
+          "[present]") {
+  const Document doc = overview_document();
+  Deck deck(doc, false);
+  deck.press(Deck::Key::Next);
+  REQUIRE(deck.heads() == 12);
+  CHECK_FALSE(deck.selected());
+  CHECK(selected_spans(deck.lines(100, true)).empty());
+  deck.press(Deck::Key::Select);
+  CHECK(deck.selected() == std::optional<std::size_t>(0));
+  deck.press(Deck::Key::SelectPrev);  // wrapping: from the first to the last
+  CHECK(deck.selected() == std::optional<std::size_t>(11));
+  for (int i = 0; i < 4; ++i) deck.press(Deck::Key::Select);  // 0, 1, 2, 3
+  CHECK(deck.selected() == std::optional<std::size_t>(3));
+  std::vector<Line> lines = deck.lines(100, true);
+  // Its caption alone in reverse video, across its map's column (6 keys of 2 columns), and a line under the
+  // grid that names it: which head, and what it is in the step's value (the layer's id, then the head).
+  CHECK(selected_spans(lines) == std::vector<std::string>{"head 3      "});
+  std::string text = text_of(lines);
+  const std::size_t named = text.find("selected: head 3 of 12, attn_weights_layer_0[3]; Enter opens it, Tab selects the next");
+  CHECK(named != std::string::npos);
+  CHECK(named < text.find("tokens: 0='Your' 1='journey' 2='starts' 3='with' 4='one' 5='step'"));  // its tokens under it
+  CHECK(deck.status(200).find("step 1/1  head 3 of 12 selected (Enter: open)") != std::string::npos);
+  CHECK_FALSE(deck.head());
+
+  deck.press(Deck::Key::Enter);  // open: the head alone, at the whole width
+  CHECK(deck.head() == std::optional<std::size_t>(3));
+  CHECK_FALSE(deck.selected());
+  lines = deck.lines(100, true);
+  text = text_of(lines);
+  CHECK(text.find("heatmap: head 3") != std::string::npos);
+  CHECK(text.find("head 4") == std::string::npos);
+  CHECK(selected_spans(lines).empty());
+  // The token labels over the columns (on two lines: 'journey' is wider than a cell) and on the rows, every
+  // number in its cell: head 3 puts each query's weight on the token before it.
+  CHECK(std::regex_search(text, std::regex("\n +'Your' +'starts' +'one'\n +'journey' +'with' +'step'\n")));
+  CHECK(text.find("\n   'journey'  1.00  0.00   \xc2\xb7     \xc2\xb7     \xc2\xb7     \xc2\xb7  \n") != std::string::npos);
+  CHECK(text.find("\n      'step'  0.00  0.00  0.00  0.00  1.00  0.00\n") != std::string::npos);
+  // The lines view's reading: each query's strongest keys, with their weights.
+  const std::size_t lines_view = text.find("lines view: each query's strongest keys (key, weight)");
+  CHECK(lines_view != std::string::npos);
+  CHECK(text.find("\n  1 'journey' -> 0 'Your' 1.00, 1 'journey' 0.00\n", lines_view) != std::string::npos);
+  CHECK(text.find("\n  5 'step' -> 4 'one' 1.00,", lines_view) != std::string::npos);
+  CHECK(deck.status(200).find("head 3 of 12 open (Esc: every head, + -: next)") != std::string::npos);
+  deck.press(Deck::Key::Select);  // with a head open, Tab opens the next
+  CHECK(deck.head() == std::optional<std::size_t>(4));
+  CHECK(text_of(deck.lines(100, true)).find("heatmap: head 4") != std::string::npos);
+
+  deck.press(Deck::Key::Cancel);  // Esc: back to every head, the one that was open selected
+  CHECK_FALSE(deck.quit());
+  CHECK_FALSE(deck.head());
+  CHECK(deck.selected() == std::optional<std::size_t>(4));
+  CHECK(selected_spans(deck.lines(100, true)) == std::vector<std::string>{"head 4      "});
+  deck.press(Deck::Key::Cancel);  // nothing open: Esc quits
+  CHECK(deck.quit());
+
+  // + and - open a head straight from the grid and step through them; past the end, the grid, with the head
+  // that was open selected.
+  Deck plus(doc, false);
+  plus.press(Deck::Key::Next);
+  plus.press(Deck::Key::PrevHead);
+  CHECK(plus.head() == std::optional<std::size_t>(11));
+  plus.press(Deck::Key::NextHead);
+  CHECK_FALSE(plus.head());
+  CHECK(plus.selected() == std::optional<std::size_t>(11));
+  plus.press(Deck::Key::Enter);
+  CHECK(plus.head() == std::optional<std::size_t>(11));
+  plus.press(Deck::Key::Prev);  // another slide: nothing open, nothing selected
+  CHECK_FALSE(plus.head());
+  CHECK_FALSE(plus.selected());
+  plus.press(Deck::Key::Select);  // the lesson's intro has no heads: nothing to select
+  CHECK_FALSE(plus.selected());
+}
+
+TEST_CASE("present: a step of several heads side by side, Tab selects one, Enter opens it, Enter without one goes on",
+          "[present]") {
+  const Document doc = one("mha", book_inputs(), defaults_of("mha"));
+  Deck deck(doc, false);
+  go_to(deck, "29");
+  const auto id = [&] { return doc.traces[0].steps[*deck.slides()[deck.at()].step].id; };
+  REQUIRE(id() == "attn_weights");
+  deck.press(Deck::Key::Enter);  // none selected: Enter is the next step, as on every slide
+  CHECK(id() == "attn_weights_dropout");
+  deck.press(Deck::Key::Prev);
+  REQUIRE(id() == "attn_weights");
+  deck.press(Deck::Key::SelectPrev);
+  CHECK(deck.selected() == std::optional<std::size_t>(1));
+  const std::vector<Line> lines = deck.lines(100, true);
+  // Head 1's caption, both of its lines, marked; the other's not.
+  CHECK(selected_spans(lines) ==
+        std::vector<std::string>{"  heatmap: rows are queries, columns are keys;", "  batch 0 of 2, head 1"});
+  CHECK(text_of(lines).find("selected: head 1 of 2, attn_weights[0, 1]; Enter opens it") != std::string::npos);
+  const std::vector<Line> stacked = deck.lines(80, true);  // one head under the other: marked the same way
+  CHECK(selected_spans(stacked) == std::vector<std::string>{"  heatmap: rows are queries, columns are keys; batch 0 of 2, head 1"});
+  CHECK(text_of(stacked).find("selected: head 1 of 2, attn_weights[0, 1]; Enter opens it") != std::string::npos);
+  deck.press(Deck::Key::Enter);
+  CHECK(deck.head() == std::optional<std::size_t>(1));
+  CHECK(id() == "attn_weights");
+  const std::string open = text_of(deck.lines(100, true));
+  CHECK(open.find("batch 0 of 2, head 1") != std::string::npos);
+  CHECK(open.find("head 0") == std::string::npos);
+  CHECK(open.find("lines view: each query's strongest keys (key, weight)") != std::string::npos);
+  deck.press(Deck::Key::Cancel);
+  CHECK(deck.selected() == std::optional<std::size_t>(1));
+  CHECK_FALSE(deck.quit());
+}
+
+TEST_CASE("heatmap_lines: a head's note under its map only where it differs from the note the layer's heads share",
+          "[present]") {
+  LayoutOptions o;
+  o.width = 100;
+  const auto layout = [&](const Document& doc) {
+    const Trace& t = doc.traces.front();
+    return heatmap_lines(t.steps.front(), t.inputs.tokens, o);
+  };
+  // Eight heads spread, four say their own (each fits its 12 columns): "spread" said once, under the grid, with
+  // how many heads it is.
+  std::vector<std::string> notes(12, "spread");
+  for (const std::size_t h : {1, 5, 6, 10}) notes[h] = "first (0." + std::to_string(60 + h) + ")";
+  std::vector<Line> lines = layout(overview_with_notes(notes));
+  CHECK(where(lines, "spread").size() == 1);
+  CHECK(text_of(lines).find("\n  8 of 12 heads, those with no note: spread\n") != std::string::npos);
+  for (const std::size_t h : {1, 5, 6, 10}) {
+    const auto caption = where(lines, "head " + std::to_string(h));
+    const auto note = where(lines, "first (0." + std::to_string(60 + h) + ")");
+    REQUIRE(caption.size() == 1);
+    REQUIRE(note.size() == 1);
+    CHECK(note[0] == std::make_pair(caption[0].first + 7, caption[0].second));  // under its map's 6 rows
+  }
+  // Every head alike: no words under any map, the layer's once.
+  lines = layout(overview_with_notes(std::vector<std::string>(12, "spread")));
+  CHECK(where(lines, "spread").size() == 1);
+  CHECK(text_of(lines).find("12 of 12 heads, those with no note: spread") != std::string::npos);
+  // No two alike: each head's own, and no common line.
+  for (std::size_t h = 0; h < 12; ++h) notes[h] = "self (0." + std::to_string(50 + h) + ")";
+  lines = layout(overview_with_notes(notes));
+  CHECK(text_of(lines).find("those with no note") == std::string::npos);
+  for (std::size_t h = 0; h < 12; ++h) CHECK(where(lines, notes[h]).size() == 1);
+}
+
+TEST_CASE("present in Russian: the model view, the token and key lists, the open head and the scrolled status",
+          "[present]") {
+  Document doc = overview_document();
+  doc.language = "ru";
+  Deck deck(doc, false);
+  deck.press(Deck::Key::Next);
+  deck.press(Deck::Key::Select);
+  std::vector<Line> lines = deck.lines(100, true);
+  // The slide without its title (this test's step has an English one).
+  const auto figure = [](const std::vector<Line>& l) { return text_of(std::vector<Line>(l.begin() + 1, l.end())); };
+  std::string text = figure(lines);
+  CHECK(selected_spans(lines) == std::vector<std::string>{"голова 0    "});
+  CHECK(text.find("\n  4 из 12 голов (те, что без подписи): previous token\n") != std::string::npos);
+  CHECK(text.find("\n  выбрана голова 0 из 12, attn_weights_layer_0[0]; Enter открывает её, Tab выбирает следующую\n") !=
+        std::string::npos);
+  CHECK(text.find("\n  токены: 0='Your' 1='journey' 2='starts'") != std::string::npos);
+  const std::string status = deck.status(200);
+  CHECK(status.find("выбрана голова 0 из 12 (Enter: открыть)") != std::string::npos);
+  for (const char* english : {"tokens:", "heads", "selected", "head ", "those with", "Enter opens"}) {
+    INFO(english);
+    CHECK(text.find(english) == std::string::npos);
+    CHECK(status.find(std::string(english) == "heads" ? "12 heads" : english) == std::string::npos);  // attn heads
+  }
+  deck.press(Deck::Key::Enter);
+  text = figure(deck.lines(100, true));
+  CHECK(text.find("тепловая карта: голова 0") != std::string::npos);
+  CHECK(text.find("вид линий: самые сильные ключи каждого запроса (ключ, вес)") != std::string::npos);
+  CHECK(deck.status(200).find("голова 0 из 12 открыта (Esc: все головы, + -: след.)") != std::string::npos);
+  for (const char* english : {"lines view", "heatmap", "head ", "strongest", "every head"}) {
+    INFO(english);
+    CHECK(text.find(english) == std::string::npos);
+    CHECK(deck.status(200).find(english) == std::string::npos);
+  }
+  // What the status line says of a slide taller than the screen.
+  CHECK(deck.scrolled(5) == " [ниже 5, \xe2\x86\x91 \xe2\x86\x93]");  // ↑ ↓
+  deck.press(Deck::Key::Down);
+  CHECK(deck.scrolled(0) == " [выше 1 конец, \xe2\x86\x91 \xe2\x86\x93]");
+
+  // 20 tokens: colour-only cells, the keys listed under the grid; 70: each query's strongest keys.
+  for (const std::size_t n : {20, 70}) {
+    INFO(n << " tokens");
+    Document mha = one("mha", random_inputs(n, 4), mha_config(2));
+    mha.language = "ru";
+    const Step& w = mha.traces.front().step("attn_weights");
+    LayoutOptions o;
+    o.width = 100;
+    o.language = "ru";
+    o.head = 0;
+    text = text_of(heatmap_lines(w, mha.traces.front().inputs.tokens, o));
+    if (n == 20) CHECK(text.find("\n  ключи: 0='x1' 1='x2'") != std::string::npos);
+    if (n == 70) CHECK(text.find("\n  70 ключей не помещаются в 100 столбцов; самые сильные ключи каждого запроса:") != std::string::npos);
+    for (const char* english : {"keys:", "keys do not fit", "strongest", "lines view"}) {
+      INFO(english);
+      CHECK(text.find(english) == std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 64, a summary beyond", "[present]") {
@@ -942,6 +1166,108 @@ TEST_CASE("present in tmux at 100x30: mha's and causal's attn_weights heatmaps o
     }));
     t.keys("q");
     REQUIRE(t.wait_for("attn-exited-0"));
+  }
+}
+
+namespace {
+
+// Whether `text`, on a screen captured with its escapes (Tmux::screen(true)), is drawn in reverse video: an
+// SGR with 7 among its numbers since the last reset before it.
+bool reversed(const std::string& screen, const std::string& text) {
+  const std::size_t at = screen.find(text);
+  if (at == std::string::npos) return false;
+  const std::size_t reset = screen.rfind("\x1b[0m", at), from = reset == std::string::npos ? 0 : reset + 4;
+  const std::string before = screen.substr(from, at - from);
+  return std::regex_search(before, std::regex("\x1b\\[([0-9;]*;)?7(;[0-9;]*)?m"));
+}
+
+}  // namespace
+
+TEST_CASE("present in tmux at 100x30: attn heads --model's model view, a head selected, opened, closed, in English and Russian",
+          "[present][tmux]") {
+  attn_test::need_program("/usr/bin/tmux", "tmux");
+  const std::string tiny = ATTN_TESTS_DIR "/golden/models/tiny-f32", text = "The cat sat on the mat.";
+  // Layer 0's head 1 as the lesson computes it: its rows, each query's label then its numbers, as the open head
+  // draws them ("      '␣sat'  0.42  0.34  0.24").
+  const auto json = attn_test::run({"heads", "--model", tiny, "--text", text, "--step", "attn_weights_layer_0", "--json"});
+  REQUIRE(json.status == 0);
+  const nlohmann::json weights = nlohmann::json::parse(json.out)["steps"][0]["data"][1];  // (7, 7)
+  const std::vector<std::string> labels{"'The'", "'\xe2\x90\xa3" "cat'", "'\xe2\x90\xa3" "sat'", "'\xe2\x90\xa3" "on'",
+                                        "'\xe2\x90\xa3" "the'", "'\xe2\x90\xa3" "mat'", "'.'"};
+  const auto row = [&](std::size_t i) {
+    std::string r = "  " + std::string(10 - display_width(labels[i]), ' ') + labels[i];
+    for (std::size_t j = 0; j <= i; ++j) {
+      const std::string n = heat_number(weights[i][j].get<float>());
+      r += " " + std::string(5 - n.size(), ' ') + n;
+    }
+    return r;
+  };
+  std::string tokens;  // "0='The' 1='␣cat' ...", as the grid lists them
+  for (std::size_t j = 0; j < labels.size(); ++j) tokens += (j ? " " : "") + std::to_string(j) + "=" + labels[j];
+  struct Words {
+    std::string lang, banner, common, selected, status_selected, tokens, open, lines_view, status_open, scrolled;
+    std::vector<std::string> english;  // none of these on any of its screens
+  };
+  const Words en{"en", "Lesson 1 of 1: attn heads", "2 of 2 heads, those with no note: spread",
+                 "selected: head 1 of 2, attn_weights_layer_0[1]; Enter opens it, Tab selects the next",
+                 "head 1 of 2 selected (Enter: open)", "tokens: " + tokens, "heatmap: head 1",
+                 "lines view: each query's strongest keys (key, weight)", "head 1 of 2 open (Esc: every head, + -: next)",
+                 " down, Up/Down]", {}};
+  const Words ru{"ru", "Урок 1 из 1: attn heads", "2 из 2 голов (те, что без подписи): рассеянное внимание",
+                 "выбрана голова 1 из 2, attn_weights_layer_0[1]; Enter открывает её, Tab выбирает следующую",
+                 "выбрана голова 1 из 2 (Enter: открыть)", "токены: " + tokens, "тепловая карта: голова 1",
+                 "вид линий: самые сильные ключи каждого запроса (ключ, вес)",
+                 "голова 1 из 2 открыта (Esc: все головы, + -: след.)", "\xe2\x86\x91 \xe2\x86\x93]",
+                 {"tokens:", "positions:", "keys:", "head ", "selected", "those with", "Enter opens", "Up/Down",
+                  "lines view", "every number", "heatmap", "colours", "spread", "scale", "Lesson"}};  // not "masked": code
+  for (const Words& w : {en, ru}) {
+    INFO("--lang " << w.lang);
+    const attn_test::Tmux t(100, 30, quote(ATTN_EXE) + " present heads --lang " + w.lang + " --model " + quote(tiny) +
+                                         " --text " + quote(text));
+    REQUIRE(t.ok());
+    REQUIRE(t.wait_for(w.banner));
+    std::vector<std::string> screens;
+    t.keys("g 6 Enter");  // layer 0: the model view, its two heads side by side
+    REQUIRE(t.wait_for(w.common));
+    std::string screen = t.screen();
+    CHECK(screen.rfind("[6/8] attn_weights_layer_0", 0) == 0);
+    CHECK(screen.find(w.tokens) != std::string::npos);
+    CHECK(screen.find(w.selected) == std::string::npos);
+    t.keys("BTab");  // Shift-Tab: from none, the last head
+    REQUIRE(t.wait_for(w.selected));
+    screen = t.screen(true);
+    const std::string head0 = w.lang == "en" ? "head 0" : "голова 0", head1 = w.lang == "en" ? "head 1" : "голова 1";
+    CHECK(reversed(screen, head1));  // its caption marked, the other's not
+    CHECK_FALSE(reversed(screen, head0));
+    screen = t.screen();
+    screens.push_back(screen);
+    CHECK(screen.find(w.status_selected) != std::string::npos);
+    CHECK(screen.find(w.selected) < screen.find(w.tokens));  // the tokens listed under it
+    t.keys("Enter");  // head 1 alone, large: token labels on rows and columns, every number, the lines view
+    REQUIRE(t.wait_for(w.open));
+    screen = t.screen();
+    screens.push_back(screen);
+    CHECK(screen.find(head0) == std::string::npos);
+    const std::string over_columns = "\n +'The' +'\xe2\x90\xa3sat' +'\xe2\x90\xa3the' +'\\.'\n +'\xe2\x90\xa3" "cat' +'\xe2\x90\xa3on' +'\xe2\x90\xa3mat'\n";
+    CHECK(std::regex_search(screen, std::regex(over_columns)));  // the tokens over the columns, on two lines
+    for (std::size_t i = 0; i < 7; ++i) CHECK(screen.find("\n" + row(i)) != std::string::npos);
+    CHECK(screen.find(w.lines_view) != std::string::npos);
+    CHECK(screen.find("\n  0 'The' -> 0 'The' 1.00\n") != std::string::npos);
+    CHECK(screen.find(w.status_open) != std::string::npos);
+    CHECK(screen.find(w.scrolled) != std::string::npos);
+    t.keys("Escape");  // back to the grid, head 1 still selected
+    REQUIRE(t.wait_for(w.common));
+    screen = t.screen();
+    screens.push_back(screen);
+    CHECK(screen.find(w.selected) != std::string::npos);
+    CHECK(screen.find(w.open) == std::string::npos);
+    t.keys("Escape");  // nothing open: Esc quits
+    REQUIRE(t.wait_for("attn-exited-0"));
+    for (const std::string& s : screens)
+      for (const std::string& english : w.english) {
+        INFO(english << " on\n" << s);
+        CHECK(s.find(english) == std::string::npos);
+      }
   }
 }
 

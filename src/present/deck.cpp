@@ -24,7 +24,8 @@ bool Deck::has_body(std::size_t slide) const { return slides_[slide].step.has_va
 void Deck::arrive(std::size_t slide, bool from_before) {
   at_ = std::min(slide, slides_.size() - 1);
   scroll_ = 0;
-  head_.reset();  // a new step shows all its heads
+  head_.reset();  // a new step shows all its heads, none selected
+  selected_.reset();
   revealed_ = !(reveal_ && from_before && has_body(at_));
 }
 
@@ -67,9 +68,16 @@ void Deck::press(Key key, char digit) {
     return;
   }
   const std::size_t last = slides_.size() - 1;
+  const auto grid = [this] { return revealed_ && heads() >= 2; };  // a step of several heads, shown
   switch (key) {
-    case Key::Next:
     case Key::Enter:
+      if (!head_ && selected_ && grid()) {  // the selected head, opened
+        head_ = selected_;
+        scroll_ = 0;
+        break;
+      }
+      [[fallthrough]];
+    case Key::Next:
       if (!revealed_) {
         revealed_ = true;
       } else if (at_ < last) {
@@ -101,6 +109,14 @@ void Deck::press(Key key, char digit) {
     case Key::GoTo: go_to_ = std::string(); break;
     case Key::Digit: break;
     case Key::Cancel:
+      if (head_) {  // back to every head, the one that was open selected
+        selected_ = head_;
+        head_.reset();
+        scroll_ = 0;
+      } else {
+        quit_ = true;
+      }
+      break;
     case Key::Quit: quit_ = true; break;
     case Key::Help: help_ = true; break;
     case Key::Numbers: numbers_ = !numbers_; break;
@@ -114,13 +130,27 @@ void Deck::press(Key key, char digit) {
     case Key::NextHead:
     case Key::PrevHead: {
       const std::size_t n = heads();
-      if (n < 2 || !revealed_) break;
+      if (!grid()) break;
+      if (head_) selected_ = head_;  // past the last or the first: every head, the last one open selected
       if (key == Key::NextHead) {
         head_ = !head_ ? std::optional<std::size_t>(0) : *head_ + 1 < n ? std::optional<std::size_t>(*head_ + 1) : std::nullopt;
       } else {
         head_ = !head_ ? std::optional<std::size_t>(n - 1) : *head_ > 0 ? std::optional<std::size_t>(*head_ - 1) : std::nullopt;
       }
       scroll_ = 0;
+      break;
+    }
+    case Key::Select:
+    case Key::SelectPrev: {  // wrapping: from the last head to the first
+      if (!grid()) break;
+      const std::size_t n = heads();
+      std::optional<std::size_t>& at = head_ ? head_ : selected_;
+      if (key == Key::Select) {
+        at = at ? (*at + 1) % n : 0;
+      } else {
+        at = at ? (*at + n - 1) % n : n - 1;
+      }
+      if (head_) scroll_ = 0;
       break;
     }
     case Key::Blank: blank_ = true; break;
@@ -137,6 +167,7 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.scale = scale_;
   o.explain = explain_;
   o.head = head_;
+  o.selected = selected();
   o.language = doc_.language;
   o.numbers_hint = words("screen", doc_.language, "numbers_hint");
   SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
@@ -184,6 +215,8 @@ std::string Deck::status(std::size_t width) const {
   if (!s.step) where += say("status_intro");
   if (!revealed_) where += say("status_reveal");
   if (head_) where += say("status_head", {{"h", std::to_string(*head_)}, {"heads", std::to_string(heads())}});
+  if (selected())
+    where += say("status_selected", {{"h", std::to_string(*selected())}, {"heads", std::to_string(heads())}});
   if (go_to_) return where + say("status_go_to", {{"typed", *go_to_}});
   // The keys, as many as fit (in columns: a Russian letter is two bytes and one column).
   const bool several = heads() >= 2;
@@ -193,6 +226,15 @@ std::string Deck::status(std::size_t width) const {
     if (display_width(line) <= width) return line;
   }
   return where;
+}
+
+std::string Deck::scrolled(std::size_t below) const {
+  const auto say = [&](const char* name, std::size_t n) {
+    return words("screen", doc_.language, name, {{"n", std::to_string(n)}});
+  };
+  return words("screen", doc_.language, "scrolled",
+               {{"where", (scroll_ ? say("scroll_up", scroll_) + " " : std::string()) +
+                              (below ? say("scroll_down", below) : say("scroll_end", 0))}});
 }
 
 std::vector<std::string> Deck::help_lines(const std::string& language) {

@@ -25,8 +25,8 @@ class Deck {
     Down,        // ↓ j
     GoTo,        // g: then a number N and Enter: step N of the lesson, as [N/n] numbers it (0: its intro)
     Digit,       // 0-9 after g
-    Enter,       // Enter: ends g's number, else Next
-    Cancel,      // Esc: ends g's number, else quits
+    Enter,       // Enter: ends g's number; on a grid of heads with one selected (Tab), opens it; else Next
+    Cancel,      // Esc: ends g's number; closes an open head (back to every head, that one selected); else quits
     Help,        // ?
     Numbers,     // n: every number of a heatmap
     Scale,       // s: the heatmap's colour scale, fixed -> matrix -> row -> fixed
@@ -34,6 +34,9 @@ class Deck {
     NextHead,    // + (=): a step of several heads: the next head alone, enlarged, with every number; past the
                  // last, every head again
     PrevHead,    // -: the head before; before the first, every head again
+    Select,      // Tab: a step of several heads: select the next head of the grid (wrapping), or, with one open,
+                 // open the next; Enter opens the selected head
+    SelectPrev,  // Shift-Tab: the head before
     Blank,       // b or .: a blank screen, as a clicker's "black screen" key
     Quit,        // q, Ctrl-C
   };
@@ -54,6 +57,9 @@ class Deck {
   // The status line's text: lesson, step k/n (k as the slide's [k/n]; 0: the lesson's intro), and as many of
   // the keys as fit in `width` columns.
   std::string status(std::size_t width) const;
+  // What the status line says first of a slide taller than the screen, scrolled by scroll() with `below`
+  // lines under the screen: " [3 up 20 down, Up/Down]".
+  std::string scrolled(std::size_t below) const;
 
   const std::vector<Slide>& slides() const { return slides_; }
   std::size_t at() const { return at_; }
@@ -65,8 +71,11 @@ class Deck {
   HeatScale scale() const { return scale_; }
   void set_scale(HeatScale s) { scale_ = s; }
   bool tensor_first() const { return tensor_first_; }
-  // The head drawn alone, enlarged (+ and -), counted from 0; none: every head.
+  // The head drawn alone, enlarged (+ and -, or Enter on the selected head), counted from 0; none: every head.
   const std::optional<std::size_t>& head() const { return head_; }
+  // The head selected in the grid of every head (Tab, Shift-Tab; Esc leaves the head it closes selected), counted
+  // from 0; none: none selected, or a head is open.
+  std::optional<std::size_t> selected() const { return head_ ? std::nullopt : selected_; }
   // The number of heads the slide's step draws (render/heatmap.hpp's heat_maps): 0 without a heatmap.
   std::size_t heads() const;
   const std::optional<std::string>& go_to() const { return go_to_; }
@@ -94,6 +103,7 @@ class Deck {
   bool quit_ = false, help_ = false, blank_ = false, numbers_ = false, tensor_first_ = false;
   HeatScale scale_ = HeatScale::Fixed;
   std::optional<std::size_t> head_;
+  std::optional<std::size_t> selected_;
   std::optional<std::string> go_to_;
 };
 

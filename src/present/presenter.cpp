@@ -14,7 +14,6 @@
 #include "core/errors.hpp"
 #include "core/terminal_text.hpp"
 #include "present/deck.hpp"
-#include "render/words.hpp"
 #include "render/palette.hpp"
 
 // Last, and as functions rather than macros (move, erase, refresh, timeout would clash with other names).
@@ -137,13 +136,16 @@ class Painter {
   attr_t attr(const Span& s) const {
     const attr_t bold = contrast_ ? A_BOLD : A_NORMAL;
     if (!color_) {  // monochrome: bold for titles, reverse video for the highlights
-      return s.role == Role::Heading ? A_BOLD : s.role == Role::StepId ? A_BOLD | A_REVERSE : A_NORMAL;
+      return s.role == Role::Heading ? A_BOLD
+             : s.role == Role::StepId || s.role == Role::Selected ? A_BOLD | A_REVERSE
+                                                                  : A_NORMAL;
     }
     switch (s.role) {
       case Role::Heading: return COLOR_PAIR(kHeading) | A_BOLD;
       case Role::StepId: return COLOR_PAIR(kId) | A_BOLD;
       case Role::Code: return COLOR_PAIR(kCode) | bold;
       case Role::Label: return COLOR_PAIR(kLabel) | bold;
+      case Role::Selected: return COLOR_PAIR(kLabel) | A_BOLD | A_REVERSE;
       case Role::Legend: return COLOR_PAIR(kLegend) | bold;
       case Role::Masked: return COLOR_PAIR(kMasked);
       case Role::Off: return COLOR_PAIR(kOff) | A_BOLD;
@@ -192,16 +194,7 @@ void draw(Deck& deck, const Painter& paint) {
     for (const Span& s : lines[deck.scroll() + y]) put(s.text, paint.attr(s), room);
   }
   // The status line, with what is above and below when the slide is taller than the screen.
-  std::string scrolled;
-  if (max_scroll > 0) {
-    const std::size_t below = lines.size() - height - deck.scroll();
-    const auto say = [&](const char* name, std::size_t n) {
-      return words("screen", deck.language(), name, {{"n", std::to_string(n)}});
-    };
-    scrolled = words("screen", deck.language(), "scrolled",
-                     {{"where", (deck.scroll() ? say("scroll_up", deck.scroll()) + " " : std::string()) +
-                                    (below ? say("scroll_down", below) : say("scroll_end", 0))}});
-  }
+  const std::string scrolled = max_scroll > 0 ? deck.scrolled(lines.size() - height - deck.scroll()) : std::string();
   const std::size_t scrolled_width = display_width(scrolled);
   const std::string status = scrolled + " " + deck.status(width - 2 - std::min(width - 2, scrolled_width));
   move(rows - 1, 0);
@@ -247,6 +240,8 @@ std::optional<Deck::Key> key_of(int ch) {
     case 't': return Deck::Key::Tensor;
     case '+': case '=': return Deck::Key::NextHead;
     case '-': case '_': return Deck::Key::PrevHead;
+    case '\t': return Deck::Key::Select;
+    case KEY_BTAB: return Deck::Key::SelectPrev;
     case 'b': case 'B': case '.': return Deck::Key::Blank;
     case 'q': case 'Q': case 3: return Deck::Key::Quit;  // 3: Ctrl-C in raw mode
     default:

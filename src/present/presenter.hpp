@@ -23,8 +23,9 @@ inline constexpr const char* kNeedsTerminal =
     "attn present draws on a terminal: run it with standard input and output on one (for a pipe or a file, use "
     "attn tour)";
 
-// Runs until the class quits (q, Esc, Ctrl-C, SIGTERM, SIGHUP), then restores the terminal: also when an
-// error ends it. A UsageError when standard input and output are not a terminal that can place the cursor.
+// Runs until the class quits (q, Ctrl-C, Esc when no head is open, SIGTERM, SIGHUP), then restores the
+// terminal: also when an error ends it. A UsageError when standard input and output are not a terminal
+// that can place the cursor.
 void present(const Document& doc, const PresentOptions& options);
 
 }  // namespace attn

@@ -198,6 +198,15 @@ void summary_rows(const HeatMap& a, std::size_t width, std::vector<Line>& out) {
 
 std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
 
+// The labels a grid of colour-only cells abbreviates, listed once under it after the screen's word `heading`
+// ("keys", "tokens", "positions"): "  keys: 0='The' 1='␣cat' ...", wrapped between labels.
+void label_list(const HeatMap& m, const char* heading, const LayoutOptions& o, std::vector<Line>& out) {
+  std::vector<std::string> labels;
+  for (std::size_t j = 0; j < m.keys; ++j) labels.push_back(std::to_string(j) + "=" + m.labels[j]);
+  for (const auto& line : fill_lines(labels, o.width, "  " + words("screen", o.language, heading), "        "))
+    out.push_back({{line, Role::Label}});
+}
+
 // How a map is drawn at `width` columns: every number in its cell, colour-only cells of `cell` columns, or a
 // summary of each query's strongest keys; `grid` is the width of its rows of cells (the whole width for a
 // summary).
@@ -215,10 +224,11 @@ Form form_of(const HeatMap& a, std::size_t width) {
   return {Form::Colour, cell, label + cell * a.keys};
 }
 
-void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
+// `selected`: the map is the head selected among a step's heads (LayoutOptions::selected), its caption marked.
+void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out, bool selected = false) {
   const std::vector<std::string>& labels = a.labels;
   for (const auto& line : fill_lines(words_of(words("screen", o.language, "heatmap", {{"caption", a.caption}})), o.width, "  ", "  "))
-    out.push_back({{line, Role::Legend}});
+    out.push_back({{line, selected ? Role::Selected : Role::Legend}});
   bool off = false;
   for (std::size_t i = 0; i < a.rows; ++i)
     for (std::size_t j = 0; j < a.keys; ++j) off = off || (!a.masked(i, j) && !std::isfinite(a.at(i, j)));
@@ -252,10 +262,9 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
   const std::size_t label = 2 + index_width + 1 + 6 + 1;
   const std::size_t cell_width = form.cell;
   if (form.kind == Form::Summary) {
-    for (const auto& line : fill_lines(words_of(std::to_string(a.keys) + " keys do not fit in " + std::to_string(o.width) +
-                                                " columns; each query's strongest keys:"),
-                                       o.width, "  ", "  "))
-      out.push_back({{line, Role::Legend}});
+    const std::string heading = words("screen", o.language, "too_many_keys",
+                                      {{"n", std::to_string(a.keys)}, {"width", std::to_string(o.width)}});
+    for (const auto& line : fill_lines(words_of(heading), o.width, "  ", "  ")) out.push_back({{line, Role::Legend}});
     summary_rows(a, o.width, out);
     if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
     return;
@@ -279,10 +288,7 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out) {
     for (std::size_t j = 0; j < a.keys; ++j) row.push_back(cell(a, o.scale, i, j, cell_width, o.color));
     out.push_back(row);
   }
-  // The labels the grid abbreviates.
-  std::vector<std::string> keys;
-  for (std::size_t j = 0; j < a.keys; ++j) keys.push_back(std::to_string(j) + "=" + labels[j]);
-  for (const auto& line : fill_lines(keys, o.width, "  keys:", "        ")) out.push_back({{line, Role::Label}});
+  label_list(a, "keys", o, out);  // the labels the grid abbreviates
   if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
 }
 
@@ -338,10 +344,11 @@ std::vector<Line> wrap_preformatted(const std::string& line, std::size_t width, 
 
 namespace {
 
-// One map as a block of lines at `width` columns: one_map's, and the head's note under it.
-std::vector<Line> map_block(const HeatMap& m, const LayoutOptions& o) {
+// One map as a block of lines at `width` columns: one_map's, and the head's note under it; `selected` as
+// one_map's.
+std::vector<Line> map_block(const HeatMap& m, const LayoutOptions& o, bool selected = false) {
   std::vector<Line> block;
-  one_map(m, o, block);
+  one_map(m, o, block, selected);
   if (!m.note.empty())
     for (auto& l : wrap_text(m.note, o.width, "  ", Role::Legend)) block.push_back(std::move(l));
   return block;
@@ -416,7 +423,24 @@ OverviewGrid overview_grid(const std::vector<HeatMap>& maps, std::size_t width) 
   return {cell, column_of(cell), std::min(maps.size(), across(cell))};
 }
 
-std::vector<Line> overview_lines(const std::vector<HeatMap>& maps, const LayoutOptions& o) {
+// What head `h` of a step of several heads is in the step's value, as the book's code indexes it:
+// attn_weights_layer_5[3] (an overview's (heads, T, T): layer 5, head 3), attn_weights[0, 1] (batch 0's head 1
+// of a (b, h, T, T)).
+std::string head_value(const Step& step, std::size_t h) {
+  return step.id + (step.tensor.dimension() == 4 ? "[0, " : "[") + std::to_string(h) + "]";
+}
+
+// Under a grid of heads, the line that names the selected one (LayoutOptions::selected): which head of how
+// many, and what it is in the step's value; nothing when none is.
+void selected_line(const Step& step, std::size_t heads, const LayoutOptions& o, std::vector<Line>& out) {
+  if (!o.selected || *o.selected >= heads) return;
+  const std::string line = words("screen", o.language, "selected_head",
+                                 {{"h", std::to_string(*o.selected)}, {"heads", std::to_string(heads)},
+                                  {"value", head_value(step, *o.selected)}});
+  for (const auto& l : fill_lines(words_of(line), o.width, "  ", "  ")) out.push_back({{l, Role::Label}});
+}
+
+std::vector<Line> overview_lines(const Step& step, const std::vector<HeatMap>& maps, const LayoutOptions& o) {
   const OverviewGrid grid = overview_grid(maps, o.width);
   if (grid.per_row == 0) return {};
   const std::size_t indent = kOverviewIndent, cell_width = grid.cell, column = grid.column, per_row = grid.per_row;
@@ -436,26 +460,39 @@ std::vector<Line> overview_lines(const std::vector<HeatMap>& maps, const LayoutO
   } else {
     add_legend(all_heads(maps), o, true, off, out);
   }
+  // A head's note under its map only where it differs from the note the layer's heads share most (common_note),
+  // which is said once, under the grid, with how many heads share it.
+  const std::string common = common_note(maps);
   std::vector<std::vector<Line>> blocks;
-  for (const HeatMap& m : maps) {
-    std::vector<Line> block{{{clip_to_width(m.caption, column), Role::Label}}};
+  for (std::size_t h = 0; h < maps.size(); ++h) {
+    const HeatMap& m = maps[h];
+    // The selected head's caption across its whole column, in reverse video.
+    const std::string caption = clip_to_width(m.caption, column);
+    std::vector<Line> block{o.selected == h ? Line{{pad_right(caption, column), Role::Selected}}
+                                            : Line{{caption, Role::Label}}};
     for (std::size_t i = 0; i < m.rows; ++i) {
       Line row;
       for (std::size_t j = 0; j < m.keys; ++j) row.push_back(cell(m, o.scale, i, j, cell_width, o.color));
       block.push_back(std::move(row));
     }
-    for (const auto& line : fill_lines(words_of(m.note), column, "", "")) block.push_back({{line, Role::Legend}});
+    if (m.note != common)
+      for (const auto& line : fill_lines(words_of(m.note), column, "", "")) block.push_back({{line, Role::Legend}});
     blocks.push_back(std::move(block));
   }
   for (Line& l : side_by_side(blocks, column, per_row)) {
     if (!l.empty()) l.insert(l.begin(), Span{std::string(indent, ' '), Role::Text});
     out.push_back(std::move(l));
   }
-  const HeatMap& m = maps.front();
-  std::vector<std::string> labels;
-  for (std::size_t j = 0; j < m.keys; ++j) labels.push_back(std::to_string(j) + "=" + m.labels[j]);
-  for (const auto& line : fill_lines(labels, o.width, m.of_tokens ? "  tokens:" : "  positions:", "        "))
-    out.push_back({{line, Role::Label}});
+  if (!common.empty()) {  // "8 of 12 heads, those with no note: spread"
+    const std::size_t sharing = static_cast<std::size_t>(
+        std::count_if(maps.begin(), maps.end(), [&](const HeatMap& m) { return m.note == common; }));
+    const std::string line =
+        words("screen", o.language, "common_note",
+              {{"k", std::to_string(sharing)}, {"n", std::to_string(maps.size())}, {"note", common}});
+    for (const auto& l : fill_lines(words_of(line), o.width, "  ", "  ")) out.push_back({{l, Role::Legend}});
+  }
+  selected_line(step, maps.size(), o, out);
+  label_list(maps.front(), maps.front().of_tokens ? "tokens" : "positions", o, out);
   if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});
   return out;
 }
@@ -486,14 +523,23 @@ std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>
   if (options.head && *options.head < maps.size()) {  // one head enlarged: the whole width, every number
     const HeatMap& m = maps[*options.head];
     out = map_block(m, options);
-    if (!options.numbers && form_of(m, options.width).kind != Form::Numbers) {
+    if (options.numbers) return out;  // every number, row by row, already
+    const Form::Kind form = form_of(m, options.width).kind;
+    // The lines view's reading (bertviz draws a line from each query to its keys, as thick as the weight):
+    // where each query looks, its strongest keys with their weights, a summary the grid's cells do not give.
+    if (form != Form::Summary) {
+      for (auto& l : wrap_text(words("screen", options.language, "lines_view"), options.width, "  ", Role::Legend))
+        out.push_back(std::move(l));
+      summary_rows(m, options.width, out);
+    }
+    if (form != Form::Numbers) {
       out.push_back({{"  " + words("screen", options.language, "every_number"), Role::Legend}});
       number_rows(m, options.width, out);
     }
     return out;
   }
   if (step.overview && !options.numbers && !maps.empty()) {
-    std::vector<Line> overview = overview_lines(maps, options);
+    std::vector<Line> overview = overview_lines(step, maps, options);
     if (!overview.empty()) return overview;
   }
   // Several heads side by side where two or more fit across, each at the width its cells need (or wider, as
@@ -504,16 +550,18 @@ std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>
     column.width = (options.width - kHeadGap * (per_row - 1)) / per_row;
     column.numbers_hint.clear();  // said once, under the grid
     std::vector<std::vector<Line>> blocks;
-    for (const HeatMap& m : maps) blocks.push_back(map_block(m, column));
+    for (std::size_t h = 0; h < maps.size(); ++h) blocks.push_back(map_block(maps[h], column, options.selected == h));
     out = side_by_side(blocks, column.width, per_row);
+    selected_line(step, maps.size(), options, out);
     if (!options.numbers_hint.empty() && form_of(maps.front(), column.width).kind != Form::Numbers)
       out.push_back({{"  " + options.numbers_hint, Role::Legend}});
     return out;
   }
-  for (const HeatMap& m : maps) {
+  for (std::size_t h = 0; h < maps.size(); ++h) {
     if (!out.empty()) out.push_back({});
-    for (auto& l : map_block(m, options)) out.push_back(std::move(l));
+    for (auto& l : map_block(maps[h], options, options.selected == h)) out.push_back(std::move(l));
   }
+  selected_line(step, maps.size(), options, out);
   return out;
 }
 

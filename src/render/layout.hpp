@@ -31,6 +31,7 @@ enum class Role : unsigned char {
   Cell,         // a heatmap cell: `shade` is its place on the palette, 0 to 1
   Masked,       // a masked (future) cell
   Off,          // a cell off the scale (nan, inf): shown, not coloured
+  Selected,     // the caption of the head selected in a grid of heads (LayoutOptions::selected): reverse video
 };
 
 struct Span {
@@ -51,6 +52,9 @@ struct LayoutOptions {
   // A step of several heads: draw only this one (counted from 0), at the whole width with every number (the
   // presenter's + and - keys); none: every head, side by side where two or more fit across.
   std::optional<std::size_t> head;
+  // A step of several heads drawn together: the head selected among them (the presenter's Tab), its caption
+  // marked and a line under the grid naming it; none: no head selected.
+  std::optional<std::size_t> selected;
   std::string language;  // the words' language: the document's, "" for English
 };
 
