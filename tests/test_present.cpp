@@ -362,7 +362,7 @@ TEST_CASE("heatmap_lines: an overview step is a row of small colour-only maps, e
     }
     CHECK(text_of(lines).find("tokens: 0='Your' 1='journey'") != std::string::npos);
     CHECK(where(lines, "previous token").size() == 1);
-    CHECK(text_of(lines).find("4 of 12 heads, those with no note: previous token") != std::string::npos);
+    CHECK(text_of(lines).find("4 of 12 heads: previous token") != std::string::npos);
   }
   // Monochrome: shades, and a legend of only the two it uses.
   LayoutOptions mono;
@@ -527,7 +527,7 @@ TEST_CASE("heatmap_lines: a head's note under its map only where it differs from
   for (const std::size_t h : {1, 5, 6, 10}) notes[h] = "first (0." + std::to_string(60 + h) + ")";
   std::vector<Line> lines = layout(overview_with_notes(notes));
   CHECK(where(lines, "spread").size() == 1);
-  CHECK(text_of(lines).find("\n  8 of 12 heads, those with no note: spread\n") != std::string::npos);
+  CHECK(text_of(lines).find("\n  8 of 12 heads: spread\n") != std::string::npos);
   for (const std::size_t h : {1, 5, 6, 10}) {
     const auto caption = where(lines, "head " + std::to_string(h));
     const auto note = where(lines, "first (0." + std::to_string(60 + h) + ")");
@@ -538,11 +538,11 @@ TEST_CASE("heatmap_lines: a head's note under its map only where it differs from
   // Every head alike: no words under any map, the layer's once.
   lines = layout(overview_with_notes(std::vector<std::string>(12, "spread")));
   CHECK(where(lines, "spread").size() == 1);
-  CHECK(text_of(lines).find("12 of 12 heads, those with no note: spread") != std::string::npos);
+  CHECK(text_of(lines).find("12 of 12 heads: spread") != std::string::npos);
   // No two alike: each head's own, and no common line.
   for (std::size_t h = 0; h < 12; ++h) notes[h] = "self (0." + std::to_string(50 + h) + ")";
   lines = layout(overview_with_notes(notes));
-  CHECK(text_of(lines).find("those with no note") == std::string::npos);
+  CHECK(text_of(lines).find(" heads: ") == std::string::npos);
   for (std::size_t h = 0; h < 12; ++h) CHECK(where(lines, notes[h]).size() == 1);
 }
 
@@ -558,7 +558,7 @@ TEST_CASE("present in Russian: the model view, the token and key lists, the open
   const auto figure = [](const std::vector<Line>& l) { return text_of(std::vector<Line>(l.begin() + 1, l.end())); };
   std::string text = figure(lines);
   CHECK(selected_spans(lines) == std::vector<std::string>{"голова 0    "});
-  CHECK(text.find("\n  4 из 12 голов (те, что без подписи): previous token\n") != std::string::npos);
+  CHECK(text.find("\n  4 из 12 голов: previous token\n") != std::string::npos);
   CHECK(text.find("\n  выбрана голова 0 из 12, attn_weights_layer_0[0]; Enter открывает её, Tab выбирает следующую\n") !=
         std::string::npos);
   CHECK(text.find("\n  токены: 0='Your' 1='journey' 2='starts'") != std::string::npos);
@@ -1208,12 +1208,12 @@ TEST_CASE("present in tmux at 100x30: attn heads --model's model view, a head se
     std::string lang, banner, common, selected, status_selected, tokens, open, lines_view, status_open, scrolled;
     std::vector<std::string> english;  // none of these on any of its screens
   };
-  const Words en{"en", "Lesson 1 of 1: attn heads", "2 of 2 heads, those with no note: spread",
+  const Words en{"en", "Lesson 1 of 1: attn heads", "2 of 2 heads: spread",
                  "selected: head 1 of 2, attn_weights_layer_0[1]; Enter opens it, Tab selects the next",
                  "head 1 of 2 selected (Enter: open)", "tokens: " + tokens, "heatmap: head 1",
                  "lines view: each query's strongest keys (key, weight)", "head 1 of 2 open (Esc: every head, + -: next)",
                  " down, Up/Down]", {}};
-  const Words ru{"ru", "Урок 1 из 1: attn heads", "2 из 2 голов (те, что без подписи): рассеянное внимание",
+  const Words ru{"ru", "Урок 1 из 1: attn heads", "2 из 2 голов: рассеянное внимание",
                  "выбрана голова 1 из 2, attn_weights_layer_0[1]; Enter открывает её, Tab выбирает следующую",
                  "выбрана голова 1 из 2 (Enter: открыть)", "токены: " + tokens, "тепловая карта: голова 1",
                  "вид линий: самые сильные ключи каждого запроса (ключ, вес)",

@@ -257,19 +257,19 @@ std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, c
   return out;
 }
 
-std::string common_note(const std::vector<HeatMap>& maps) {
-  std::string best;
-  std::size_t most = 1;
+CommonNote common_note(const std::vector<HeatMap>& maps) {
+  CommonNote best;
   for (std::size_t a = 0; a < maps.size(); ++a) {
     if (maps[a].note.empty()) continue;
-    std::size_t n = 0;
-    for (const HeatMap& m : maps) n += m.note == maps[a].note ? 1 : 0;
-    if (n > most) {
-      most = n;
-      best = maps[a].note;
-    }
+    const auto n = static_cast<std::size_t>(std::count_if(maps.begin(), maps.end(), [&](const HeatMap& m) { return m.note == maps[a].note; }));
+    if (n >= 2 && n > best.heads) best = {maps[a].note, n};
   }
   return best;
+}
+
+std::string CommonNote::words(std::size_t of, const std::string& language) const {
+  if (note.empty()) return "";
+  return attn::words("screen", language, "common_note", {{"k", std::to_string(heads)}, {"n", std::to_string(of)}, {"note", note}});
 }
 
 }  // namespace attn

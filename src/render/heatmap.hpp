@@ -70,7 +70,13 @@ std::vector<HeatMap> heat_maps(const Step& step, const std::vector<std::string>&
                                const std::string& language = "");
 // The note most of a layer's heads share (HeatMap::note: at least two of them; the earliest on a tie), said
 // once for the layer, so that a map carries its own note only where it differs; "" when no two share one.
-std::string common_note(const std::vector<HeatMap>& maps);
+struct CommonNote {
+  std::string note;
+  std::size_t heads = 0;  // how many share it
+  // "8 of 12 heads: spread" in `language`, "" for none.
+  std::string words(std::size_t of, const std::string& language) const;
+};
+CommonNote common_note(const std::vector<HeatMap>& maps);
 
 // The text view's heatmaps of a step in a pipe (every number in its cell, up to kHeatmapMaxTokens keys):
 // "" for shapes that are not such a matrix and a one-line note past kHeatmapMaxTokens keys.

@@ -822,10 +822,11 @@ class HtmlRenderer : public Renderer {
            std::to_string(maps.size()) + "\">\n";
     // A grid of heads says once what they have in common, and the note most of them share; each head has its
     // name over it ("head 1") and its own note under it where it differs; one legend under them all.
-    const std::string shared = common_note(maps);
+    const CommonNote common = common_note(maps);
+    const std::string& shared = common.note;
     if (grid)
       out += "<p class=\"common\">" +
-             markup(maps.front().common + (shared.empty() ? "" : " \xe2\x80\x94 " + say("common_note", {{"note", shared}}))) + "</p>\n";
+             markup(maps.front().common + (shared.empty() ? "" : " \xe2\x80\x94 " + common.words(maps.size(), language))) + "</p>\n";
     out += "<div class=\"heads" + std::string(grid ? "" : " one") + "\">\n";
     for (std::size_t h = 0; h < maps.size(); ++h) {
       check_cancelled();
@@ -887,9 +888,10 @@ class HtmlRenderer : public Renderer {
         o.uid = uid + "key";
         key = "<div class=\"key\">" + svg_scale_key(maps.front(), o).svg + "</div>\n";
       }
-      const std::string shared = common_note(maps), name = layer_name(*layer, language);
+      const CommonNote common = common_note(maps);
+      const std::string &shared = common.note, name = layer_name(*layer, language);
       rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><div class=\"layer-name\">" + markup(name) +
-              (shared.empty() ? "" : "<span class=\"note\">" + markup(words("page", language, "common_note", {{"note", shared}})) + "</span>") +
+              (shared.empty() ? "" : "<span class=\"note\">" + markup(common.words(maps.size(), language)) + "</span>") +
               "</div><div class=\"heads\">\n";
       for (std::size_t h = 0; h < maps.size(); ++h) {
         check_cancelled();

@@ -462,7 +462,7 @@ std::vector<Line> overview_lines(const Step& step, const std::vector<HeatMap>& m
   }
   // A head's note under its map only where it differs from the note the layer's heads share most (common_note),
   // which is said once, under the grid, with how many heads share it.
-  const std::string common = common_note(maps);
+  const CommonNote common = common_note(maps);
   std::vector<std::vector<Line>> blocks;
   for (std::size_t h = 0; h < maps.size(); ++h) {
     const HeatMap& m = maps[h];
@@ -475,7 +475,7 @@ std::vector<Line> overview_lines(const Step& step, const std::vector<HeatMap>& m
       for (std::size_t j = 0; j < m.keys; ++j) row.push_back(cell(m, o.scale, i, j, cell_width, o.color));
       block.push_back(std::move(row));
     }
-    if (m.note != common)
+    if (m.note != common.note)
       for (const auto& line : fill_lines(words_of(m.note), column, "", "")) block.push_back({{line, Role::Legend}});
     blocks.push_back(std::move(block));
   }
@@ -483,14 +483,9 @@ std::vector<Line> overview_lines(const Step& step, const std::vector<HeatMap>& m
     if (!l.empty()) l.insert(l.begin(), Span{std::string(indent, ' '), Role::Text});
     out.push_back(std::move(l));
   }
-  if (!common.empty()) {  // "8 of 12 heads, those with no note: spread"
-    const std::size_t sharing = static_cast<std::size_t>(
-        std::count_if(maps.begin(), maps.end(), [&](const HeatMap& m) { return m.note == common; }));
-    const std::string line =
-        words("screen", o.language, "common_note",
-              {{"k", std::to_string(sharing)}, {"n", std::to_string(maps.size())}, {"note", common}});
-    for (const auto& l : fill_lines(words_of(line), o.width, "  ", "  ")) out.push_back({{l, Role::Legend}});
-  }
+  if (!common.note.empty())  // "8 of 12 heads: spread"
+    for (const auto& l : fill_lines(words_of(common.words(maps.size(), o.language)), o.width, "  ", "  "))
+      out.push_back({{l, Role::Legend}});
   selected_line(step, maps.size(), o, out);
   label_list(maps.front(), maps.front().of_tokens ? "tokens" : "positions", o, out);
   if (!o.numbers_hint.empty()) out.push_back({{"  " + o.numbers_hint, Role::Legend}});

@@ -105,7 +105,8 @@ class SvgRenderer : public Renderer {
       one.scale = scale_;
       return one_chunk("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_heatmap(maps.front(), one).svg);
     }
-    const std::string shared = common_note(maps);
+    const CommonNote common = common_note(maps);
+    const std::string& shared = common.note;
     std::vector<Figure> figures;
     for (std::size_t k = 0; k < maps.size(); ++k) {
       FigureOptions inner;
@@ -119,7 +120,7 @@ class SvgRenderer : public Renderer {
     const double gap = 16.0, name_height = 22.0, note_height = shared.empty() && !any_own_note(maps, shared) ? 0.0 : 18.0;
     const std::size_t columns = grid_columns(figures.size(), cell_w, cell_h + name_height + note_height);
     std::string caption = maps.front().common;
-    if (!shared.empty()) caption += " \xe2\x80\x94 " + words("page", doc.language, "common_note", {{"note", shared}});
+    if (!shared.empty()) caption += " \xe2\x80\x94 " + common.words(maps.size(), doc.language);
     std::string maps_svg = "<text class=\"caption\" x=\"12\" y=\"46\">" + html_escape(caption) + "</text>\n";
     const double top = 60.0, step_h = name_height + cell_h + note_height + gap;
     for (std::size_t k = 0; k < figures.size(); ++k) {
