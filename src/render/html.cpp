@@ -780,9 +780,9 @@ class HtmlRenderer : public Renderer {
     return out + "</section>\n";
   }
 
-  // A weight matrix's figure: its heatmaps (a grid of heads for a multi-head step, each enlarged on a click),
-  // its lines view, and the readout; an overview step's row of small maps (with the following overview
-  // steps: the model view, one row per layer).
+  // A weight matrix's figure: its heatmaps (a grid of heads for a multi-head step or one layer's overview
+  // step, each head named and enlarged on a click, one legend), its lines view, and the readout; the first
+  // of consecutive overview steps: the model view (overview()).
   std::string heatmaps(const Trace& t, const Step& s, std::size_t& figure, const std::vector<const Step*>& model) const {
     const std::string& language = t.selection.language;
     const auto say = [&](const char* name, const TextValues& values = {}) { return words("page", language, name, values); };

@@ -53,7 +53,8 @@ struct Step {
   // keys from position 0: a KV-cache call's (num_tokens_Q, num_tokens_K) weights. 0 for a square matrix.
   std::size_t first_query = 0;
   // Every head of one layer at a glance (attn heads, bertviz's model view): the tensor is (heads, rows, keys),
-  // not (b, rows, keys), and is drawn as a grid of small colour-only maps, one per head.
+  // not (b, rows, keys), and is drawn as a grid of its heads (with the following overview steps, as the
+  // model view: a row of small colour-only maps per layer).
   bool overview = false;
   // Under each head's map, a few words on what the head mostly does ("previous token", "first token",
   // "self"), computed by the lesson from the weights when the step is computed: empty, or one per head.
