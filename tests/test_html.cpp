@@ -1074,6 +1074,9 @@ TEST_CASE("html in Chromium: one layer of 12 heads, the model view of a GPT-2-sm
     actions.push_back(eval(kSlideFigureJs));
     actions.push_back(keys({"Escape"}));
     actions.push_back(eval(kOpenJs));
+    // The next map opened is a heatmap again, not the lines the last one was left in.
+    actions.push_back({{"do", "click"}, {"css", "section.slide.current .layer[data-step=\"attn_weights_layer_0\"] .head[data-head=\"0\"]"}});
+    actions.push_back(eval(kOpenJs));
   }
   const json r = drive(s, actions);
   std::size_t at = 0;
@@ -1116,7 +1119,11 @@ TEST_CASE("html in Chromium: one layer of 12 heads, the model view of a GPT-2-sm
     CHECK(back["enlarged"] == false);
     CHECK(back["thumbnails"] == 144);
     CHECK(back["lines"] == 0);
-    at += 11;
+    const json& next = r[at + 12];
+    CHECK(next["enlarged"] == true);
+    CHECK(next["lines"] == 0);
+    CHECK(next["labels"].size() == 7);
+    at += 13;
   }
 }
 

@@ -382,8 +382,8 @@ const char* const kScript = R"JS(
     figure.classList.toggle("enlarged", on);
     if (figure.classList.contains("overview")) {  // the model view: its lines button is for the map opened large
       var view = toolsOf(figure).querySelector("button.view");
+      if (!on && figure.classList.contains("show-lines")) toggleLines(figure);  // the next map opens as a heatmap
       if (view) view.hidden = !on;
-      if (!on && figure.classList.contains("show-lines")) toggleLines(figure);
     }
     if (on) {
       head.classList.add("big");
