@@ -37,18 +37,22 @@ namespace {
 // between tags, the attributes title, placeholder, aria-label and alt, and the words the page's script
 // shows (#attn-words's data-*). Code, left out, is:
 //   1. what is inside <code>, <pre>, <script> or <style>: the book's PyTorch, step ids, the tokens, the live
-//      bar's option names;
+//      bar's option names (a lesson's notes, <pre class="notes">, are prose);
 //   2. a word whose form is code's: an option (--heads), a word with a digit, an underscore or a dot
-//      (attn_scores_2, nn.Linear, GPT-2, 3.3.1, 1024x768), a call (exp(-inf)), a one-letter word (a
-//      variable, b or h; a key, t), a token as Python's repr() shows it ('journey'), a placeholder the
-//      script fills ({lesson});
-//   3. a word of the page's own code (1.), in any case, so that the prose may name view or Softmax;
+//      (attn_scores_2, nn.Linear, GPT-2, 3.3.1, 1024x768), a class's name (CausalAttention), a call
+//      (exp(-inf)), a one-letter word (a variable, b or h; a key, t), a token as Python's repr() shows it
+//      ('journey'), a placeholder the script fills ({lesson});
+//   3. a word of the page's own code (1.), in any case, so that the prose may name view or Softmax; not of
+//      its comments or strings (highlighted as such), which are English words like any other; and not in a
+//      figure's svg text (an axis, a legend, a head's name), which names nothing in the code;
 //   4. the lessons' names, tour and attn, and the languages' codes (--lang's en, ru);
 //   5. a control's title that is its option's --help line, which stays English (docs/languages.md);
 //   6. kNotProse: names and keys, each with why.
 const char* const kNotProse[] = {
     "Tab", "Enter", "Escape",                                 // keys, as the keyboard names them
-    "PyTorch", "Python", "bertviz", "BPE", "GQA", "KV",        // names of software and of the methods' acronyms
+    "PyTorch", "Python", "bertviz", "BPE", "GQA", "KV", "MKL", // names of software and of the methods' acronyms
+    "default",                                                 // --dropout-rng's value, in a lesson's notes
+    "None", "False", "True",                                   // Python's constants, as explanations name them
     "LayerNorm", "wte", "wpe", "int", "float", "Wq",           // identifiers no code on the page shows: nn.LayerNorm,
                                                                // GPT-2's weights, Python's types, figure 3.26's Wq
     "multi-head attention", "annotated transformer", "model view", "GPT-2 small",  // others' names, as phrases
@@ -69,7 +73,7 @@ std::string lower(std::string w) {
 }
 
 std::set<std::string> latin_words(const std::string& page) {
-  std::string seen, code;
+  std::string seen, code, figure;  // figure: the svg figures' texts, whose words no code exempts (3.)
   const std::regex shown_attribute(R"re( (?:title|placeholder|aria-label|alt)="([^"]*)")re");
   const std::regex data_attribute(R"re( data-[a-z-]+="([^"]*)")re");
   std::set<std::string> help;  // 5.
@@ -87,7 +91,15 @@ std::set<std::string> latin_words(const std::string& page) {
     std::size_t name_end = 1;
     while (name_end < tag.size() && std::isalnum(static_cast<unsigned char>(tag[name_end]))) ++name_end;
     const std::string name = tag.substr(1, name_end - 1);
-    if (name == "code" || name == "pre" || name == "script" || name == "style") {  // 1.
+    if (name == "text") {  // an svg text: an axis, a legend, a head's name
+      const std::size_t end = page.find("</text>", close);
+      REQUIRE(end != std::string::npos);
+      figure += " " + page.substr(close + 1, end - close - 1) + " ";
+      i = end + 7;
+      continue;
+    }
+    const bool notes = tag.find("class=\"notes\"") != std::string::npos;  // a lesson's notes: prose in a <pre>
+    if (!notes && (name == "code" || name == "pre" || name == "script" || name == "style")) {  // 1.
       const std::size_t end = page.find("</" + name + ">", close);
       REQUIRE(end != std::string::npos);
       if (name == "code" || name == "pre") code += page.substr(close + 1, end - close - 1) + " ";  // for 3.
@@ -107,8 +119,9 @@ std::set<std::string> latin_words(const std::string& page) {
   for (const char* phrase : kNotProse)  // 6., the phrases
     if (std::strchr(phrase, ' ') != nullptr)
       for (std::size_t at; (at = seen.find(phrase)) != std::string::npos;) seen.replace(at, std::strlen(phrase), " ");
-  std::set<std::string> code_words;  // 3.
-  const std::string code_text = decoded(std::regex_replace(code, std::regex("<[^>]*>"), " "));
+  std::set<std::string> code_words;  // 3., the code's own: its comments and strings are words like any other
+  const std::string code_text = decoded(std::regex_replace(
+      std::regex_replace(code, std::regex("<span class=\"[cs]\">[^<]*</span>"), " "), std::regex("<[^>]*>"), " "));
   for (std::size_t i = 0; i < code_text.size();) {
     std::size_t j = i;
     while (j < code_text.size() && (latin(code_text[j]) || std::isdigit(static_cast<unsigned char>(code_text[j])) || code_text[j] == '_')) ++j;
@@ -120,22 +133,28 @@ std::set<std::string> latin_words(const std::string& page) {
   for (const std::string& language : attn::supported_languages()) names.insert(language);
   for (const char* word : kNotProse) names.insert(word);
   std::set<std::string> found;
-  std::istringstream chunks(seen);
-  for (std::string chunk; chunks >> chunk;) {
-    while (!chunk.empty() && std::strchr("([{\",;:!?", chunk.front()) != nullptr) chunk.erase(0, 1);
-    while (!chunk.empty() && std::strchr(")]}\",;:!?.", chunk.back()) != nullptr) chunk.pop_back();
-    if (chunk.rfind("--", 0) == 0 || chunk.find_first_of("0123456789_.") != std::string::npos) continue;  // 2.
-    if (names.count(chunk) != 0) continue;  // 4. (mha-wrapper whole)
-    if (chunk.size() > 1 && chunk.front() == '\'' && chunk.back() == '\'') continue;
-    if (std::regex_search(chunk, std::regex("[A-Za-z]\\("))) continue;  // a call
-    for (std::size_t i = 0; i < chunk.size();) {  // the runs of Latin letters ("KV" of "KV-кэш")
-      std::size_t j = i;
-      while (j < chunk.size() && latin(chunk[j])) ++j;
-      const std::string word = chunk.substr(i, j - i);
-      if (word.size() > 1 && names.count(word) == 0 && code_words.count(lower(word)) == 0) found.insert(word);
-      i = j + 1;
+  // The words of `text` no rule above makes code; `code_exempt`: nor any word the page's code has (3.).
+  const auto collect = [&](const std::string& text, bool code_exempt) {
+    std::istringstream chunks(text);
+    for (std::string chunk; chunks >> chunk;) {
+      while (!chunk.empty() && std::strchr("([{\",;:!?", chunk.front()) != nullptr) chunk.erase(0, 1);
+      while (!chunk.empty() && std::strchr(")]}\",;:!?.", chunk.back()) != nullptr) chunk.pop_back();
+      if (chunk.rfind("--", 0) == 0 || chunk.find_first_of("0123456789_.") != std::string::npos) continue;  // 2.
+      if (names.count(chunk) != 0) continue;  // 4. (mha-wrapper whole)
+      if (chunk.size() > 1 && chunk.front() == '\'' && chunk.back() == '\'') continue;
+      if (std::regex_search(chunk, std::regex("[A-Za-z]\\("))) continue;  // a call
+      if (std::regex_search(chunk, std::regex("[a-z][A-Z]"))) continue;   // a class's name (CausalAttention)
+      for (std::size_t i = 0; i < chunk.size();) {  // the runs of Latin letters ("KV" of "KV-кэш")
+        std::size_t j = i;
+        while (j < chunk.size() && latin(chunk[j])) ++j;
+        const std::string word = chunk.substr(i, j - i);
+        if (word.size() > 1 && names.count(word) == 0 && !(code_exempt && code_words.count(lower(word)) != 0)) found.insert(word);
+        i = j + 1;
+      }
     }
-  }
+  };
+  collect(seen, true);
+  collect(" " + decoded(figure) + " ", false);  // a figure's "keys →" is English, whatever the code names keys
   return found;
 }
 
@@ -171,6 +190,11 @@ TEST_CASE("html in Russian: every lesson's page has lang ru, the Russian words a
   const Run tour = run({"tour", "--lang", "ru", "--format", "html"});
   REQUIRE(tour.status == 0);
   CHECK(joined(latin_words(tour.out)) == "");
+  // English left in a Russian page is found, though the code's comments hold the same words ("# each head
+  // ..."): in prose (but for words the code itself names, 3.), in a figure's text, in a lesson's notes.
+  std::string planted = tour.out;
+  planted.insert(planted.find("</main>"), "<p>head 3: rows are queries</p><svg><text>keys</text></svg><pre class=\"notes\">each block</pre>");
+  CHECK(joined(latin_words(planted)) == "are block each head keys");  // rows and queries: the code's names (3.)
   CHECK(tour.out.find("<title>attn tour: механизмы внимания главы 3 шаг за шагом</title>") != std::string::npos);
   CHECK(tour.out.find("Урок 1 из " + std::to_string(attn::lessons().size()) + ": ") != std::string::npos);
 }

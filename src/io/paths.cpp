@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include <sys/stat.h>
@@ -42,12 +43,22 @@ std::string first_file(const std::vector<std::string>& dirs, const std::string& 
   return {};
 }
 
-// The checkout's own files before the install prefix's: an attn run from its build tree reads the data and
-// names the scripts of its source, not whatever copy an older `cmake --install` left in /usr/local (whose
-// lesson words may lack a phrase the build asks for). An installed attn finds its own first, beside it.
+// Whether this executable is its build tree's (attn, attn-bench or the tests where they were built), not an
+// installed copy.
+bool in_build_tree() {
+  const std::string exe = executable_dir();
+  char here[PATH_MAX], build[PATH_MAX];
+  return !exe.empty() && ::realpath(exe.c_str(), here) != nullptr && ::realpath(ATTN_BUILD_DIR, build) != nullptr &&
+         std::strcmp(here, build) == 0;
+}
+
+// Where to look, with the source tree's `source` folder: run from its build tree, attn reads the data and
+// names the scripts of its checkout before the install prefix's, not whatever copy an older `cmake
+// --install` left in /usr/local (whose lesson words may lack a phrase the build asks for); installed, the
+// install prefix's before a checkout that may have moved on since (and its own, beside it, first).
 std::vector<std::string> search_dirs(const char* source) {
   std::vector<std::string> dirs = installed_data_dirs();
-  dirs.insert(dirs.end() - 1, source);
+  dirs.insert(in_build_tree() ? dirs.end() - 1 : dirs.end(), source);
   return dirs;
 }
 
@@ -58,7 +69,8 @@ std::string find_data_file(const std::string& relative) { return first_file(sear
 std::string find_script(const std::string& name) { return first_file(search_dirs(ATTN_SOURCE_SCRIPTDIR), name); }
 
 std::string data_dirs_text() {
-  return "$ATTN_DATA_DIR, ../share/attn next to the executable, " ATTN_SOURCE_DATADIR " and " ATTN_INSTALL_DATADIR;
+  return in_build_tree() ? "$ATTN_DATA_DIR, ../share/attn next to the executable, " ATTN_SOURCE_DATADIR " and " ATTN_INSTALL_DATADIR
+                         : "$ATTN_DATA_DIR, ../share/attn next to the executable, " ATTN_INSTALL_DATADIR " and " ATTN_SOURCE_DATADIR;
 }
 
 }  // namespace attn

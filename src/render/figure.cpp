@@ -144,9 +144,14 @@ struct LegendText {
 LegendText legend_text(const std::vector<HeatMap>& maps, HeatScale s) {
   const HeatMap& m = maps.front();
   const auto say = [&](const char* name, const TextValues& values = {}) { return attn::words("page", m.language, name, values); };
-  if (maps.size() == 1 || s == HeatScale::Fixed) {
-    HeatMap all = m;  // the fixed scale is the step's, and so are the values its words say the maps hold
-    if (maps.size() > 1) all.min = m.step_min, all.max = m.step_max;
+  if (maps.size() == 1) return {m.low_end(s), m.high_end(s), say("colours", {{"words", m.scale_words(s)}})};
+  if (s == HeatScale::Fixed) {
+    // The fixed scale is the step's, and so are the values its words say the maps hold: a map of no cells
+    // with the step's range, for its words.
+    HeatMap all;
+    all.language = m.language;
+    all.min = all.step_min = m.step_min;
+    all.max = all.step_max = m.step_max;
     return {all.low_end(s), all.high_end(s), say("colours", {{"words", all.scale_words(s)}})};
   }
   if (s == HeatScale::Row) return {m.low_end(s), m.high_end(s), say("colours", {{"words", say("key_row")}})};
@@ -168,9 +173,13 @@ std::string legend_group(const std::vector<HeatMap>& maps, const FigureOptions& 
   bool causal = false;
   for (const HeatMap& each : maps) causal = causal || each.causal;
   const std::string masked_words = attn::words("page", m.language, "masked_key");
-  const double masked_width = causal ? std::max(200.0, 20.0 + static_cast<double>(display_width(masked_words)) * kCharWidth) : 0.0;
-  width = std::max(2 * (static_cast<double>(ends) + 8.0) * kCharWidth + 24 * 10.0 + masked_width,
-                   static_cast<double>(words) * kCharWidth);
+  // Its right edge, as drawn below: the low end, the swatches, the high end, the masked cells' swatch and
+  // name; or the scale's words under them; then a margin.
+  const double end_width = static_cast<double>(ends) * kCharWidth;
+  const double masked_width = causal ? 20.0 + static_cast<double>(display_width(masked_words)) * kCharWidth : 0.0;
+  width = std::max(12.0 + end_width + 8.0 + 24 * 10.0 + 8.0 + end_width + 20.0 + masked_width,
+                   12.0 + static_cast<double>(words) * kCharWidth) +
+          12.0;
   const bool diverging = m.diverging(o.scale);
   const auto texts = [&](const char* name, std::string LegendText::*part) {
     return o.scale_choices ? on_every_scale(name, [&](HeatScale s) { return html_escape(legend_text(maps, s).*part); })
@@ -235,8 +244,8 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   double legend_width = 0.0;
   const std::string legend = o.in_grid ? "" : legend_group({m}, o, legend_top, hatch, legend_width);
   const double caption_width = o.in_grid ? 0.0 : static_cast<double>(display_width(m.caption)) * kCharWidth;  // the line above the grid
-  const double width = std::max({left + grid_width + label_width * 0.72 + 12.0, 12.0 + legend_width, 24.0 + caption_width});
-  const double height = o.in_grid ? grid_top + grid_height + 12.0 : legend_top + 48.0;
+  const double width = std::max({left + grid_width + label_width * 0.72 + 12.0, legend_width, 24.0 + caption_width});
+  const double height = o.in_grid ? grid_top + grid_height + 4.0 : legend_top + 48.0;
 
   std::string out = svg_open(width, height, o, attn::words("screen", m.language, "heatmap", {{"caption", m.caption}}));
   out += hatch_pattern(hatch);
@@ -302,7 +311,6 @@ Figure svg_legend(const std::vector<HeatMap>& maps, const FigureOptions& o) {
   double width = 0.0;
   const std::string hatch = o.uid + "-masked";
   const std::string legend = legend_group(maps, o, 4.0, hatch, width);
-  width += 24.0;
   return {svg_open(width, 48.0, o, words("page", maps.front().language, "colour_key")) + hatch_pattern(hatch) + legend + "</svg>\n",
           width, 48.0};
 }

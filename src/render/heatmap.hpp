@@ -26,8 +26,8 @@ std::string ansi_cell(const std::string& cell, double x, const TextStyle& style,
 // One matrix of a heatmap step as data.
 struct HeatMap {
   std::string caption;  // "rows are queries, columns are keys; batch 0 of 2, head 1"
-  // A step of several maps: what its maps have in common ("rows are queries, columns are keys; batch 0 of 2"),
-  // said once over a grid of them, and this map's name in it ("head 1"); a single map: its caption and "".
+  // What every map of its step has in common ("rows are queries, columns are keys; batch 0 of 2"), said
+  // once over a grid of them, and this map's name in it ("head 1"; "" for a step of one map).
   std::string common, name;
   std::size_t rows = 0, keys = 0;
   std::size_t first = 0;  // the position of row 0 (a KV-cache call's first query)

@@ -74,11 +74,12 @@ figure .heads.one{display:block}
 figure .heads.one svg{width:auto}
 figure .heads:not(.one) svg{width:100%}
 figure p.common{margin:.2em 0;color:var(--muted);font-size:.9em}
-figure .head .name,figure .model>.name{font-weight:600;font-size:.85em;white-space:nowrap;width:0;min-width:100%}
+figure .head .name,figure .model>.name{font-weight:600;font-size:.85em;line-height:1.25;white-space:nowrap;width:0;min-width:100%}
 figure .note{font-size:.75em;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis;width:0;min-width:100%}
 figure .head[tabindex]{cursor:zoom-in;border-radius:4px}
 figure .head[tabindex]:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
-figure.enlarged .head:not(.big),figure.enlarged .head.big>.note,figure.enlarged p.common{display:none}
+figure.enlarged .head:not(.big),figure.enlarged p.common,figure.enlarged .head.big>.note,figure .name .said{display:none}
+figure.enlarged .head.big>.name .said{display:inline}
 figure.enlarged .head.big{cursor:zoom-out}
 figure.enlarged .heads{display:block}
 body:not(.slides) figure.enlarged .heads svg{width:100%;max-height:85vh}
@@ -159,7 +160,7 @@ figure .heads.one svg{width:auto!important}
 main{column-count:2;column-gap:1.6em}
 section.lesson{column-span:all}
 figure .model svg{width:auto!important}
-figure.enlarged .head{display:revert!important}
+figure.enlarged .head,figure.enlarged p.common{display:revert!important}
 figure .head .full{display:none!important}
 figure .head svg.small{display:block!important}
 }
@@ -230,7 +231,7 @@ const char* const kScript = R"JS(
     maps.forEach(function (e) { var b = e.viewBox.baseVal; e.style.width = k * b.width + "px"; e.style.height = k * b.height + "px"; });
   }
   // The figure's content as drawn: from its maps' and layers' names' left to their right (names and notes
-  // never widen a column; a grid's one legend is narrower than the room), and from its top to its bottom
+  // never widen a column; a grid's one legend is sized to the room first), and from its top to its bottom
   // (its caption and legend with it).
   function extent(figure) {
     var r = figure.getBoundingClientRect(), left = 1e9, right = -1e9;
@@ -259,7 +260,9 @@ const char* const kScript = R"JS(
     maps.forEach(function (e) { if (e.dataset.full) e.setAttribute("viewBox", e.dataset.full); });
     var H = Math.max(window.innerHeight - figure.getBoundingClientRect().top - 0.3 * em, 8 * em);
     // A grid's legend and the model view's key: as large as the slide's text.
-    figure.querySelectorAll(".legend-box svg, div.key svg").forEach(function (e) { sizeMaps([e], em / 16); });
+    figure.querySelectorAll(".legend-box svg, div.key svg").forEach(function (e) {
+      sizeMaps([e], Math.min(em / 17, W / e.viewBox.baseVal.width));  // never wider than the room
+    });
     var best = {k: 0, cols: 1, dw: 1, dh: 1};
     function search() {
       best = {k: 0, cols: 1, dw: 1, dh: 1};
@@ -360,7 +363,7 @@ const char* const kScript = R"JS(
     var cell = e.target.closest ? e.target.closest("rect.cell, figure.overview .head:not(.big)") : null;
     var figure = cell && cell.closest("figure");
     var out = figure && figure.querySelector(".readout");
-    if (out) out.textContent = cell.getAttribute(cell.tagName === "rect" ? "aria-label" : "title");
+    if (out) out.textContent = cell.getAttribute(cell.tagName === "rect" ? "aria-label" : "data-about");
   }
   function leaveLines(e) {
     var tok = tokenOf(e);
@@ -637,7 +640,8 @@ class HtmlRenderer : public Renderer {
     // The page: each printed tensor (summarised by PyTorch's format past 1,000 numbers), and about 900
     // bytes per heatmap cell drawn (600 for the cell with its number, 160 for its line in the lines view),
     // and an overview step's cells again in the model view, drawn with the first of them (its small map, its
-    // map drawn in full and its lines view: 900 a cell).
+    // map drawn in full and its lines view: 600 a cell more; measured on 512 layers of 2 heads, the page is
+    // 1,270 bytes a cell of both).
     std::size_t bytes = 64 << 10;
     for (const Trace& t : doc.traces)
       for (const Step& s : t.steps) {
@@ -646,7 +650,7 @@ class HtmlRenderer : public Renderer {
         if (s.heatmap && s.shape.size() >= 2 && s.shape.back() <= kFigureMaxKeys) {
           const std::size_t heads = s.shape.size() == 4 ? s.shape[1] : s.overview && s.shape.size() == 3 ? s.shape[0] : 1;
           bytes = saturating_sum(bytes, saturating_product({heads, s.shape.back(), s.shape[s.shape.size() - 2],
-                                                            s.overview ? std::size_t{900 + 900} : std::size_t{900}}));
+                                                            s.overview ? std::size_t{900 + 600} : std::size_t{900}}));
         }
       }
     // Built up as one string: while it grows, its old buffer and the new one twice its size (three times
@@ -842,7 +846,10 @@ class HtmlRenderer : public Renderer {
       }
       out += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
              markup(say("enlarge_head", {{"h", std::to_string(h)}})) + "\" data-head=\"" + std::to_string(h) +
-             "\"><div class=\"name\">" + markup(maps[h].name) + "</div>" + svg + own_note(maps[h], shared) + "</div>\n";
+             "\"><div class=\"name\">" + markup(maps[h].name) +
+             // its words beside its name once it is opened large, whether they are its own or its layer's
+             (maps[h].note.empty() ? "" : "<span class=\"said\">: " + markup(maps[h].note) + "</span>") + "</div>" + svg +
+             own_note(maps[h], shared) + "</div>\n";
     }
     out += "</div>\n";
     if (grid) {
@@ -889,13 +896,14 @@ class HtmlRenderer : public Renderer {
         key = "<div class=\"key\">" + svg_scale_key(maps.front(), o).svg + "</div>\n";
       }
       const CommonNote common = common_note(maps);
-      const std::string &shared = common.note, name = layer_name(*layer, language);
+      const std::string& shared = common.note;
+      const std::string name = layer_name(*layer, language);
       rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><div class=\"layer-name\">" + markup(name) +
               (shared.empty() ? "" : "<span class=\"note\">" + markup(common.words(maps.size(), language)) + "</span>") +
               "</div><div class=\"heads\">\n";
       for (std::size_t h = 0; h < maps.size(); ++h) {
         check_cancelled();
-        HeatMap m = maps[h];
+        const HeatMap& m = maps[h];
         std::string tokens;
         for (std::size_t j = 0; j < m.keys; ++j) tokens += (j ? " " : "") + m.labels[j];
         const std::string about = name + ", " + m.name + (m.note.empty() ? "" : ": " + m.note) + "; " +
@@ -904,17 +912,19 @@ class HtmlRenderer : public Renderer {
         o.scale = style_.scale;
         o.uid = uid + layer->id + "h" + std::to_string(h);
         rows += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
-                markup(about + words("page", language, "enlarge")) + "\" title=\"" + markup(about) + "\" data-head=\"" +
+                markup(about + words("page", language, "enlarge")) + "\" data-about=\"" + markup(about) + "\" data-head=\"" +
                 std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small") + own_note(m, shared);
         if (m.keys <= kFigureMaxKeys) {  // numbers to 16 keys, colour-only cells to 64, as every heatmap
+          HeatMap opened = m;
+          opened.caption = name + ", " + m.name + (m.note.empty() ? "" : ": " + m.note);
           FigureOptions full;
           full.scale = style_.scale;
           full.uid = o.uid + "f";
-          m.caption = name + ", " + m.name;
-          rows += fitted(svg_heatmap(m, full).svg, " full");
+          rows += fitted(svg_heatmap(opened, full).svg, " full");
           FigureOptions lines;
           lines.uid = o.uid + "l";
-          rows += "<div class=\"lines\">" + fitted(svg_lines({m}, lines).svg, " lines") + "</div>";
+          const Figure drawn = svg_lines({opened}, lines);
+          if (!drawn.svg.empty()) rows += "<div class=\"lines\">" + fitted(drawn.svg, " lines") + "</div>";
         }
         rows += "</div>\n";
       }

@@ -117,7 +117,7 @@ class SvgRenderer : public Renderer {
     }
     double cell_w = 0.0, cell_h = 0.0;
     for (const Figure& f : figures) cell_w = std::max(cell_w, f.width), cell_h = std::max(cell_h, f.height);
-    const double gap = 16.0, name_height = 22.0, note_height = shared.empty() && !any_own_note(maps, shared) ? 0.0 : 18.0;
+    const double gap = 16.0, name_height = 22.0, note_height = any_own_note(maps, shared) ? 18.0 : 0.0;
     const std::size_t columns = grid_columns(figures.size(), cell_w, cell_h + name_height + note_height);
     std::string caption = maps.front().common;
     if (!shared.empty()) caption += " \xe2\x80\x94 " + common.words(maps.size(), doc.language);

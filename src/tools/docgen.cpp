@@ -230,9 +230,11 @@ std::string man_page() {
             "previous; Home and End; [ and ] for lessons; g, a number N and Enter to go to step N of the lesson, "
             "the one titled [N/n] (g 0: the lesson's intro, its step 0); Up and Down to scroll a tall step; t for "
             "the printed tensor first (a heatmap comes first, under the title); + and - for one head of a step alone, "
-            "enlarged with every number (past the last or first: every head side by side again); n for every "
-            "number of a heatmap; s "
-            "to cycle the colour scale (fixed, matrix, row); b or . for a blank screen; ? for help; q, Esc or Ctrl-C to quit. It takes " + present_also() + "; and these:") +
+            "enlarged with every number (past the last or first: every head side by side again); Tab and Shift-Tab "
+            "to select a head of a grid of heads, then Enter to open it large with its labels, numbers and each "
+            "query's strongest keys; n for every number of a heatmap; s "
+            "to cycle the colour scale (fixed, matrix, row); b or . for a blank screen; ? for help; Esc to bring an "
+            "open head back to its grid, else to quit, as q and Ctrl-C do. It takes " + present_also() + "; and these:") +
        "\n";
   for (const OptionSpec* spec : options_in(Scope::Present)) {
     const std::string d = spec->shown_default(defaults);
