@@ -133,6 +133,7 @@ std::set<std::string> latin_words(const std::string& page) {
   for (const std::string& language : attn::supported_languages()) names.insert(language);
   for (const char* word : kNotProse) names.insert(word);
   std::set<std::string> found;
+  static const std::regex kCall("[A-Za-z]\\("), kClassName("[a-z][A-Z]");  // made once: every word is tried
   // The words of `text` no rule above makes code; `code_exempt`: nor any word the page's code has (3.).
   const auto collect = [&](const std::string& text, bool code_exempt) {
     std::istringstream chunks(text);
@@ -142,8 +143,8 @@ std::set<std::string> latin_words(const std::string& page) {
       if (chunk.rfind("--", 0) == 0 || chunk.find_first_of("0123456789_.") != std::string::npos) continue;  // 2.
       if (names.count(chunk) != 0) continue;  // 4. (mha-wrapper whole)
       if (chunk.size() > 1 && chunk.front() == '\'' && chunk.back() == '\'') continue;
-      if (std::regex_search(chunk, std::regex("[A-Za-z]\\("))) continue;  // a call
-      if (std::regex_search(chunk, std::regex("[a-z][A-Z]"))) continue;   // a class's name (CausalAttention)
+      if (std::regex_search(chunk, kCall)) continue;        // a call
+      if (std::regex_search(chunk, kClassName)) continue;   // a class's name (CausalAttention)
       for (std::size_t i = 0; i < chunk.size();) {  // the runs of Latin letters ("KV" of "KV-кэш")
         std::size_t j = i;
         while (j < chunk.size() && latin(chunk[j])) ++j;

@@ -44,12 +44,15 @@ std::string first_file(const std::vector<std::string>& dirs, const std::string& 
 }
 
 // Whether this executable is its build tree's (attn, attn-bench or the tests where they were built), not an
-// installed copy.
+// installed copy: looked at once, as every lookup of a bundled file asks.
 bool in_build_tree() {
-  const std::string exe = executable_dir();
-  char here[PATH_MAX], build[PATH_MAX];
-  return !exe.empty() && ::realpath(exe.c_str(), here) != nullptr && ::realpath(ATTN_BUILD_DIR, build) != nullptr &&
-         std::strcmp(here, build) == 0;
+  static const bool built_here = [] {
+    const std::string exe = executable_dir();
+    char here[PATH_MAX], build[PATH_MAX];
+    return !exe.empty() && ::realpath(exe.c_str(), here) != nullptr && ::realpath(ATTN_BUILD_DIR, build) != nullptr &&
+           std::strcmp(here, build) == 0;
+  }();
+  return built_here;
 }
 
 // Where to look, with the source tree's `source` folder: run from its build tree, attn reads the data and
@@ -69,8 +72,8 @@ std::string find_data_file(const std::string& relative) { return first_file(sear
 std::string find_script(const std::string& name) { return first_file(search_dirs(ATTN_SOURCE_SCRIPTDIR), name); }
 
 std::string data_dirs_text() {
-  return in_build_tree() ? "$ATTN_DATA_DIR, ../share/attn next to the executable, " ATTN_SOURCE_DATADIR " and " ATTN_INSTALL_DATADIR
-                         : "$ATTN_DATA_DIR, ../share/attn next to the executable, " ATTN_INSTALL_DATADIR " and " ATTN_SOURCE_DATADIR;
+  const std::vector<std::string> dirs = search_dirs(ATTN_SOURCE_DATADIR);  // in find_data_file's order
+  return "$ATTN_DATA_DIR, ../share/attn next to the executable, " + dirs[dirs.size() - 2] + " and " + dirs.back();
 }
 
 }  // namespace attn

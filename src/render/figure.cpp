@@ -141,10 +141,10 @@ namespace {
 struct LegendText {
   std::string low, high, words;
 };
-LegendText legend_text(const std::vector<HeatMap>& maps, HeatScale s) {
-  const HeatMap& m = maps.front();
+// `m`: the first map (all of a step's share its fixed scale); `several`: a grid of maps.
+LegendText legend_text(const HeatMap& m, bool several, HeatScale s) {
   const auto say = [&](const char* name, const TextValues& values = {}) { return attn::words("page", m.language, name, values); };
-  if (maps.size() == 1) return {m.low_end(s), m.high_end(s), say("colours", {{"words", m.scale_words(s)}})};
+  if (!several) return {m.low_end(s), m.high_end(s), say("colours", {{"words", m.scale_words(s)}})};
   if (s == HeatScale::Fixed) {
     // The fixed scale is the step's, and so are the values its words say the maps hold: a map of no cells
     // with the step's range, for its words.
@@ -158,20 +158,18 @@ LegendText legend_text(const std::vector<HeatMap>& maps, HeatScale s) {
   return {say("map_min"), say("map_max"), say("colours", {{"words", say("key_matrix")}})};
 }
 
-// The legend's group at (12, top): the palette between the scale's two ends, what the scale is, and the
-// masked cells' pattern (`hatch`, defined by the caller); its width in `width`.
-std::string legend_group(const std::vector<HeatMap>& maps, const FigureOptions& o, double top, const std::string& hatch,
-                         double& width) {
-  const HeatMap& m = maps.front();
-  const LegendText shown = legend_text(maps, o.scale);
+// The legend's group at (12, top), for the first map `m` of one map or of a grid (`several`), `causal` where
+// any of them masks keys: the palette between the scale's two ends, what the scale is, and the masked cells'
+// pattern (`hatch`, defined by the caller); its width in `width`.
+std::string legend_group(const HeatMap& m, bool several, bool causal, const FigureOptions& o, double top,
+                         const std::string& hatch, double& width) {
+  const LegendText shown = legend_text(m, several, o.scale);
   std::size_t words = 0, ends = 7;  // room for the longer end on any scale: "row min" is 7 columns in English
   for (const HeatScale sc : kScales) {
-    const LegendText t = legend_text(maps, sc);
+    const LegendText t = legend_text(m, several, sc);
     words = std::max(words, display_width(t.words));
     ends = std::max({ends, display_width(t.low), display_width(t.high)});
   }
-  bool causal = false;
-  for (const HeatMap& each : maps) causal = causal || each.causal;
   const std::string masked_words = attn::words("page", m.language, "masked_key");
   // Its right edge, as drawn below: the low end, the swatches, the high end, the masked cells' swatch and
   // name; or the scale's words under them; then a margin.
@@ -182,10 +180,9 @@ std::string legend_group(const std::vector<HeatMap>& maps, const FigureOptions& 
           12.0;
   const bool diverging = m.diverging(o.scale);
   const auto texts = [&](const char* name, std::string LegendText::*part) {
-    return o.scale_choices ? on_every_scale(name, [&](HeatScale s) { return html_escape(legend_text(maps, s).*part); })
+    return o.scale_choices ? on_every_scale(name, [&](HeatScale s) { return html_escape(legend_text(m, several, s).*part); })
                            : std::string();
   };
-  const bool several = maps.size() > 1;
   std::string out = "<g class=\"legend\" data-min=\"" + exact_number(static_cast<float>(several ? m.step_min : m.min)) +
                     "\" data-max=\"" + exact_number(static_cast<float>(several ? m.step_max : m.max)) + "\" data-scale=\"" +
                     scale_name(o.scale) + "\">\n";
@@ -242,7 +239,7 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   const double legend_top = grid_top + grid_height + 16.0;
   const std::string hatch = o.uid + "-masked";
   double legend_width = 0.0;
-  const std::string legend = o.in_grid ? "" : legend_group({m}, o, legend_top, hatch, legend_width);
+  const std::string legend = o.in_grid ? "" : legend_group(m, false, m.causal, o, legend_top, hatch, legend_width);
   const double caption_width = o.in_grid ? 0.0 : static_cast<double>(display_width(m.caption)) * kCharWidth;  // the line above the grid
   const double width = std::max({left + grid_width + label_width * 0.72 + 12.0, legend_width, 24.0 + caption_width});
   const double height = o.in_grid ? grid_top + grid_height + 4.0 : legend_top + 48.0;
@@ -310,7 +307,8 @@ Figure svg_legend(const std::vector<HeatMap>& maps, const FigureOptions& o) {
   if (maps.empty()) return {};
   double width = 0.0;
   const std::string hatch = o.uid + "-masked";
-  const std::string legend = legend_group(maps, o, 4.0, hatch, width);
+  const bool causal = std::any_of(maps.begin(), maps.end(), [](const HeatMap& m) { return m.causal; });
+  const std::string legend = legend_group(maps.front(), maps.size() > 1, causal, o, 4.0, hatch, width);
   return {svg_open(width, 48.0, o, words("page", maps.front().language, "colour_key")) + hatch_pattern(hatch) + legend + "</svg>\n",
           width, 48.0};
 }

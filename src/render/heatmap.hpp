@@ -75,6 +75,8 @@ struct CommonNote {
   std::size_t heads = 0;  // how many share it
   // "8 of 12 heads: spread" in `language`, "" for none.
   std::string words(std::size_t of, const std::string& language) const;
+  // Whether `m`'s note is its own, to show under it: one that is not this.
+  bool own(const HeatMap& m) const { return !m.note.empty() && m.note != note; }
 };
 CommonNote common_note(const std::vector<HeatMap>& maps);
 

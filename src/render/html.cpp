@@ -218,13 +218,17 @@ const char* const kScript = R"JS(
     modeButton.textContent = word(on ? "document" : "slides");
     if (on) { show(k); return; }
     counter.textContent = "";
-    document.querySelectorAll("figure.heatmaps svg, figure .heads").forEach(function (e) {
-      e.style.width = e.style.height = e.style.gridTemplateColumns = "";
-      if (e.dataset.full) { e.setAttribute("viewBox", e.dataset.full); delete e.dataset.full; }
+    document.querySelectorAll("figure.heatmaps").forEach(function (f) {
+      unfit(f);
+      f.querySelectorAll("svg, .heads").forEach(function (e) { e.style.width = e.style.height = e.style.gridTemplateColumns = ""; });
     });
-    document.querySelectorAll("figure.compact, figure.no-numbers").forEach(function (f) { f.classList.remove("compact", "no-numbers"); });
     setHash("#" + slides[current].id);
     slides[current].scrollIntoView();
+  }
+  // A figure as the page draws it: its maps' labels and numbers back (fit() may hide them), each viewBox whole.
+  function unfit(figure) {
+    figure.classList.remove("compact", "no-numbers");
+    figure.querySelectorAll("svg[data-full]").forEach(function (e) { e.setAttribute("viewBox", e.dataset.full); delete e.dataset.full; });
   }
   // A figure's maps drawn at `k` screen pixels a unit of their viewBox (every map of a figure alike).
   function sizeMaps(maps, k) {
@@ -256,8 +260,7 @@ const char* const kScript = R"JS(
     var W = section.clientWidth - (beside ? 15.4 * em : 0);
     var heads = figure.querySelector(".heads");
     var grid = figure.classList.contains("grid") && !figure.classList.contains("enlarged") && !figure.classList.contains("show-lines");
-    figure.classList.remove("compact", "no-numbers");
-    maps.forEach(function (e) { if (e.dataset.full) e.setAttribute("viewBox", e.dataset.full); });
+    unfit(figure);
     var H = Math.max(window.innerHeight - figure.getBoundingClientRect().top - 0.3 * em, 8 * em);
     // A grid's legend and the model view's key: as large as the slide's text.
     figure.querySelectorAll(".legend-box svg, div.key svg").forEach(function (e) {
@@ -827,10 +830,10 @@ class HtmlRenderer : public Renderer {
     // A grid of heads says once what they have in common, and the note most of them share; each head has its
     // name over it ("head 1") and its own note under it where it differs; one legend under them all.
     const CommonNote common = common_note(maps);
-    const std::string& shared = common.note;
     if (grid)
       out += "<p class=\"common\">" +
-             markup(maps.front().common + (shared.empty() ? "" : " \xe2\x80\x94 " + common.words(maps.size(), language))) + "</p>\n";
+             markup(maps.front().common + (common.note.empty() ? "" : " \xe2\x80\x94 " + common.words(maps.size(), language))) +
+             "</p>\n";
     out += "<div class=\"heads" + std::string(grid ? "" : " one") + "\">\n";
     for (std::size_t h = 0; h < maps.size(); ++h) {
       check_cancelled();
@@ -849,7 +852,7 @@ class HtmlRenderer : public Renderer {
              "\"><div class=\"name\">" + markup(maps[h].name) +
              // its words beside its name once it is opened large, whether they are its own or its layer's
              (maps[h].note.empty() ? "" : "<span class=\"said\">: " + markup(maps[h].note) + "</span>") + "</div>" + svg +
-             own_note(maps[h], shared) + "</div>\n";
+             own_note(maps[h], common) + "</div>\n";
     }
     out += "</div>\n";
     if (grid) {
@@ -864,8 +867,8 @@ class HtmlRenderer : public Renderer {
   }
 
   // A map's note under it, where it is not the one most of its layer's heads share (said once for them).
-  static std::string own_note(const HeatMap& m, const std::string& shared) {
-    return m.note.empty() || m.note == shared ? "" : "<div class=\"note\">" + markup(m.note) + "</div>";
+  static std::string own_note(const HeatMap& m, const CommonNote& common) {
+    return common.own(m) ? "<div class=\"note\">" + markup(m.note) + "</div>" : "";
   }
 
   // "layer 5" for a layer's overview step (attn heads: attn_weights_layer_5), from the number its id ends
@@ -896,10 +899,9 @@ class HtmlRenderer : public Renderer {
         key = "<div class=\"key\">" + svg_scale_key(maps.front(), o).svg + "</div>\n";
       }
       const CommonNote common = common_note(maps);
-      const std::string& shared = common.note;
       const std::string name = layer_name(*layer, language);
       rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><div class=\"layer-name\">" + markup(name) +
-              (shared.empty() ? "" : "<span class=\"note\">" + markup(common.words(maps.size(), language)) + "</span>") +
+              (common.note.empty() ? "" : "<span class=\"note\">" + markup(common.words(maps.size(), language)) + "</span>") +
               "</div><div class=\"heads\">\n";
       for (std::size_t h = 0; h < maps.size(); ++h) {
         check_cancelled();
@@ -913,17 +915,17 @@ class HtmlRenderer : public Renderer {
         o.uid = uid + layer->id + "h" + std::to_string(h);
         rows += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
                 markup(about + words("page", language, "enlarge")) + "\" data-about=\"" + markup(about) + "\" data-head=\"" +
-                std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small") + own_note(m, shared);
+                std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small") + own_note(m, common);
         if (m.keys <= kFigureMaxKeys) {  // numbers to 16 keys, colour-only cells to 64, as every heatmap
-          HeatMap opened = m;
-          opened.caption = name + ", " + m.name + (m.note.empty() ? "" : ": " + m.note);
+          std::vector<HeatMap> opened{m};  // one copy, with its caption, for its heatmap and its lines
+          opened[0].caption = name + ", " + m.name + (m.note.empty() ? "" : ": " + m.note);
           FigureOptions full;
           full.scale = style_.scale;
           full.uid = o.uid + "f";
-          rows += fitted(svg_heatmap(opened, full).svg, " full");
+          rows += fitted(svg_heatmap(opened[0], full).svg, " full");
           FigureOptions lines;
           lines.uid = o.uid + "l";
-          const Figure drawn = svg_lines({opened}, lines);
+          const Figure drawn = svg_lines(opened, lines);
           if (!drawn.svg.empty()) rows += "<div class=\"lines\">" + fitted(drawn.svg, " lines") + "</div>";
         }
         rows += "</div>\n";

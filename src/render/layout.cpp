@@ -475,7 +475,7 @@ std::vector<Line> overview_lines(const Step& step, const std::vector<HeatMap>& m
       for (std::size_t j = 0; j < m.keys; ++j) row.push_back(cell(m, o.scale, i, j, cell_width, o.color));
       block.push_back(std::move(row));
     }
-    if (m.note != common.note)
+    if (common.own(m))
       for (const auto& line : fill_lines(words_of(m.note), column, "", "")) block.push_back({{line, Role::Legend}});
     blocks.push_back(std::move(block));
   }

@@ -106,7 +106,6 @@ class SvgRenderer : public Renderer {
       return one_chunk("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_heatmap(maps.front(), one).svg);
     }
     const CommonNote common = common_note(maps);
-    const std::string& shared = common.note;
     std::vector<Figure> figures;
     for (std::size_t k = 0; k < maps.size(); ++k) {
       FigureOptions inner;
@@ -117,10 +116,10 @@ class SvgRenderer : public Renderer {
     }
     double cell_w = 0.0, cell_h = 0.0;
     for (const Figure& f : figures) cell_w = std::max(cell_w, f.width), cell_h = std::max(cell_h, f.height);
-    const double gap = 16.0, name_height = 22.0, note_height = any_own_note(maps, shared) ? 18.0 : 0.0;
+    const double gap = 16.0, name_height = 22.0, note_height = std::any_of(maps.begin(), maps.end(), [&](const HeatMap& m) { return common.own(m); }) ? 18.0 : 0.0;
     const std::size_t columns = grid_columns(figures.size(), cell_w, cell_h + name_height + note_height);
     std::string caption = maps.front().common;
-    if (!shared.empty()) caption += " \xe2\x80\x94 " + common.words(maps.size(), doc.language);
+    if (!common.note.empty()) caption += " \xe2\x80\x94 " + common.words(maps.size(), doc.language);
     std::string maps_svg = "<text class=\"caption\" x=\"12\" y=\"46\">" + html_escape(caption) + "</text>\n";
     const double top = 60.0, step_h = name_height + cell_h + note_height + gap;
     for (std::size_t k = 0; k < figures.size(); ++k) {
@@ -130,7 +129,7 @@ class SvgRenderer : public Renderer {
                   html_escape(maps[k].name) + "</text>\n";
       maps_svg += "<g transform=\"translate(" + std::to_string(static_cast<int>(x)) + "," +
                   std::to_string(static_cast<int>(y + name_height)) + ")\">\n" + figures[k].svg + "</g>\n";
-      if (!maps[k].note.empty() && maps[k].note != shared)
+      if (common.own(maps[k]))
         maps_svg += "<text class=\"note\" x=\"" + std::to_string(static_cast<int>(x) + 12) + "\" y=\"" +
                     std::to_string(static_cast<int>(y + name_height + cell_h + 13.0)) + "\" font-size=\"11\">" +
                     html_escape(maps[k].note) + "</text>\n";
@@ -152,11 +151,6 @@ class SvgRenderer : public Renderer {
   }
 
  private:
-  // Whether a map has a note of its own, other than the one most heads share.
-  static bool any_own_note(const std::vector<HeatMap>& maps, const std::string& shared) {
-    return std::any_of(maps.begin(), maps.end(), [&](const HeatMap& m) { return !m.note.empty() && m.note != shared; });
-  }
-
   static std::string shape_words(const Step& s) {
     if (s.python_float) return "a Python float";
     if (s.python_int) return "a Python int";
