@@ -28,6 +28,7 @@
 #include "bench/alloc_counter.hpp"
 #include "modules/attention.hpp"
 #include "core/errors.hpp"
+#include "io/cpus.hpp"
 #include "kernels/fast.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/threads.hpp"
@@ -77,7 +78,9 @@ void choose_isa(const BenchOptions& o) {
 
 MachineReport describe_machine(bool rates) {
   MachineReport m;
-  m.threads = std::max(1u, std::thread::hardware_concurrency());
+  const CpuCount cpus = cpu_count(cpu_limits_of_process());  // not the machine's: the process's
+  m.threads = cpus.threads;
+  m.threads_from = cpus.source;
   const VectorIsa isa = fast_vector_isa();
   const IsaInfo info = isa_info(isa);
   m.isa = info.name;
@@ -190,16 +193,16 @@ std::string render_machine(const MachineReport& m) {
                                                                   m.cpu_isa);
   if (!m.measured) {
     std::snprintf(buf, sizeof buf,
-                  "machine: %u threads; fast kernels: %s; oneDNN on its %s kernels; OpenBLAS on its %s kernels "
+                  "machine: %u thread%s (%s); fast kernels: %s; oneDNN on its %s kernels; OpenBLAS on its %s kernels "
                   "(the chapter's)\n--quick: its FMA peak, SGEMM rates and memory bandwidth not measured, so no %% of them\n",
-                  m.threads, chosen.c_str(), m.onednn_isa.c_str(), m.openblas_core.c_str());
+                  m.threads, m.threads == 1 ? "" : "s", m.threads_from.c_str(), chosen.c_str(), m.onednn_isa.c_str(), m.openblas_core.c_str());
     return buf;
   }
   std::snprintf(buf, sizeof buf,
-                "machine: %u threads; fast kernels: %s, FMA peak %.1f GFLOP/s (measured)\n"
+                "machine: %u thread%s (%s); fast kernels: %s, FMA peak %.1f GFLOP/s (measured)\n"
                 "SGEMM 2048^3: oneDNN %.1f GFLOP/s on its %s kernels (the fast projections); OpenBLAS %.1f GFLOP/s "
                 "on its %s kernels (the chapter's)\n",
-                m.threads, chosen.c_str(), m.fma_peak_gflops, m.sgemm_gflops, m.onednn_isa.c_str(), m.openblas_gflops,
+                m.threads, m.threads == 1 ? "" : "s", m.threads_from.c_str(), chosen.c_str(), m.fma_peak_gflops, m.sgemm_gflops, m.onednn_isa.c_str(), m.openblas_gflops,
                 m.openblas_core.c_str());
   return buf;
 }
@@ -211,6 +214,7 @@ nlohmann::ordered_json measured(const MachineReport& m, double value) {
 
 nlohmann::ordered_json machine_json(const MachineReport& m) {
   return {{"threads", m.threads},
+          {"threads_from", m.threads_from},
           {"isa", m.isa},
           {"cpu_isa", m.cpu_isa},
           {"micro_kernel", {m.mr, m.nr}},

@@ -30,7 +30,8 @@ struct BenchRow {
 // `measured` false, under --quick, which skips those seconds).
 struct MachineReport {
   bool measured = false;          // the rates below were measured
-  unsigned threads = 0;           // the machine's hardware threads, which every implementation runs on
+  unsigned threads = 0;           // the CPUs attn may use (io/cpus.hpp), which every implementation runs on
+  std::string threads_from;       // what set that number: "affinity mask", "cgroup cpu.max", "OMP_NUM_THREADS"
   std::string isa;                // the fast kernels' build: the CPU's widest, or --isa's
   std::string cpu_isa;            // the widest build the CPU's feature flags allow
   std::size_t mr = 0, nr = 0;     // its micro-kernel's register block
