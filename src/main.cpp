@@ -7,8 +7,10 @@
 #include <iostream>
 
 #include "cli/cli.hpp"
+#include "kernels/blas.hpp"
 
 int main(int argc, char** argv) {
+  attn::restart_on_openblas_fallback(argv);  // returns unless OpenBLAS fell back to slow kernels
   const std::vector<std::string> args(argv + 1, argv + argc);
   const int status = attn::run_cli(args, std::cout, std::cerr, std::cin, attn::Terminal::of_process());
   std::cout.flush();

@@ -1045,6 +1045,9 @@ struct ServeProcess {
     REQUIRE(first.rfind(prefix, 0) == 0);
     REQUIRE(first.substr(first.find('/', prefix.size())) == "/ (Ctrl-C stops)");
     port = std::stoi(first.substr(prefix.size()));
+    compute = read_line(20s);  // "attn: 2 computations at once, 1 thread each (2 CPUs: affinity mask)"
+    INFO(compute);
+    REQUIRE(compute.rfind("attn: ", 0) == 0);
   }
   ~ServeProcess() {
     if (pid > 0) {
@@ -1089,7 +1092,8 @@ struct ServeProcess {
   pid_t pid = -1;
   int err_fd = -1;
   int port = 0;
-  std::string err;  // read but not yet returned as a line
+  std::string compute;  // its second line: the computations at once and their threads
+  std::string err;      // read but not yet returned as a line
 };
 
 void clean_stop(int signal) {
@@ -1250,4 +1254,39 @@ TEST_CASE("serve: a share of the budget that no run fits is refused when the ser
   s.jobs = 1;  // 160 MiB for one
   const attn::Server one(s, attn::FrontEnd{attn::web_request, attn::live_bar});
   CHECK(one.job_budget() == std::size_t{160} << 20);
+}
+
+TEST_CASE("serve: the jobs share the CPUs, each computing on its share", "[serve]") {
+  CHECK(attn::threads_per_job(16, 4) == 4u);
+  CHECK(attn::threads_per_job(16, 3) == 5u);  // 15 of 16 in use, never more than there are
+  CHECK(attn::threads_per_job(2, 2) == 1u);
+  CHECK(attn::threads_per_job(2, 8) == 1u);   // more jobs than CPUs: one each, the least there is
+  CHECK(attn::threads_per_job(8, 1) == 8u);
+  CHECK(attn::threads_per_job(3, 0) == 3u);
+}
+
+TEST_CASE("serve: its second line says how many threads each computation gets, of the CPUs given", "[serve][e2e]") {
+  // What attn serve is given, as it reads it: the mask, the quota, OMP_NUM_THREADS (unset for the server).
+  const auto given = [](std::optional<unsigned> flag) {
+    return attn::cpu_count({attn::affinity_cpus(), attn::cgroup_quota(), std::nullopt, flag});
+  };
+  const auto line = [](std::size_t jobs, unsigned per_job, const attn::CpuCount& cpus) {
+    return "attn: " + std::to_string(jobs) + (jobs == 1 ? " computation" : " computations") + " at once, " +
+           std::to_string(per_job) + (per_job == 1 ? " thread" : " threads") + " each (" +
+           std::to_string(cpus.threads) + (cpus.threads == 1 ? " CPU: " : " CPUs: ") + cpus.source + ")";
+  };
+  ::unsetenv("OMP_NUM_THREADS");  // inherited by the server
+  {
+    ServeProcess server({"--jobs", "1"});
+    CHECK(server.compute == line(1, given(std::nullopt).threads, given(std::nullopt)));
+  }
+  {
+    ServeProcess server({"--jobs", "3", "--threads", "1"});
+    CHECK(server.compute == line(3, 1, given(1u)));
+  }
+  {
+    const attn::CpuCount cpus = given(std::nullopt);
+    ServeProcess server({"--jobs", "2"});
+    CHECK(server.compute == line(2, std::max(1u, cpus.threads / 2), cpus));
+  }
 }

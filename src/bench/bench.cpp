@@ -29,6 +29,7 @@
 #include "modules/attention.hpp"
 #include "core/errors.hpp"
 #include "io/cpus.hpp"
+#include "kernels/blas.hpp"
 #include "kernels/fast.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/threads.hpp"
@@ -76,11 +77,12 @@ void choose_isa(const BenchOptions& o) {
 
 }  // namespace
 
-MachineReport describe_machine(bool rates) {
+MachineReport describe_machine(const BenchOptions& o, bool rates) {
   MachineReport m;
-  const CpuCount cpus = cpu_count(cpu_limits_of_process());  // not the machine's: the process's
+  const CpuCount cpus = cpus_of_process(o.threads);  // not the machine's: the process's
   m.threads = cpus.threads;
   m.threads_from = cpus.source;
+  set_fast_threads(m.threads);
   const VectorIsa isa = fast_vector_isa();
   const IsaInfo info = isa_info(isa);
   m.isa = info.name;
@@ -88,7 +90,8 @@ MachineReport describe_machine(bool rates) {
   m.onednn_isa = onednn_isa();
   m.mr = info.mr;
   m.nr = info.nr;
-  m.openblas_core = openblas_get_corename();
+  m.openblas_core = openblas_core();
+  m.openblas_warning = openblas_core_warning().value_or("");
   if (!rates) return m;  // --quick: about 1.5 s idle, and seconds more on a busy machine
   m.measured = true;
   m.fma_peak_gflops = fma_peak_gflops(isa, m.threads, 0.5);
@@ -137,7 +140,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   const BenchModules m = make_bench_modules(o);
   report.useful_gflop_mha = mha_gflop(o);
   report.useful_gflop_gqa = gqa_gflop(o);
-  report.machine = describe_machine(!o.quick);
+  report.machine = describe_machine(o, !o.quick);
   report.sgemm_gflops = report.machine.sgemm_gflops;
 
   report.threads = report.machine.threads;
@@ -183,6 +186,11 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
 
 namespace {
 
+// The line that says what is wrong with OpenBLAS's kernels, if anything.
+std::string openblas_line(const MachineReport& m) {
+  return m.openblas_warning.empty() ? std::string() : "warning: " + m.openblas_warning + "\n";
+}
+
 std::string render_machine(const MachineReport& m) {
   char buf[512];
   // "avx2 (6x16 micro-kernel)", and when --isa chose a narrower build than the CPU's widest:
@@ -196,7 +204,7 @@ std::string render_machine(const MachineReport& m) {
                   "machine: %u thread%s (%s); fast kernels: %s; oneDNN on its %s kernels; OpenBLAS on its %s kernels "
                   "(the chapter's)\n--quick: its FMA peak, SGEMM rates and memory bandwidth not measured, so no %% of them\n",
                   m.threads, m.threads == 1 ? "" : "s", m.threads_from.c_str(), chosen.c_str(), m.onednn_isa.c_str(), m.openblas_core.c_str());
-    return buf;
+    return buf + openblas_line(m);
   }
   std::snprintf(buf, sizeof buf,
                 "machine: %u thread%s (%s); fast kernels: %s, FMA peak %.1f GFLOP/s (measured)\n"
@@ -204,7 +212,7 @@ std::string render_machine(const MachineReport& m) {
                 "on its %s kernels (the chapter's)\n",
                 m.threads, m.threads == 1 ? "" : "s", m.threads_from.c_str(), chosen.c_str(), m.fma_peak_gflops, m.sgemm_gflops, m.onednn_isa.c_str(), m.openblas_gflops,
                 m.openblas_core.c_str());
-  return buf;
+  return buf + openblas_line(m);
 }
 
 // A figure of the machine's, or null where --quick did not measure it.
@@ -222,7 +230,9 @@ nlohmann::ordered_json machine_json(const MachineReport& m) {
           {"sgemm_gflops", measured(m, m.sgemm_gflops)},
           {"onednn_isa", m.onednn_isa},
           {"openblas_sgemm_gflops", measured(m, m.openblas_gflops)},
-          {"openblas_core", m.openblas_core}};
+          {"openblas_core", m.openblas_core},
+          {"openblas_warning", m.openblas_warning.empty() ? nlohmann::ordered_json(nullptr)
+                                                          : nlohmann::ordered_json(m.openblas_warning)}};
 }
 
 // A share of a machine figure for the text table: "  67.8%", or "-" where it was not measured.
@@ -385,27 +395,37 @@ void fill_hashed(float* x, std::size_t n, std::uint64_t seed, unsigned threads) 
 
 constexpr double kQuickSweepSeconds = 0.02;  // --quick's sweeps: a fiftieth of a second
 
+// "last-level cache: 32 MiB (one L3)", or that nothing said.
+std::string llc_line(const LastLevelCache& llc) {
+  if (llc.bytes == 0) return "last-level cache: not known (no sysfs cache description)\n";
+  return fmt::format("last-level cache: {:.0f} MiB ({} L{}{}, as sysfs describes the CPUs given)\n",
+                     static_cast<double>(llc.bytes) / (1024.0 * 1024.0), llc.instances == 1 ? std::string("one") : std::to_string(llc.instances),
+                     llc.level, llc.instances == 1 ? "" : "s");
+}
+
 }  // namespace
 
 DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
   choose_isa(o);
   DecodeReport report;
   report.options = o;
-  report.machine = describe_machine(!o.quick);
+  report.machine = describe_machine(o, !o.quick);
   const unsigned threads = report.machine.threads;
   if (!o.quick) report.copy_gbps = measure_copy_gbps(threads);
-  report.pool_bytes = decode_pool_bytes();
+  report.llc = last_level_cache_of_process();
+  report.caches = decode_cache_lengths(o, report.llc.bytes);
+  report.pool_bytes = decode_pool_bytes(report.llc.bytes);
   const std::size_t H = o.heads, hd = o.dim / o.heads;
   const std::vector<std::pair<std::string, std::size_t>> impls{{"mha", H}, {"gqa", o.kv_groups}};
   // Every row's layers of cache_k and cache_v, (layers, T, kv, hd) each, come from one pool, allocated and
   // filled once for the largest (filling a fresh gigabyte per row took 0.3 s idle and 2 s on a busy machine);
   // bench_memory_bytes counted it.
   const auto floats_per_layer = [&](std::size_t T, std::size_t kv) { return T * kv * hd; };
-  const std::size_t pool = decode_pool_floats(o, report.pool_bytes);
+  const std::size_t pool = decode_pool_floats(o, report.caches, report.pool_bytes);
   const std::unique_ptr<float[]> k(new float[pool]), v(new float[pool]);
   fill_hashed(k.get(), pool, 1, threads);
   fill_hashed(v.get(), pool, 2, threads);
-  for (const std::size_t T : o.cache)
+  for (const std::size_t T : report.caches)
     for (const auto& [impl, kv] : impls) {
       DecodeRow row;
       row.impl = impl;
@@ -414,6 +434,7 @@ DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(co
       const std::size_t ld = kv * hd;                    // one cached token's keys (or values), every key/value head
       const std::size_t layer = floats_per_layer(T, kv);  // floats of one layer's keys (or values)
       row.bytes = 2.0 * static_cast<double>(layer * sizeof(float));
+      row.fits_llc = report.llc.bytes > 0 && row.bytes <= static_cast<double>(report.llc.bytes);
       row.layers = decode_layers(layer, report.pool_bytes);
       // each layer's new query (H, hd)
       std::vector<float> q(row.layers * H * hd), out(H * hd), ref(H * hd);
@@ -475,6 +496,7 @@ std::string render_decode_text(const DecodeReport& r) {
                   r.copy_gbps);
     out += buf;
   }
+  out += llc_line(r.llc);
   std::snprintf(buf, sizeof buf,
                 "each row cycles through %.0f MiB of caches (one per layer, at most 4096 layers) so every step reads its\n"
                 "cache from memory; time per step is one layer's, median of %zu sweeps of %s;\n"
@@ -492,11 +514,16 @@ std::string render_decode_text(const DecodeReport& r) {
     const DecodeRow& row = r.rows[i];
     std::snprintf(buf, sizeof buf, "%-5s %7zu %7zu %10.1f  %s %10.2f %8.1f %s %12.2e\n", row.impl.c_str(),
                   row.cache_tokens, row.layers, row.time.median_s * 1e6, ranges[i + 1].c_str(), row.bytes / 1e6,
-                  row.gbps, percent_cell(r.machine, row.copy_percent, 8).c_str(), row.max_abs_diff);
+                  row.gbps,
+                  (row.fits_llc ? std::string("     LLC") : percent_cell(r.machine, row.copy_percent, 8)).c_str(),
+                  row.max_abs_diff);
     out += buf;
   }
   out += "\n  us/token: one layer's decode step (the new token's attention over the cache, no projections)\n"
          "  MB/token: the cache's keys and values that step reads, 2 x cache x key/value heads x head_dim x 4 bytes\n";
+  if (std::any_of(r.rows.begin(), r.rows.end(), [](const DecodeRow& row) { return row.fits_llc; }))
+    out += "  LLC: one layer's cache fits in the last-level cache, so a step may find part of it there although the\n"
+           "       layers are read in turn: its GB/s is not a share of the memory's bandwidth, and no %copy is claimed\n";
   return out;
 }
 
@@ -508,7 +535,11 @@ nlohmann::ordered_json decode_json(const DecodeReport& r) {
                    {"cache", r.options.cache}, {"repeats", r.options.repeats}, {"quick", r.options.quick}};
   doc["machine"] = machine_json(r.machine);
   doc["machine"]["copy_gbps"] = measured(r.machine, r.copy_gbps);
+  doc["machine"]["llc_bytes"] = r.llc.bytes;
+  doc["machine"]["llc_level"] = r.llc.level;
+  doc["machine"]["llc_instances"] = r.llc.instances;
   doc["pool_bytes"] = r.pool_bytes;
+  doc["caches"] = r.caches;
   doc["results"] = nlohmann::ordered_json::array();
   for (const auto& row : r.rows) {
     nlohmann::ordered_json j = {
@@ -516,7 +547,9 @@ nlohmann::ordered_json decode_json(const DecodeReport& r) {
     j.update(range_json(row.time));
     j.update(nlohmann::ordered_json{{"bytes", row.bytes},
                                     {"gbps", row.gbps},
-                                    {"copy_percent", measured(r.machine, row.copy_percent)},
+                                    {"copy_percent", row.fits_llc ? nlohmann::ordered_json(nullptr)
+                                                                  : measured(r.machine, row.copy_percent)},
+                                    {"fits_llc", row.fits_llc},
                                     {"max_abs_diff", row.max_abs_diff},
                                     {"times_s", row.times}});
     doc["results"].push_back(j);

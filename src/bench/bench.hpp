@@ -11,6 +11,7 @@
 #include "bench/impls.hpp"
 #include "bench/spread.hpp"
 #include "cli/bench_options.hpp"
+#include "io/cpus.hpp"
 
 namespace attn {
 
@@ -40,9 +41,11 @@ struct MachineReport {
   std::string onednn_isa;         // the instruction set of oneDNN's kernels (onednn_isa())
   double openblas_gflops = 0;     // OpenBLAS's SGEMM (the lessons' and mha's), 2048^3
   std::string openblas_core;      // the kernels OpenBLAS chose (openblas_get_corename)
+  std::string openblas_warning;   // what is wrong with them, if anything (openblas_core_warning); empty: nothing
 };
-// The machine's threads and kernel builds, and with `rates` its FMA peak and SGEMM rates.
-MachineReport describe_machine(bool rates);
+// The machine's threads (the CPUs given, below --threads) and kernel builds, and with `rates` its FMA peak
+// and SGEMM rates; from now on the fast kernels, oneDNN and OpenBLAS run on those threads.
+MachineReport describe_machine(const BenchOptions& options, bool rates);
 
 struct BenchReport {
   BenchOptions options;
@@ -78,6 +81,7 @@ struct DecodeRow {
   double gbps = 0;                 // bytes / median time
   double copy_percent = 0;         // gbps / the machine's copy bandwidth; 0 when not measured (--quick)
   double max_abs_diff = 0;         // against decode_attention_reference on layer 0
+  bool fits_llc = false;           // one layer's cache fits in the last-level cache: copy_percent is no claim
   std::vector<double> times;       // every timed sweep, per step
 };
 struct DecodeReport {
@@ -85,6 +89,8 @@ struct DecodeReport {
   MachineReport machine;
   double copy_gbps = 0;            // a STREAM-like copy on every thread: 2 x bytes copied / time (0: --quick)
   double pool_bytes = 0;           // the cache memory each row cycles through
+  LastLevelCache llc;              // the CPUs' last-level cache (io/cpus.hpp)
+  std::vector<std::size_t> caches; // the lengths timed (decode_cache_lengths)
   std::vector<DecodeRow> rows;
 };
 DecodeReport run_decode_bench(const BenchOptions& options, const std::function<void(const std::string&)>& progress);

@@ -13,10 +13,12 @@
 #include "core/errors.hpp"
 #include "cli/options.hpp"
 #include "core/terminal_text.hpp"
+#include "kernels/blas.hpp"
 #include "render/json.hpp"
 
 int main(int argc, char** argv) {
   using namespace attn;
+  restart_on_openblas_fallback(argv);  // returns unless OpenBLAS fell back to slow kernels
   CommandLine parsed;
   const CommandLine defaults;
   CLI::App app{"attn-bench: times the chapter's multi-head attention implementations (what `attn bench` runs)",

@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "core/strings.hpp"
+#include "io/cpus.hpp"
 #include "kernels/vector_isa.hpp"
 #include "modules/attention.hpp"
 
@@ -48,9 +49,8 @@ std::optional<std::string> isa_refusal(const std::string& isa, VectorIsa widest)
   return "--isa " + isa + ": this CPU cannot run it (its widest build is " + isa_name(widest) + ")";
 }
 
-double decode_pool_bytes() {
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  return std::max(double(1u << 30), 2.0 * static_cast<double>(std::max(0L, l3)));
+double decode_pool_bytes(std::size_t llc_bytes) {
+  return std::max(double(1u << 30), 4.0 * static_cast<double>(llc_bytes));
 }
 
 std::size_t decode_layers(std::size_t layer_floats, double pool_bytes) {
@@ -60,10 +60,10 @@ std::size_t decode_layers(std::size_t layer_floats, double pool_bytes) {
 
 namespace {
 
-// Calls f(layer_floats, layers) for each of --decode's rows: every --cache length, mha's row then gqa's.
+// Calls f(layer_floats, layers) for each of --decode's rows: every cache length, mha's row then gqa's.
 template <class F>
-void for_each_decode_row(const BenchOptions& o, double pool_bytes, F f) {
-  for (const std::size_t T : o.cache)
+void for_each_decode_row(const BenchOptions& o, const std::vector<std::size_t>& caches, double pool_bytes, F f) {
+  for (const std::size_t T : caches)
     for (const std::size_t kv : {o.heads, o.kv_groups}) {
       const std::size_t layer = T * kv * (o.dim / o.heads);  // (T, kv, head_dim): within the limits' sizes
       f(layer, decode_layers(layer, pool_bytes));
@@ -72,9 +72,9 @@ void for_each_decode_row(const BenchOptions& o, double pool_bytes, F f) {
 
 }  // namespace
 
-std::size_t decode_pool_floats(const BenchOptions& o, double pool_bytes) {
+std::size_t decode_pool_floats(const BenchOptions& o, const std::vector<std::size_t>& caches, double pool_bytes) {
   std::size_t pool = 0;
-  for_each_decode_row(o, pool_bytes, [&](std::size_t layer, std::size_t layers) { pool = std::max(pool, layers * layer); });
+  for_each_decode_row(o, caches, pool_bytes, [&](std::size_t layer, std::size_t layers) { pool = std::max(pool, layers * layer); });
   return pool;
 }
 
@@ -97,7 +97,7 @@ std::size_t wrapper_floats(const BenchOptions& o) {
 std::size_t fused_floats(const BenchOptions& o) {
   constexpr std::size_t kScratchFloats = std::size_t{1} << 20;
   return saturating_sum(saturating_product({7, o.batch, o.tokens, o.dim}),
-                        saturating_product({std::max(1u, std::thread::hardware_concurrency()), kScratchFloats}));
+                        saturating_product({cpus_of_process(o.threads).threads, kScratchFloats}));
 }
 
 // Floats the forward bench holds at its peak: the modules (bench/impls.cpp: the GQA module, the MHA with its
@@ -119,23 +119,44 @@ std::size_t forward_floats(const BenchOptions& o) {
   return saturating_sum(saturating_sum(modules, saturating_product({2, o.batch, o.tokens, C})), most);
 }
 
-// Floats --decode holds at its peak: its two pools and the queries of its most layers, or the copy's two
-// arrays, which are freed before the pools are made.
-std::size_t decode_floats(const BenchOptions& o) {
-  const double pool_bytes = decode_pool_bytes();
+// Floats --decode holds at its peak for `caches`: its two pools and the queries of its most layers, or the
+// copy's two arrays, which are freed before the pools are made.
+std::size_t decode_floats(const BenchOptions& o, const std::vector<std::size_t>& caches, std::size_t llc_bytes) {
+  const double pool_bytes = decode_pool_bytes(llc_bytes);
   std::size_t queries = 0;
-  for_each_decode_row(o, pool_bytes, [&](std::size_t, std::size_t layers) {
+  for_each_decode_row(o, caches, pool_bytes, [&](std::size_t, std::size_t layers) {
     queries = std::max(queries, saturating_product({layers, o.dim}));
   });
-  const std::size_t rows = saturating_sum(saturating_product({2, decode_pool_floats(o, pool_bytes)}),
+  const std::size_t rows = saturating_sum(saturating_product({2, decode_pool_floats(o, caches, pool_bytes)}),
                                           saturating_sum(queries, 2 * o.dim));
   return o.quick ? rows : std::max(rows, std::max(2 * kCopyFloats, 3 * kSgemmSide * kSgemmSide));
 }
 
 }  // namespace
 
+std::vector<std::size_t> decode_cache_lengths(const BenchOptions& o, std::size_t llc_bytes) {
+  std::vector<std::size_t> caches = o.cache;
+  if (o.quick || caches != bench_cache_sizes() || llc_bytes == 0) return caches;
+  // gqa's layer, the smaller: 2 (keys, values) x T x kv_groups x head_dim floats.
+  const auto layer_bytes = [&](std::size_t T) { return 2.0 * double(T) * double(o.kv_groups * (o.dim / o.heads)) * 4.0; };
+  std::size_t T = caches.back();
+  if (layer_bytes(T) > static_cast<double>(llc_bytes)) return caches;  // the default list already goes past it
+  while (layer_bytes(T) <= static_cast<double>(llc_bytes) && T < kMaxBeyondLlcCache) T *= 2;
+  if (layer_bytes(T) <= static_cast<double>(llc_bytes)) return caches;
+  std::vector<std::size_t> more = caches;
+  more.push_back(T);
+  // Only where the budget allows it: the default run is never refused for a row it was not asked for.
+  const std::size_t bytes = saturating_sum(kBaseBytes, saturating_product({decode_floats(o, more, llc_bytes), sizeof(float)}));
+  return bytes <= o.max_memory ? more : caches;
+}
+
+namespace {
+
+}  // namespace
+
 std::size_t bench_memory_bytes(const BenchOptions& o) {
-  const std::size_t floats = o.decode ? decode_floats(o) : forward_floats(o);
+  const std::size_t llc = last_level_cache_of_process().bytes;
+  const std::size_t floats = o.decode ? decode_floats(o, decode_cache_lengths(o, llc), llc) : forward_floats(o);
   return saturating_sum(kBaseBytes, saturating_product({floats, sizeof(float)}));
 }
 

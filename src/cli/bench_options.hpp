@@ -65,8 +65,9 @@ inline constexpr std::size_t kMaxDecodeCache = 131072;
 // millions of calls to fill the pool; those fit in the CPU's caches whatever is done). The bench allocates
 // one pool of keys and one of values for its largest row.
 inline constexpr std::size_t kMaxDecodeLayers = 4096;
-// 1 GiB, or twice the last-level cache the system reports if that is more.
-double decode_pool_bytes();
+// 1 GiB, or four times the last-level cache (io/cpus.hpp) if that is more: a cycle of caches twice the
+// LLC's size still found part of itself there (an LLC's replacement is not plain LRU).
+double decode_pool_bytes(std::size_t llc_bytes);
 std::size_t decode_layers(std::size_t layer_floats, double pool_bytes);
 
 // What the machine's figures take, unless --quick: a 2048^3 SGEMM (three matrices of kSgemmSide^2 floats)
@@ -87,6 +88,7 @@ struct BenchOptions {
   std::vector<std::size_t> cache = bench_cache_sizes();  // --cache: the KV caches' lengths, in tokens
   std::string isa;      // --isa: the fast kernels' build ("avx512", "avx2", "portable"); empty: the CPU's widest
   std::size_t max_memory = kDefaultMemoryBudget;  // --max-memory: the run refused past it, on bench_memory_bytes
+  std::optional<std::size_t> threads;  // --threads: at most this many (io/cpus.hpp); none: the CPUs given
 };
 
 // The builds --isa takes, widest first.
@@ -99,8 +101,15 @@ inline std::vector<std::string> bench_isas() {
 std::optional<std::string> isa_refusal(const std::string& isa, VectorIsa widest);
 
 // The floats of each of --decode's two pools (keys, values), which every row's layers come from: its largest
-// row's.
-std::size_t decode_pool_floats(const BenchOptions& o, double pool_bytes);
+// row's, among `caches`.
+std::size_t decode_pool_floats(const BenchOptions& o, const std::vector<std::size_t>& caches, double pool_bytes);
+
+// The cache lengths --decode times: --cache's; and by default (no --cache, no --quick), when no length of
+// the default list makes gqa's one layer of keys and values larger than the last-level cache, also the
+// shortest power of two that does (up to kMaxBeyondLlcCache, and only where --max-memory allows it), so that
+// one row at least reads a cache that no cache of the CPU can hold.
+std::vector<std::size_t> decode_cache_lengths(const BenchOptions& o, std::size_t llc_bytes);
+inline constexpr std::size_t kMaxBeyondLlcCache = std::size_t{1} << 20;
 
 // The memory attn-bench would need at its peak for `options`, estimated from them alone: an upper bound of
 // the process's base, the modules and their input (or the decode caches), the largest of what one run of an

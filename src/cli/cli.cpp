@@ -15,6 +15,8 @@
 #include "core/errors.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
+#include "io/cpus.hpp"
+#include "kernels/blas.hpp"
 #include "lessons/content.hpp"
 #include "present/presenter.hpp"
 #include "render/json.hpp"
@@ -226,6 +228,14 @@ std::string bar_language(const Params& params, const std::string& otherwise) {
 }
 
 // A lesson or the tour: run, then emit in the chosen format.
+// The threads a run computes on (--threads, below the CPUs the process is given), and for a run on a
+// pretrained model, which is long, a line on stderr when OpenBLAS runs slower kernels than the CPU allows.
+void prepare_compute(const Request& request, std::ostream& err) {
+  set_compute_threads(cpus_of_process(request.output.threads).threads);
+  if (!request.input.model.empty())
+    if (const auto warning = openblas_core_warning()) err << "attn: " << *warning << "\n";
+}
+
 int show(const Request& request, const Streams& s) {
   const OutputOptions& o = request.output;
   TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, s.term);
@@ -235,6 +245,7 @@ int show(const Request& request, const Streams& s) {
   if (pause && request.input.input == "-")
     throw UsageError("--pause reads Enter from standard input, which --input - reads the embeddings from");
   const auto renderer = format.make(RenderOptions{style});
+  prepare_compute(request, s.err);
   const Document doc = run(request, *renderer, RunStreams{s.in, s.err, s.term.stderr_tty});
   Sink sink{s.out, s.in, s.err, pause, style.color, o.save_npy};
   // The process's own standard input, a terminal: --pause reads its keys as pressed (no Enter after q).
@@ -269,6 +280,7 @@ int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
   const OutputOptions& o = options.output;
   const TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, s.term);
   const auto renderer = find_format(o.format)->make(RenderOptions{style});  // its limits and memory, checked
+  prepare_compute(request, s.err);
   const Document doc = run(request, *renderer, RunStreams{s.in, s.err, s.term.stderr_tty});
   PresentOptions p;
   p.reveal = options.present.reveal;
@@ -362,6 +374,7 @@ int run_serve(const Sub& sub, const CommandLine& parsed, std::ostream& err, cons
   settings.jobs = o.jobs;
   settings.time_limit = o.time_limit;
   settings.log = o.log;
+  settings.cpus = cpus_of_process(o.threads);
   const std::string language = o.lang.empty() ? term.language : o.lang == "en" ? "" : o.lang;
   const auto read = [language](const std::string& command, const Params& params, const std::string& format,
                                const std::string& model) {

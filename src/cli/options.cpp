@@ -221,7 +221,7 @@ OptionSpec whole(Scope scope, std::optional<Opt> opt, std::string name, std::str
 
 // A whole number that may be left unset (the lesson then picks the book's value).
 template <class S, class T>
-OptionSpec maybe_whole(Scope scope, Opt opt, std::string name, std::string type, std::optional<T> S::*field,
+OptionSpec maybe_whole(Scope scope, std::optional<Opt> opt, std::string name, std::string type, std::optional<T> S::*field,
                        std::uint64_t min, std::uint64_t max, std::string key, std::string help) {
   OptionSpec s = entry(scope, opt, std::move(name), std::move(type), std::move(key), std::move(help));
   s.range = std::to_string(min) + " to " + std::to_string(max);
@@ -447,6 +447,14 @@ OptionSpec memory_option(Scope scope, std::size_t S::*field, std::string help) {
   return mem;
 }
 
+// --threads N: at most N threads, below what the process is given (io/cpus.hpp).
+template <class S>
+OptionSpec threads_option(Scope scope, std::optional<std::size_t> S::*field, std::string help) {
+  OptionSpec s = maybe_whole(scope, std::nullopt, "--threads", "N", field, 1, kMaxThreads, "", std::move(help));
+  s.default_note = "the CPUs given";
+  return s;
+}
+
 std::vector<OptionSpec> make_table() {
   using L = LessonConfig;
   const auto O = Scope::Output, Le = Scope::Lesson, B = Scope::Bench;
@@ -502,6 +510,11 @@ std::vector<OptionSpec> make_table() {
                             "Refuse a run whose estimated peak memory is larger: 1M to 1P, e.g. 512M or 16G (K, M, G, T, "
                             "P are powers of 1024); checked on the plan, before any work"));
   t.back().in_present = true;
+  t.push_back(threads_option(O, &OutputOptions::threads,
+                             "Compute on at most N threads (OpenBLAS's and attn's own): fewer than the CPUs the "
+                             "process is given (its affinity mask, cgroup quota and OMP_NUM_THREADS) slows a large "
+                             "run, never changes a number"));
+  t.back().in_present = true;
   t.push_back(lang_option(O, &OutputOptions::lang));
   t.back().in_present = true;
   // What a request to attn serve may not give: it names a file on the server, or the server decides it.
@@ -513,6 +526,7 @@ std::vector<OptionSpec> make_table() {
       spec.web_refusal = "is the address's: /api/LESSON gives JSON, /page/LESSON the html page";
     if (name == "--pause") spec.web_refusal = "is for a terminal, not a web page";
     if (name == "--max-memory") spec.web_refusal = "is the server's (attn serve --max-memory)";
+    if (name == "--threads") spec.web_refusal = "is the server's (attn serve --threads)";
     if (name == "--text" || name == "--layer" || name == "--lang") spec.in_live_bar = true;
   }
 
@@ -594,6 +608,9 @@ std::vector<OptionSpec> make_table() {
   t.push_back(memory_option(B, &BenchOptions::max_memory,
                             "Refuse a run whose estimated peak memory is larger: 1M to 1P, e.g. 512M or 16G (K, M, G, "
                             "T, P are powers of 1024); estimated from the options, before anything is allocated"));
+  t.push_back(threads_option(B, &BenchOptions::threads,
+                             "Run on at most N threads, below the CPUs the process is given (its affinity mask, "
+                             "cgroup quota and OMP_NUM_THREADS); the report says how many and what set them"));
   t.push_back(flag(B, std::nullopt, "--json", &OutputOptions::json, "", "Print the results as one JSON document"));
   t.push_back(flag(Scope::List, std::nullopt, "--json", &ListOptions::json, "", "Print the list as JSON"));
   t.push_back(lang_option(Scope::List, &ListOptions::lang));
@@ -613,6 +630,9 @@ std::vector<OptionSpec> make_table() {
                             "its plan before any work (1M to 1P, e.g. 512M or 16G)"));
   t.push_back(whole(Sv, std::nullopt, "--jobs", "N", &ServeCli::jobs, 1, 64, "",
                     "Computations at once; a request beyond them gets 503 with Retry-After"));
+  t.push_back(threads_option(Sv, &ServeCli::threads,
+                             "Compute on at most N threads in all, shared among the --jobs computations (each gets "
+                             "N / jobs, at least one); below the CPUs the process is given"));
   t.push_back(whole(Sv, std::nullopt, "--time-limit", "SECONDS", &ServeCli::time_limit, 1, 3600, "",
                     "Stop a computation that takes longer (503)"));
   t.push_back(lang_option(Sv, &ServeCli::lang));

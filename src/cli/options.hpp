@@ -48,6 +48,7 @@ struct ServeCli {
   std::size_t max_memory = kDefaultMemoryBudget;  // --max-memory: the whole server's, model included
   std::size_t jobs = 2;            // --jobs: computations at once; more get 503
   std::size_t time_limit = 30;     // --time-limit: seconds per computation
+  std::optional<std::size_t> threads;  // --threads: at most this many in all, shared among the jobs
   bool log = false;                // --log: one line per request on stderr
   std::string lang;                // --lang: the language of a request that gives none ("": the environment's)
 };

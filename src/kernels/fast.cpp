@@ -27,6 +27,7 @@
 #endif
 
 #include "core/nn.hpp"
+#include "kernels/blas.hpp"
 #include "kernels/threads.hpp"
 #include "kernels/tile_kernels.hpp"
 
@@ -223,6 +224,14 @@ bool pin_fast_threads(bool pin, unsigned threads) {
   (void)pin;
   (void)threads;
   return false;
+#endif
+}
+
+void set_fast_threads(unsigned threads) {
+  threads = std::max(1u, threads);
+  set_compute_threads(threads);
+#ifdef _OPENMP
+  omp_set_num_threads(static_cast<int>(threads));
 #endif
 }
 

@@ -59,6 +59,12 @@ struct PinnedFastThreads {
   PinnedFastThreads& operator=(const PinnedFastThreads&) = delete;
 };
 
+// The threads the fast implementations and oneDNN's SGEMM run on from now on, in this process: OpenMP's
+// team size (omp_set_num_threads), which oneDNN reads at each call, and OpenBLAS's and attn's own
+// (set_compute_threads, kernels/blas.hpp). libgomp would otherwise take OMP_NUM_THREADS or every CPU of the
+// mask, and never a cgroup's quota.
+void set_fast_threads(unsigned threads);
+
 // The instruction set oneDNN's kernels use, as oneDNN names it ("avx2", "avx512_core", ...): the CPU's
 // widest, or set_fast_isa's cap. Asking fixes oneDNN's cap, as any oneDNN call does.
 const char* onednn_isa();

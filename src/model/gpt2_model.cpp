@@ -11,6 +11,7 @@
 #include <xtensor-blas/xblas.hpp>
 #include <xtensor/xview.hpp>
 
+#include "kernels/blas.hpp"
 #include "kernels/kernels.hpp"
 #include "core/errors.hpp"
 #include "core/limits.hpp"
@@ -331,7 +332,7 @@ Matrix Gpt2Model::block(const Matrix& x, std::size_t layer) const {
   Matrix context = xt::empty<float>({n, E});                         // (n, E): the heads side by side
   causal_attention_unfused({1, n, H, H, E / H},
                            {qkv.data(), 3 * E, qkv.data() + E, 3 * E, qkv.data() + 2 * E, 3 * E, context.data(), E},
-                           /*threads=*/2);
+                           compute_threads());
   const Matrix x1 = x + conv1d(context, layer_name(layer, "attn.c_proj"));  // (n, E)
   // x = x + ff(norm2(x)): Linear(E, 4E), GELU, Linear(4E, E).
   const Matrix h2 = layer_norm_of(x1, layer_name(layer, "ln_2"));            // (n, E)

@@ -5,6 +5,7 @@
 // web page would be one more.
 #include <cstddef>
 #include <istream>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ struct OutputOptions {
   std::vector<std::string> steps;  // --step: only these step ids (lessons only)
   std::string save_npy;            // --save-npy DIR: also each shown step as DIR/<id>.npy; empty: no files
   std::size_t max_memory = kDefaultMemoryBudget;  // --max-memory SIZE: the budget, in bytes
+  std::optional<std::size_t> threads;  // --threads N: at most N (io/cpus.hpp); none: the CPUs given
   std::string lang;  // --lang: "en", "ru"; "" when not given (then the environment's, Terminal::language)
 };
 

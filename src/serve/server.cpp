@@ -29,6 +29,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "inputs/model.hpp"
+#include "kernels/blas.hpp"
 #include "lessons/registry.hpp"
 #include "render/json.hpp"
 #include "render/renderer.hpp"
@@ -772,7 +773,16 @@ extern "C" void serve_on_stop_signal(int) {
 
 }  // namespace
 
+unsigned threads_per_job(unsigned threads, std::size_t jobs) {
+  return static_cast<unsigned>(std::max<std::size_t>(1, threads / std::max<std::size_t>(1, jobs)));
+}
+
 int serve(const ServeSettings& settings, const FrontEnd& front, std::ostream& err) {
+  // Every computation gets its share of the CPUs, so that --jobs of them at once never start more threads
+  // than there are CPUs (each would otherwise start one per CPU, OpenBLAS's and ours).
+  const unsigned per_job = threads_per_job(settings.cpus.threads, settings.jobs);
+  set_compute_threads(per_job);
+  if (const auto warning = openblas_core_warning()) err << "attn: " << *warning << "\n";
   Server server(settings, front);
   if (settings.log) server.log_to(err);
   const int port = server.bind();
@@ -799,7 +809,12 @@ int serve(const ServeSettings& settings, const FrontEnd& front, std::ostream& er
   if (!loopback(settings.host))
     err << "attn: warning: listening on " << visible(settings.host)
         << ", not only this machine: anyone who can reach that address can use this server\n";
-  err << "attn: serving on http://" << visible(shown_host) << ":" << port << "/ (Ctrl-C stops)\n" << std::flush;
+  err << "attn: serving on http://" << visible(shown_host) << ":" << port << "/ (Ctrl-C stops)\n";
+  err << "attn: " << settings.jobs << (settings.jobs == 1 ? " computation" : " computations") << " at once, "
+      << per_job << (per_job == 1 ? " thread" : " threads") << " each (" << settings.cpus.threads
+      << (settings.cpus.threads == 1 ? " CPU: " : " CPUs: ") << settings.cpus.source << ")\n"
+      << std::flush;
+
   std::thread watcher([&] {
     char byte = 0;
     while (::read(stop_pipe[0], &byte, 1) < 0 && errno == EINTR) {

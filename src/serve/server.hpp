@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/cpus.hpp"
 #include "render/live_page.hpp"
 #include "run/run.hpp"
 
@@ -29,7 +30,11 @@ struct ServeSettings {
   std::size_t jobs = 2;
   std::size_t time_limit = 30;  // seconds per computation
   bool log = false;
+  CpuCount cpus;  // the CPUs the server computes on (--threads below those given), shared among the jobs
 };
+
+// The threads each of `jobs` computations at once gets of `threads`: an equal share, at least one.
+unsigned threads_per_job(unsigned threads, std::size_t jobs);
 
 // A request's options (key without dashes, value), as the address decoded them (cpp-httplib orders them by key).
 using Params = std::vector<std::pair<std::string, std::string>>;
