@@ -39,6 +39,14 @@ TEST_CASE("cpus: the lowest of the affinity mask, the cgroup quota, OMP_NUM_THRE
   CHECK(count({2, 4.0, 8u, 16u}).source == "affinity mask");
   CHECK(count({4, 2.0, 2u, std::nullopt}).source == "cgroup quota");
   CHECK(count({0, std::nullopt, std::nullopt, std::nullopt}).threads == 1);  // never none
+  // OpenBLAS's own variable: the user's word to it, which attn does not raise.
+  const CpuCount blas = count({16, std::nullopt, 8u, std::nullopt, 2u});
+  CHECK(blas.threads == 2);
+  CHECK(blas.source == "OPENBLAS_NUM_THREADS");
+  CHECK(count({16, std::nullopt, 2u, std::nullopt, 2u}).source == "OMP_NUM_THREADS");
+  // A quota past every CPU (1e10 of them: the kernel allows it) is no limit.
+  CHECK(count({16, 1e10, std::nullopt, std::nullopt}).threads == 16);
+  CHECK(count({16, 1e10, std::nullopt, std::nullopt}).source == "affinity mask");
 }
 
 TEST_CASE("cpus: cgroup v2's cpu.max, the tightest quota up the process's cgroup", "[cpus]") {
@@ -49,6 +57,8 @@ TEST_CASE("cpus: cgroup v2's cpu.max, the tightest quota up the process's cgroup
   CHECK(attn::cpu_max_quota(s.file("empty", "")) == std::nullopt);
   CHECK(attn::cpu_max_quota(s.file("words", "lots 100000\n")) == std::nullopt);
   CHECK(attn::cpu_max_quota(s.file("zero", "100000 0\n")) == std::nullopt);
+  CHECK(attn::cpu_max_quota(s.file("inf", "inf 100000\n")) == std::nullopt);  // whole numbers only
+  CHECK(attn::cpu_max_quota(s.file("hex", "0x1p20 100000\n")) == std::nullopt);
   CHECK(attn::cpu_max_quota(s.dir + "/missing") == std::nullopt);
   // A fake /sys/fs/cgroup: the process in /app/worker, limited to 3 CPUs there and to 1.5 in /app.
   const std::string root = s.dir + "/cgroup";
@@ -145,10 +155,20 @@ TEST_CASE("cpus: attn bench runs on the CPUs it is given: OMP_NUM_THREADS=1, tas
     REQUIRE(r.status == 0);
     return nlohmann::json::parse(r.out)["machine"];
   };
+  // What names the count where several limits say 1 (a one-CPU runner, a quota of one CPU) is the rule's
+  // to say: the limits as this process reads them, with OMP_NUM_THREADS as each run sets it.
+  const auto expected = [](std::optional<unsigned> omp, std::optional<std::size_t> flag) {
+    attn::CpuLimits l = attn::cpu_limits_of_process(flag);
+    l.omp = omp;
+    return attn::cpu_count(l);
+  };
   const nlohmann::json omp = machine("OMP_NUM_THREADS=1 ");
   CHECK(omp["threads"] == 1);
-  CHECK(omp["threads_from"] == "OMP_NUM_THREADS");
-  const nlohmann::json pinned = machine("taskset -c 0 ");
+  CHECK(omp["threads_from"] == expected(1u, std::nullopt).source);
+  // One CPU of the mask: its first, which the mask may not number 0.
+  const std::vector<int> mask = attn::affinity_cpu_list();
+  REQUIRE(!mask.empty());
+  const nlohmann::json pinned = machine("taskset -c " + std::to_string(mask.front()) + " ");
   CHECK(pinned["threads"] == 1);
   CHECK(pinned["threads_from"] == "affinity mask");
   const nlohmann::json one = [&] {
@@ -158,9 +178,10 @@ TEST_CASE("cpus: attn bench runs on the CPUs it is given: OMP_NUM_THREADS=1, tas
     return nlohmann::json::parse(r.out)["machine"];
   }();
   CHECK(one["threads"] == 1);
-  CHECK(one["threads_from"] == (attn::affinity_cpus() == 1 ? "affinity mask" : "--threads"));
+  CHECK(one["threads_from"] == expected(std::nullopt, 1).source);
+  if (attn::cpus_of_process().threads > 1) CHECK(one["threads_from"] == "--threads");
   const nlohmann::json all = machine("");  // what this process is given, as attn-bench reads it
-  const CpuCount given = attn::cpu_count({attn::affinity_cpus(), attn::cgroup_quota(), std::nullopt, std::nullopt});
+  const CpuCount given = expected(std::nullopt, std::nullopt);
   CHECK(all["threads"] == given.threads);
   CHECK(all["threads_from"] == given.source);
 }
@@ -219,8 +240,9 @@ TEST_CASE("cpus: attn bench says when OpenBLAS runs Prescott's kernels, and what
   CHECK(restarted["openblas_warning"] ==
         "OpenBLAS chose its Prescott kernels on this CPU, which it did not know; attn runs it with "
         "OPENBLAS_CORETYPE=" + better + " instead (the same numbers as the book's, several times faster)");
-  // OpenBLAS's own choice here is in the families: nothing to say.
-  CHECK(machine("")["openblas_warning"].is_null());
+  // Kernels of the families, as the user chose them (on a CPU OpenBLAS knows, its own choice is one too; on
+  // one it does not, attn would restart and say so): nothing to say.
+  CHECK(machine("OPENBLAS_CORETYPE=" + better)["openblas_warning"].is_null());
 }
 
 TEST_CASE("cpus: a --model run says once on stderr when OpenBLAS runs Prescott's kernels", "[cpus][e2e]") {
@@ -230,7 +252,7 @@ TEST_CASE("cpus: a --model run says once on stderr when OpenBLAS runs Prescott's
   REQUIRE(slow.status == 0);
   CHECK(slow.err.rfind("attn: OpenBLAS runs its Prescott kernels", 0) == 0);
   CHECK(std::count(slow.err.begin(), slow.err.end(), '\n') == 1);
-  const attn_test::Run mine = attn_test::shell("env -u ATTN_OPENBLAS_FELL_BACK -u OPENBLAS_CORETYPE " + run);
+  const attn_test::Run mine = attn_test::shell("env -u ATTN_OPENBLAS_FELL_BACK OPENBLAS_CORETYPE=" + better_here() + " " + run);
   REQUIRE(mine.status == 0);
   CHECK(mine.err.empty());
   // A lesson without a model is short: nothing said.
@@ -281,6 +303,16 @@ TEST_CASE("cpus: attn bench --decode also times a cache past the last-level cach
   tight.max_memory = std::size_t{1} << 30;  // the row would not fit the budget: left out, not refused
   CHECK(attn::decode_cache_lengths(tight, 300 * MiB) == o.cache);
   // The pool each row cycles through: at least 1 GiB, and four LLCs where that is more.
-  CHECK(attn::decode_pool_bytes(32 * MiB) == double(1u << 30));
-  CHECK(attn::decode_pool_bytes(300 * MiB) == 4.0 * double(300 * MiB));
+  const std::size_t budget = attn::kDefaultMemoryBudget;
+  CHECK(attn::decode_pool_bytes(32 * MiB, budget) == double(1u << 30));
+  CHECK(attn::decode_pool_bytes(300 * MiB, budget) == 4.0 * double(300 * MiB));
+  // Two sockets of Milan-X (2 x 768 MiB): four LLCs would pass the default budget; half of it, then.
+  const double milan = attn::decode_pool_bytes(1536 * MiB, budget);
+  CHECK(milan < 4.0 * double(1536 * MiB));
+  CHECK(milan == (double(budget) - double(attn::kBaseBytes)) / 2);
+  // So the default run fits the default budget there, as with 32 MiB and 300 MiB.
+  for (const std::size_t llc : {32 * MiB, 300 * MiB, 1536 * MiB}) {
+    INFO("LLC " << llc / MiB << " MiB");
+    CHECK(attn::bench_memory_bytes(o, llc) <= budget);
+  }
 }

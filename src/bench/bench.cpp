@@ -414,7 +414,7 @@ DecodeReport run_decode_bench(const BenchOptions& o, const std::function<void(co
   if (!o.quick) report.copy_gbps = measure_copy_gbps(threads);
   report.llc = last_level_cache_of_process();
   report.caches = decode_cache_lengths(o, report.llc.bytes);
-  report.pool_bytes = decode_pool_bytes(report.llc.bytes);
+  report.pool_bytes = decode_pool_bytes(report.llc.bytes, o.max_memory);
   const std::size_t H = o.heads, hd = o.dim / o.heads;
   const std::vector<std::pair<std::string, std::size_t>> impls{{"mha", H}, {"gqa", o.kv_groups}};
   // Every row's layers of cache_k and cache_v, (layers, T, kv, hd) each, come from one pool, allocated and
@@ -497,6 +497,9 @@ std::string render_decode_text(const DecodeReport& r) {
     out += buf;
   }
   out += llc_line(r.llc);
+  if (r.pool_bytes < 4.0 * static_cast<double>(r.llc.bytes))
+    out += "(the caches each row cycles through are fewer than four last-level caches: --max-memory allows no more,\n"
+           "so a row may find more of its cache there than a real model's would)\n";
   std::snprintf(buf, sizeof buf,
                 "each row cycles through %.0f MiB of caches (one per layer, at most 4096 layers) so every step reads its\n"
                 "cache from memory; time per step is one layer's, median of %zu sweeps of %s;\n"

@@ -32,7 +32,7 @@ struct BenchRow {
 struct MachineReport {
   bool measured = false;          // the rates below were measured
   unsigned threads = 0;           // the CPUs attn may use (io/cpus.hpp), which every implementation runs on
-  std::string threads_from;       // what set that number: "affinity mask", "cgroup cpu.max", "OMP_NUM_THREADS"
+  std::string threads_from;       // what set it: "affinity mask", "cgroup quota", "OMP_NUM_THREADS", "--threads"
   std::string isa;                // the fast kernels' build: the CPU's widest, or --isa's
   std::string cpu_isa;            // the widest build the CPU's feature flags allow
   std::size_t mr = 0, nr = 0;     // its micro-kernel's register block

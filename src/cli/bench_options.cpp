@@ -49,8 +49,10 @@ std::optional<std::string> isa_refusal(const std::string& isa, VectorIsa widest)
   return "--isa " + isa + ": this CPU cannot run it (its widest build is " + isa_name(widest) + ")";
 }
 
-double decode_pool_bytes(std::size_t llc_bytes) {
-  return std::max(double(1u << 30), 4.0 * static_cast<double>(llc_bytes));
+double decode_pool_bytes(std::size_t llc_bytes, std::size_t max_memory) {
+  const double wanted = std::max(double(1u << 30), 4.0 * static_cast<double>(llc_bytes));
+  const double room = std::max(double(1u << 30), (static_cast<double>(max_memory) - static_cast<double>(kBaseBytes)) / 2);
+  return std::min(wanted, room);
 }
 
 std::size_t decode_layers(std::size_t layer_floats, double pool_bytes) {
@@ -65,7 +67,8 @@ template <class F>
 void for_each_decode_row(const BenchOptions& o, const std::vector<std::size_t>& caches, double pool_bytes, F f) {
   for (const std::size_t T : caches)
     for (const std::size_t kv : {o.heads, o.kv_groups}) {
-      const std::size_t layer = T * kv * (o.dim / o.heads);  // (T, kv, head_dim): within the limits' sizes
+      // (T, kv, head_dim): at most 1M x 1024 x 4096 floats (2^42), far from overflowing
+      const std::size_t layer = T * kv * (o.dim / o.heads);
       f(layer, decode_layers(layer, pool_bytes));
     }
 }
@@ -122,7 +125,7 @@ std::size_t forward_floats(const BenchOptions& o) {
 // Floats --decode holds at its peak for `caches`: its two pools and the queries of its most layers, or the
 // copy's two arrays, which are freed before the pools are made.
 std::size_t decode_floats(const BenchOptions& o, const std::vector<std::size_t>& caches, std::size_t llc_bytes) {
-  const double pool_bytes = decode_pool_bytes(llc_bytes);
+  const double pool_bytes = decode_pool_bytes(llc_bytes, o.max_memory);
   std::size_t queries = 0;
   for_each_decode_row(o, caches, pool_bytes, [&](std::size_t, std::size_t layers) {
     queries = std::max(queries, saturating_product({layers, o.dim}));
@@ -150,12 +153,9 @@ std::vector<std::size_t> decode_cache_lengths(const BenchOptions& o, std::size_t
   return bytes <= o.max_memory ? more : caches;
 }
 
-namespace {
+std::size_t bench_memory_bytes(const BenchOptions& o) { return bench_memory_bytes(o, last_level_cache_of_process().bytes); }
 
-}  // namespace
-
-std::size_t bench_memory_bytes(const BenchOptions& o) {
-  const std::size_t llc = last_level_cache_of_process().bytes;
+std::size_t bench_memory_bytes(const BenchOptions& o, std::size_t llc) {
   const std::size_t floats = o.decode ? decode_floats(o, decode_cache_lengths(o, llc), llc) : forward_floats(o);
   return saturating_sum(kBaseBytes, saturating_product({floats, sizeof(float)}));
 }

@@ -56,6 +56,7 @@ std::string bench_impls_help(std::size_t width = 0);
 // The KV cache lengths `attn bench --decode` times by default: 1k, 8k and 32k tokens.
 inline std::vector<std::size_t> bench_cache_sizes() { return {1024, 8192, 32768}; }
 // The longest cache --decode takes: 128k tokens (GPT-2 small's MHA layer then holds 768 MiB of keys and values).
+// The length decode_cache_lengths adds past a large last-level cache may be longer (kMaxBeyondLlcCache).
 inline constexpr std::size_t kMaxDecodeCache = 131072;
 
 // What --decode's rows read: each row cycles through `layers` caches of keys and as many of values, one per
@@ -65,9 +66,11 @@ inline constexpr std::size_t kMaxDecodeCache = 131072;
 // millions of calls to fill the pool; those fit in the CPU's caches whatever is done). The bench allocates
 // one pool of keys and one of values for its largest row.
 inline constexpr std::size_t kMaxDecodeLayers = 4096;
-// 1 GiB, or four times the last-level cache (io/cpus.hpp) if that is more: a cycle of caches twice the
-// LLC's size still found part of itself there (an LLC's replacement is not plain LRU).
-double decode_pool_bytes(std::size_t llc_bytes);
+// 1 GiB, or four times the last-level cache (io/cpus.hpp) if that is more: an LLC's replacement is not
+// plain LRU, so a cycle only a little larger than the cache may keep part of itself there. At most half of
+// --max-memory above the process's base (and at least 1 GiB), so that a machine with gigabytes of LLC (two
+// sockets of Milan-X) is not refused the default run: the report then says the pool is smaller.
+double decode_pool_bytes(std::size_t llc_bytes, std::size_t max_memory);
 std::size_t decode_layers(std::size_t layer_floats, double pool_bytes);
 
 // What the machine's figures take, unless --quick: a 2048^3 SGEMM (three matrices of kSgemmSide^2 floats)
@@ -104,7 +107,8 @@ std::optional<std::string> isa_refusal(const std::string& isa, VectorIsa widest)
 // row's, among `caches`.
 std::size_t decode_pool_floats(const BenchOptions& o, const std::vector<std::size_t>& caches, double pool_bytes);
 
-// The cache lengths --decode times: --cache's; and by default (no --cache, no --quick), when no length of
+// The cache lengths --decode times: --cache's; and with the default list (no --cache, or --cache giving
+// that list), without --quick, when no length of
 // the default list makes gqa's one layer of keys and values larger than the last-level cache, also the
 // shortest power of two that does (up to kMaxBeyondLlcCache, and only where --max-memory allows it), so that
 // one row at least reads a cache that no cache of the CPU can hold.
@@ -116,6 +120,8 @@ inline constexpr std::size_t kMaxBeyondLlcCache = std::size_t{1} << 20;
 // implementation (or the machine's figures) makes on the way, and per thread the fused kernel's scratch.
 // For a shape the implementations can run (check_bench's first checks).
 std::size_t bench_memory_bytes(const BenchOptions& options);
+// The same on a machine whose last-level cache is `llc_bytes` (--decode's pool and rows depend on it).
+std::size_t bench_memory_bytes(const BenchOptions& options, std::size_t llc_bytes);
 
 // Refuses, with a UsageError, a shape the implementations cannot run or that is past the limits, an --isa
 // build this CPU cannot run, and a run whose estimated memory is past --max-memory: before anything is

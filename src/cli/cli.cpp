@@ -227,7 +227,6 @@ std::string bar_language(const Params& params, const std::string& otherwise) {
   return otherwise;
 }
 
-// A lesson or the tour: run, then emit in the chosen format.
 // The threads a run computes on (--threads, below the CPUs the process is given), and for a run on a
 // pretrained model, which is long, a line on stderr when OpenBLAS runs slower kernels than the CPU allows.
 void prepare_compute(const Request& request, std::ostream& err) {
@@ -236,6 +235,7 @@ void prepare_compute(const Request& request, std::ostream& err) {
     if (const auto warning = openblas_core_warning()) err << "attn: " << *warning << "\n";
 }
 
+// A lesson or the tour: run, then emit in the chosen format.
 int show(const Request& request, const Streams& s) {
   const OutputOptions& o = request.output;
   TextStyle style = resolve_style(o.color, o.heatmap, o.explain, o.quiet, s.term);

@@ -512,8 +512,8 @@ std::vector<OptionSpec> make_table() {
   t.back().in_present = true;
   t.push_back(threads_option(O, &OutputOptions::threads,
                              "Compute on at most N threads (OpenBLAS's and attn's own): fewer than the CPUs the "
-                             "process is given (its affinity mask, cgroup quota and OMP_NUM_THREADS) slows a large "
-                             "run, never changes a number"));
+                             "process is given (its affinity mask, cgroup quota, OMP_NUM_THREADS and "
+                             "OPENBLAS_NUM_THREADS) slows a large run, never changes a number"));
   t.back().in_present = true;
   t.push_back(lang_option(O, &OutputOptions::lang));
   t.back().in_present = true;
@@ -610,7 +610,8 @@ std::vector<OptionSpec> make_table() {
                             "T, P are powers of 1024); estimated from the options, before anything is allocated"));
   t.push_back(threads_option(B, &BenchOptions::threads,
                              "Run on at most N threads, below the CPUs the process is given (its affinity mask, "
-                             "cgroup quota and OMP_NUM_THREADS); the report says how many and what set them"));
+                             "cgroup quota, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS); the report says how many and "
+                             "what set them"));
   t.push_back(flag(B, std::nullopt, "--json", &OutputOptions::json, "", "Print the results as one JSON document"));
   t.push_back(flag(Scope::List, std::nullopt, "--json", &ListOptions::json, "", "Print the list as JSON"));
   t.push_back(lang_option(Scope::List, &ListOptions::lang));
@@ -631,8 +632,8 @@ std::vector<OptionSpec> make_table() {
   t.push_back(whole(Sv, std::nullopt, "--jobs", "N", &ServeCli::jobs, 1, 64, "",
                     "Computations at once; a request beyond them gets 503 with Retry-After"));
   t.push_back(threads_option(Sv, &ServeCli::threads,
-                             "Compute on at most N threads in all, shared among the --jobs computations (each gets "
-                             "N / jobs, at least one); below the CPUs the process is given"));
+                             "Compute on N threads, shared among the --jobs computations at once: each gets N / jobs, "
+                             "at least one; at most the CPUs the process is given"));
   t.push_back(whole(Sv, std::nullopt, "--time-limit", "SECONDS", &ServeCli::time_limit, 1, 3600, "",
                     "Stop a computation that takes longer (503)"));
   t.push_back(lang_option(Sv, &ServeCli::lang));

@@ -17,8 +17,10 @@ CpuCount cpu_count(const CpuLimits& l) {
   const auto cap = [&](std::optional<unsigned> n, const char* source) {
     if (n && *n < out.threads) out = {std::max(1u, *n), source};
   };
-  if (l.quota) cap(static_cast<unsigned>(std::max(1.0, std::ceil(*l.quota - 1e-9))), "cgroup quota");
+  // Clamped before the cast: a quota of 1e10 CPUs (the kernel allows it) is no limit, and not undefined.
+  if (l.quota) cap(static_cast<unsigned>(std::clamp(std::ceil(*l.quota - 1e-9), 1.0, double(out.threads))), "cgroup quota");
   cap(l.omp, "OMP_NUM_THREADS");
+  cap(l.blas, "OPENBLAS_NUM_THREADS");
   cap(l.flag, "--threads");
   return out;
 }
@@ -27,12 +29,14 @@ std::optional<double> cpu_max_quota(const std::string& path) {
   std::ifstream in(path);
   std::string quota, period;
   if (!(in >> quota >> period) || quota == "max") return std::nullopt;
-  char* end = nullptr;
-  const double q = std::strtod(quota.c_str(), &end);
-  if (end == quota.c_str() || *end != '\0') return std::nullopt;
-  const double p = std::strtod(period.c_str(), &end);
-  if (end == period.c_str() || *end != '\0' || !(q > 0) || !(p > 0)) return std::nullopt;
-  return q / p;
+  // Whole numbers of microseconds, as the kernel writes them (strtod would also take "inf" or "0x1p9").
+  const auto whole = [](const std::string& text) -> std::optional<double> {
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18) return std::nullopt;
+    return static_cast<double>(std::strtoull(text.c_str(), nullptr, 10));
+  };
+  const std::optional<double> q = whole(quota), p = whole(period);
+  if (!q || !p || !(*q > 0) || !(*p > 0)) return std::nullopt;
+  return *q / *p;
 }
 
 std::optional<double> cfs_quota(const std::string& dir) {
@@ -120,6 +124,12 @@ CpuLimits cpu_limits_of_process(std::optional<std::size_t> flag) {
   l.affinity = affinity_cpus();
   l.quota = cgroup_quota();
   l.omp = omp_num_threads(std::getenv("OMP_NUM_THREADS"));
+  // OpenBLAS's own variables, as it reads them (the first set wins).
+  for (const char* name : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS"})
+    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') {
+      l.blas = omp_num_threads(value);
+      break;
+    }
   if (flag) l.flag = static_cast<unsigned>(std::min<std::size_t>(*flag, 1u << 20));
   return l;
 }

@@ -4,8 +4,8 @@
 // used std::thread::hardware_concurrency(), which counts the machine's CPUs whatever the process is given.
 // The count is the CPUs of the process's affinity mask (taskset, a container's cpuset), capped by the
 // cgroup's CPU quota (cgroup v2's cpu.max or v1's cpu.cfs_quota_us: quota / period, rounded up), by
-// OMP_NUM_THREADS when it is set, and by --threads when it is given; the lowest wins, and says where it came
-// from. Also here: the last-level cache those CPUs share, which attn bench --decode sizes its caches by.
+// OMP_NUM_THREADS and OPENBLAS_NUM_THREADS when they are set (OpenBLAS is told the count, so a user's word to
+// it must not be raised), and by --threads when it is given; the lowest wins, and says where it came from. Also here: the last-level cache those CPUs share, which attn bench --decode sizes its caches by.
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -15,7 +15,7 @@ namespace attn {
 
 struct CpuCount {
   unsigned threads = 1;
-  std::string source;  // what set it: "affinity mask", "cgroup quota", "OMP_NUM_THREADS", "--threads"
+  std::string source;  // what set it: "affinity mask", "cgroup quota", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "--threads"
 };
 
 // What limits the count, read from the process (cpu_limits_of_process) or given by a test.
@@ -24,9 +24,11 @@ struct CpuLimits {
   std::optional<double> quota;           // CPUs the cgroup's quota allows (1.5: 150000 of 100000 µs)
   std::optional<unsigned> omp;           // OMP_NUM_THREADS (its first level)
   std::optional<unsigned> flag;          // --threads N
+  std::optional<unsigned> blas;          // OPENBLAS_NUM_THREADS (or GOTO_NUM_THREADS): the user's word on OpenBLAS
 };
 
-// The lowest of the limits, at least 1; on a tie the earlier source in the list above names it.
+// The lowest of the limits, at least 1; on a tie the earlier source names it, in the order affinity mask,
+// cgroup quota, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, --threads.
 CpuCount cpu_count(const CpuLimits& limits);
 
 // cgroup v2's cpu.max ("max 100000", "200000 100000"): the CPUs its quota allows, or none for "max", a

@@ -1,5 +1,7 @@
 #include "kernels/blas.hpp"
 
+#include <strings.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <cstdlib>
 
 #include <cblas.h>
+#include <cstring>
 
 #include "io/cpus.hpp"
 
@@ -31,6 +34,13 @@ bool cpu_has_avx2_fma() {
 
 constexpr const char* kFellBack = "ATTN_OPENBLAS_FELL_BACK";
 
+// Whether this OpenBLAS chooses its kernels when it loads (DYNAMIC_ARCH, as Debian's does), so that
+// OPENBLAS_CORETYPE means anything to it; a build for one core names that core and ignores the variable.
+bool openblas_chooses_kernels() {
+  const char* config = openblas_get_config();
+  return config != nullptr && std::strstr(config, "DYNAMIC_ARCH") != nullptr;
+}
+
 }  // namespace
 
 void set_compute_threads(unsigned threads) {
@@ -40,8 +50,13 @@ void set_compute_threads(unsigned threads) {
 }
 
 unsigned compute_threads() {
-  const unsigned set = threads_slot();
-  return set != 0 ? set : cpus_of_process().threads;
+  unsigned threads = threads_slot();
+  if (threads == 0) {  // not set: the process's count, read once (GPT-2 asks for it at every block)
+    threads = cpus_of_process().threads;
+    unsigned unset = 0;
+    threads_slot().compare_exchange_strong(unset, threads);
+  }
+  return threads;
 }
 
 std::string openblas_core() {
@@ -50,8 +65,9 @@ std::string openblas_core() {
 }
 
 bool core_in_golden_families(const std::string& core) {
+  // Either case: a build for one core names it in capitals ("SKYLAKEX"), a DYNAMIC_ARCH build as "SkylakeX".
   for (const char* family : {"SkylakeX", "Cooperlake", "SapphireRapids", "Haswell", "Zen"})
-    if (core == family) return true;
+    if (::strcasecmp(core.c_str(), family) == 0) return true;
   return false;
 }
 
@@ -64,13 +80,19 @@ std::optional<std::string> better_openblas_core(const std::string& core, bool av
 
 void restart_on_openblas_fallback(char** argv) {
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv(kFellBack) != nullptr) return;
+  // Run through the dynamic loader (ld.so ./attn ...): /proc/self/exe is the loader, which would read the
+  // first argument as the program. Its auxiliary vector then has no interpreter base.
+  if (::getauxval(AT_BASE) == 0 || !openblas_chooses_kernels()) return;
   const std::string core = openblas_core();
   const std::optional<std::string> better = better_openblas_core(core, cpu_has_avx512(), cpu_has_avx2_fma());
   if (!better) return;
   // OpenBLAS reads OPENBLAS_CORETYPE once, as it loads: only a new process image takes it.
-  if (::setenv("OPENBLAS_CORETYPE", better->c_str(), 1) != 0 || ::setenv(kFellBack, core.c_str(), 1) != 0) return;
-  ::execv("/proc/self/exe", argv);
-  ::unsetenv("OPENBLAS_CORETYPE");  // the restart failed: go on as OpenBLAS chose, and say so
+  if (::setenv("OPENBLAS_CORETYPE", better->c_str(), 1) == 0 && ::setenv(kFellBack, core.c_str(), 1) == 0)
+    ::execv("/proc/self/exe", argv);
+  // The restart failed: go on as OpenBLAS chose, with the environment as it was (a --model run and attn
+  // bench then say which kernels run, and what would run the right ones).
+  ::unsetenv("OPENBLAS_CORETYPE");
+  ::unsetenv(kFellBack);
 }
 
 std::optional<std::string> openblas_core_warning() {
@@ -84,10 +106,14 @@ std::optional<std::string> openblas_core_warning() {
   const std::optional<std::string> better = better_openblas_core(core, cpu_has_avx512(), cpu_has_avx2_fma());
   if (!better) return std::nullopt;
   const char* asked = std::getenv("OPENBLAS_CORETYPE");
-  return "OpenBLAS runs its " + (core.empty() ? std::string("unnamed") : core) + " kernels" +
-         (asked != nullptr ? " (OPENBLAS_CORETYPE is set)" : "") + " on a CPU that runs " + *better +
-         "'s: the lessons' products run several times slower, and their numbers may differ from the book's in the "
-         "last digits; OPENBLAS_CORETYPE=" + *better + " runs the right ones";
+  const std::string what = "OpenBLAS runs its " + (core.empty() ? std::string("unnamed") : core) + " kernels" +
+                           (asked != nullptr ? " (OPENBLAS_CORETYPE is set)" : "") + " on a CPU that runs " + *better +
+                           "'s: the lessons' products run several times slower, and their numbers may differ from "
+                           "the book's in the last digits; ";
+  if (!openblas_chooses_kernels())
+    return what + "this OpenBLAS was built for one core (no DYNAMIC_ARCH), so only another build (Debian's "
+                  "libopenblas0 chooses at run time) runs the right ones";
+  return what + "OPENBLAS_CORETYPE=" + *better + " runs the right ones";
 }
 
 }  // namespace attn

@@ -293,7 +293,7 @@ void fast_linear(const float* x, std::size_t rows, std::size_t k, const float* w
   // serial part that Amdahl's law makes 4% of a forward at 16 CPUs.
   if (bias == nullptr) return;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * n >= (std::size_t{1} << 16))
 #endif
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < n; ++c) out[r * n + c] += bias[c];

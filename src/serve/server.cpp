@@ -773,6 +773,13 @@ extern "C" void serve_on_stop_signal(int) {
 
 }  // namespace
 
+std::string compute_line(std::size_t jobs, unsigned per_job, const CpuCount& cpus) {
+  const bool named = cpus.source == "affinity mask" || cpus.source == "cgroup quota";
+  return "attn: " + std::to_string(jobs) + (jobs == 1 ? " computation" : " computations") + " at once, each on " +
+         std::to_string(per_job) + (per_job == 1 ? " thread" : " threads") + " of the " +
+         std::to_string(cpus.threads) + " " + (named ? "the " : "") + cpus.source + " gives";
+}
+
 unsigned threads_per_job(unsigned threads, std::size_t jobs) {
   return static_cast<unsigned>(std::max<std::size_t>(1, threads / std::max<std::size_t>(1, jobs)));
 }
@@ -782,7 +789,6 @@ int serve(const ServeSettings& settings, const FrontEnd& front, std::ostream& er
   // than there are CPUs (each would otherwise start one per CPU, OpenBLAS's and ours).
   const unsigned per_job = threads_per_job(settings.cpus.threads, settings.jobs);
   set_compute_threads(per_job);
-  if (const auto warning = openblas_core_warning()) err << "attn: " << *warning << "\n";
   Server server(settings, front);
   if (settings.log) server.log_to(err);
   const int port = server.bind();
@@ -809,11 +815,10 @@ int serve(const ServeSettings& settings, const FrontEnd& front, std::ostream& er
   if (!loopback(settings.host))
     err << "attn: warning: listening on " << visible(settings.host)
         << ", not only this machine: anyone who can reach that address can use this server\n";
+  // The serving line first, always: scripts read the address from the first line.
   err << "attn: serving on http://" << visible(shown_host) << ":" << port << "/ (Ctrl-C stops)\n";
-  err << "attn: " << settings.jobs << (settings.jobs == 1 ? " computation" : " computations") << " at once, "
-      << per_job << (per_job == 1 ? " thread" : " threads") << " each (" << settings.cpus.threads
-      << (settings.cpus.threads == 1 ? " CPU: " : " CPUs: ") << settings.cpus.source << ")\n"
-      << std::flush;
+  if (const auto warning = openblas_core_warning()) err << "attn: " << *warning << "\n";
+  err << compute_line(settings.jobs, per_job, settings.cpus) << "\n" << std::flush;
 
   std::thread watcher([&] {
     char byte = 0;

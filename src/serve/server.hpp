@@ -30,11 +30,14 @@ struct ServeSettings {
   std::size_t jobs = 2;
   std::size_t time_limit = 30;  // seconds per computation
   bool log = false;
-  CpuCount cpus;  // the CPUs the server computes on (--threads below those given), shared among the jobs
+  CpuCount cpus = cpus_of_process();  // the threads it computes on (--threads below the CPUs given), shared among the jobs
 };
 
 // The threads each of `jobs` computations at once gets of `threads`: an equal share, at least one.
 unsigned threads_per_job(unsigned threads, std::size_t jobs);
+// attn serve's line about them: "attn: 2 computations at once, each on 1 thread of the 2 the affinity mask
+// gives".
+std::string compute_line(std::size_t jobs, unsigned per_job, const CpuCount& cpus);
 
 // A request's options (key without dashes, value), as the address decoded them (cpp-httplib orders them by key).
 using Params = std::vector<std::pair<std::string, std::string>>;
