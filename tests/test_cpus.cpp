@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_options.hpp"
+#include "core/terminal_text.hpp"
 #include "io/cpus.hpp"
 #include "kernels/blas.hpp"
 #include "support.hpp"
@@ -240,6 +241,12 @@ TEST_CASE("cpus: attn bench says when OpenBLAS runs Prescott's kernels, and what
   CHECK(restarted["openblas_warning"] ==
         "OpenBLAS chose its Prescott kernels on this CPU, which it did not know; attn runs it with "
         "OPENBLAS_CORETYPE=" + better + " instead (the same numbers as the book's, several times faster)");
+  // The variable is anyone's to set: its text comes back escaped, never a terminal's control sequence.
+  const nlohmann::json hostile = machine("ATTN_OPENBLAS_FELL_BACK=\"$(printf '\\033[31mred')\" OPENBLAS_CORETYPE=" + better);
+  REQUIRE(hostile["openblas_warning"].is_string());
+  const std::string said = hostile["openblas_warning"].get<std::string>();
+  CHECK(said.find('\x1b') == std::string::npos);
+  CHECK(said.rfind("OpenBLAS chose its " + attn::visible("\x1b[31mred") + " kernels on this CPU", 0) == 0);
   // Kernels of the families, as the user chose them (on a CPU OpenBLAS knows, its own choice is one too; on
   // one it does not, attn would restart and say so): nothing to say.
   CHECK(machine("OPENBLAS_CORETYPE=" + better)["openblas_warning"].is_null());

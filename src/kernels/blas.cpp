@@ -7,10 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-
-#include <cblas.h>
 #include <cstring>
 
+#include <cblas.h>
+
+#include "core/terminal_text.hpp"
 #include "io/cpus.hpp"
 
 namespace attn {
@@ -100,13 +101,14 @@ std::optional<std::string> openblas_core_warning() {
   const char* fell_back = std::getenv(kFellBack);
   if (core_in_golden_families(core)) {
     if (fell_back == nullptr) return std::nullopt;
-    return "OpenBLAS chose its " + std::string(fell_back) + " kernels on this CPU, which it did not know; attn "
+    // The variable is the environment's, which anyone may set: its text shown escaped, as any from outside.
+    return "OpenBLAS chose its " + visible(fell_back) + " kernels on this CPU, which it did not know; attn "
            "runs it with OPENBLAS_CORETYPE=" + core + " instead (the same numbers as the book's, several times faster)";
   }
   const std::optional<std::string> better = better_openblas_core(core, cpu_has_avx512(), cpu_has_avx2_fma());
   if (!better) return std::nullopt;
   const char* asked = std::getenv("OPENBLAS_CORETYPE");
-  const std::string what = "OpenBLAS runs its " + (core.empty() ? std::string("unnamed") : core) + " kernels" +
+  const std::string what = "OpenBLAS runs its " + (core.empty() ? std::string("unnamed") : visible(core)) + " kernels" +
                            (asked != nullptr ? " (OPENBLAS_CORETYPE is set)" : "") + " on a CPU that runs " + *better +
                            "'s: the lessons' products run several times slower, and their numbers may differ from "
                            "the book's in the last digits; ";
