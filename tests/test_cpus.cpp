@@ -323,3 +323,37 @@ TEST_CASE("cpus: attn bench --decode also times a cache past the last-level cach
     CHECK(attn::bench_memory_bytes(o, llc) <= budget);
   }
 }
+
+TEST_CASE("cpus: where OpenBLAS fell back to Prescott's kernels, attn restarts itself on the family's and says so",
+          "[cpus][e2e]") {
+  const std::string better = better_here();
+  if (better.empty()) attn_test::skip_case("this CPU runs neither AVX2 with FMA nor AVX-512: Prescott's kernels are its best", true);
+  // OpenBLAS answering "Prescott" until OPENBLAS_CORETYPE is set (tests/fake_openblas_core.cpp).
+  const std::string fallback = "env -u OPENBLAS_CORETYPE -u ATTN_OPENBLAS_FELL_BACK LD_PRELOAD=" +
+                               attn_test::quote(ATTN_FAKE_OPENBLAS_CORE) + " ";
+  const std::string restarted = "OpenBLAS chose its Prescott kernels on this CPU, which it did not know; attn runs it with "
+                                "OPENBLAS_CORETYPE=" + better + " instead (the same numbers as the book's, several times faster)";
+  const attn_test::Run bench = attn_test::shell(fallback + attn_test::quote(ATTN_EXE) +
+                                                " bench --quick --json --batch 1 --tokens 16 --dim 8 --heads 2 --kv-groups 1 "
+                                                "--repeats 1 --impl fused");
+  INFO(bench.err);
+  REQUIRE(bench.status == 0);
+  const nlohmann::json machine = nlohmann::json::parse(bench.out)["machine"];
+  CHECK(machine["openblas_core"] == better);  // the kernels the restarted attn-bench runs
+  CHECK(machine["openblas_warning"] == restarted);
+  // A lesson on a model: the restarted attn says it once, and prints what the family's kernels print.
+  const std::string lesson = attn_test::quote(ATTN_EXE) + " heads --model " +
+                             attn_test::quote(ATTN_TESTS_DIR "/golden/models/tiny-f32") + " --json";
+  const attn_test::Run fell = attn_test::shell(fallback + lesson);
+  REQUIRE(fell.status == 0);
+  CHECK(fell.err == "attn: " + restarted + "\n");
+  const attn_test::Run chosen = attn_test::shell("env -u ATTN_OPENBLAS_FELL_BACK OPENBLAS_CORETYPE=" + better + " " + lesson);
+  REQUIRE(chosen.status == 0);
+  CHECK(fell.out == chosen.out);
+  // Without the restart (the user's own OPENBLAS_CORETYPE is respected; here the fake one says Prescott
+  // whatever it is told only while the variable is unset, so the guard is the other variable): the slow
+  // kernels, and the advice.
+  const attn_test::Run guarded = attn_test::shell(fallback + "ATTN_OPENBLAS_FELL_BACK= " + lesson);
+  REQUIRE(guarded.status == 0);
+  CHECK(guarded.err.rfind("attn: OpenBLAS runs its Prescott kernels on a CPU that runs " + better + "'s", 0) == 0);
+}
