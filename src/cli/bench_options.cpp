@@ -153,7 +153,10 @@ std::vector<std::size_t> decode_cache_lengths(const BenchOptions& o, std::size_t
   return bytes <= o.max_memory ? more : caches;
 }
 
-std::size_t bench_memory_bytes(const BenchOptions& o) { return bench_memory_bytes(o, last_level_cache_of_process().bytes); }
+std::size_t bench_memory_bytes(const BenchOptions& o) {
+  // The forward bench does not depend on the cache: sysfs is read for --decode alone.
+  return bench_memory_bytes(o, o.decode ? last_level_cache_of_process().bytes : 0);
+}
 
 std::size_t bench_memory_bytes(const BenchOptions& o, std::size_t llc) {
   const std::size_t floats = o.decode ? decode_floats(o, decode_cache_lengths(o, llc), llc) : forward_floats(o);

@@ -48,6 +48,11 @@ std::optional<double> cfs_quota(const std::string& dir) {
 
 namespace {
 
+// `tightest` becomes `q` where `q` is a tighter quota.
+void keep_tightest(std::optional<double>& tightest, std::optional<double> q) {
+  if (q && (!tightest || *q < *tightest)) tightest = q;
+}
+
 // The parent of a cgroup path ("/a/b" -> "/a", "/a" -> "/").
 std::string parent_of(const std::string& path) {
   const std::size_t slash = path.rfind('/');
@@ -59,8 +64,7 @@ template <class Quota>
 std::optional<double> tightest_up(const std::string& mount, std::string path, Quota quota) {
   std::optional<double> tightest;
   while (true) {
-    const std::optional<double> q = quota(mount + (path == "/" ? "" : path));
-    if (q && (!tightest || *q < *tightest)) tightest = q;
+    keep_tightest(tightest, quota(mount + (path == "/" ? "" : path)));
     if (path == "/") return tightest;
     path = parent_of(path);
   }
@@ -71,9 +75,6 @@ std::optional<double> tightest_up(const std::string& mount, std::string path, Qu
 std::optional<double> cgroup_quota(const std::string& root, const std::string& self) {
   std::ifstream in(self);
   std::optional<double> tightest;
-  const auto take = [&](std::optional<double> q) {
-    if (q && (!tightest || *q < *tightest)) tightest = q;
-  };
   for (std::string line; std::getline(in, line);) {
     // "ID:CONTROLLERS:PATH"; cgroup v2's one hierarchy has ID 0 and no controllers.
     const std::size_t first = line.find(':'), second = first == std::string::npos ? first : line.find(':', first + 1);
@@ -82,14 +83,14 @@ std::optional<double> cgroup_quota(const std::string& root, const std::string& s
     const std::string path = line.substr(second + 1);
     if (path.empty() || path.front() != '/') continue;
     if (id == "0" && controllers.empty()) {
-      take(tightest_up(root, path, [](const std::string& dir) { return cpu_max_quota(dir + "/cpu.max"); }));
+      keep_tightest(tightest, tightest_up(root, path, [](const std::string& dir) { return cpu_max_quota(dir + "/cpu.max"); }));
       continue;
     }
     std::istringstream names(controllers);
     for (std::string name; std::getline(names, name, ',');)
       if (name == "cpu")
         for (const char* mount : {"/cpu", "/cpu,cpuacct", "/cpuacct,cpu"})
-          take(tightest_up(root + mount, path, cfs_quota));
+          keep_tightest(tightest, tightest_up(root + mount, path, cfs_quota));
   }
   return tightest;
 }
@@ -112,12 +113,7 @@ std::vector<int> affinity_cpu_list() {
   return cpus;
 }
 
-unsigned affinity_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
-}
+unsigned affinity_cpus() { return static_cast<unsigned>(std::max<std::size_t>(1, affinity_cpu_list().size())); }
 
 CpuLimits cpu_limits_of_process(std::optional<std::size_t> flag) {
   CpuLimits l;
@@ -182,7 +178,10 @@ LastLevelCache last_level_cache(const std::string& sys, const std::vector<int>& 
 }
 
 LastLevelCache last_level_cache_of_process() {
-  return last_level_cache("/sys/devices/system/cpu", affinity_cpu_list());
+  // Read once: attn-bench asks when it checks the options and again when it runs, and by then the fast rows
+  // may have bound the main thread to one CPU.
+  static const LastLevelCache llc = last_level_cache("/sys/devices/system/cpu", affinity_cpu_list());
+  return llc;
 }
 
 }  // namespace attn

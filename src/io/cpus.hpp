@@ -64,7 +64,7 @@ struct LastLevelCache {
 };
 // From `sys` (/sys/devices/system/cpu) for the CPUs `cpus`.
 LastLevelCache last_level_cache(const std::string& sys, const std::vector<int>& cpus);
-// For the process: the CPUs of its affinity mask.
+// For the process: the CPUs of its affinity mask when first asked.
 LastLevelCache last_level_cache_of_process();
 // The CPUs of the process's affinity mask, in order.
 std::vector<int> affinity_cpu_list();
