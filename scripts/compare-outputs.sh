@@ -18,9 +18,12 @@ fi
 models=tests/golden/models
 inputs=tests/golden/inputs
 commands=()
-for lesson in simple all-tokens trainable causal dropout mha-wrapper mha gqa kv-cache; do
+for lesson in simple all-tokens trainable causal dropout mha-wrapper mha heads gqa kv-cache; do
   commands+=("$lesson" "$lesson --json" "$lesson --quiet" "$lesson --no-explain --color always --heatmap always")
   commands+=("$lesson --format html" "$lesson --help")
+  # the same in Russian: the lessons' words, the renderers' words and the notebooks
+  commands+=("$lesson --lang ru" "$lesson --lang ru --json" "$lesson --lang ru --format html")
+  commands+=("$lesson --lang ru --color always --heatmap always" "$lesson --format py" "$lesson --lang ru --format ipynb")
 done
 commands+=(
   "trainable --seed 7" "trainable --seed 123 --d-out 3 --json" "trainable --query 4"
@@ -39,6 +42,12 @@ commands+=(
   "list" "list --json" "--help" "--version"
   "simple --heads 2" "causal --query 6" "mha --d-out 5 --heads 2" "simple --input /nonexistent.json" "simple --step nope"
   "simple --max-memory 1M" "simple --max-memory -1" "gqa --emb-dim 64" "simple --text ''" "tour --seed 7"
+  "list --lang ru" "list --lang ru --json" "tour --lang ru" "tour --lang ru --format html" "tour --format svg"
+  "heads --model $models/tiny-f32 --lang ru" "heads --model $models/tiny-f32 --format html"
+  "heads --model $models/tiny-f32 --format svg --step attn_weights_layer_1" "mha --model $models/tiny-f32 --lang ru --format html"
+  "simple --text 'Привет, мир' --lang ru" "causal --text 'Every effort moves you' --lang ru --format py"
+  "kv-cache --estimate --lang ru" "gqa --kv-cache --lang ru --json" "mha --format svg --step attn_weights --lang ru"
+  "mha --model $models/tiny-f32 --format ipynb" "simple --lang ru --step nope"
 )
 mkdir -p "$dir"
 failed=0
