@@ -1,4 +1,4 @@
-// The lessons' words as content (data/lessons, src/lessons/content.hpp): every step a lesson adds has its
+// The lessons' words as content (data/lessons, src/text/content.hpp): every step a lesson adds has its
 // text, every piece of text is used and its placeholders are given, the sources keep no prose, the docs
 // pages name the content's steps, and translations fall back and say when they are stale.
 #include <catch2/catch.hpp>
@@ -18,7 +18,7 @@
 #include "core/errors.hpp"
 #include "inputs/sources.hpp"
 #include "run/run.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "lessons/registry.hpp"
 #include "support.hpp"
 
@@ -350,12 +350,12 @@ TEST_CASE("a run's language reaches the lessons' words: a translated entry repla
   ::setenv("ATTN_DATA_DIR", dir.dir.c_str(), 1);
   const Lesson& simple = *find_lesson("simple");
   Request request{"simple", {LessonRun{&simple, &simple.modes.front(), simple.modes.front().defaults}}, {}, {},
-                  fixture_language};
+                  Words(fixture_language)};
   const auto renderer = find_format("json")->make(RenderOptions{});
   std::istringstream in;
   std::ostringstream err;
   const Document translated = run(request, *renderer, RunStreams{in, err, false});
-  request.language = "";
+  request.words = Words();
   const Document plain = run(request, *renderer, RunStreams{in, err, false});
   if (old) ::setenv("ATTN_DATA_DIR", saved.c_str(), 1); else ::unsetenv("ATTN_DATA_DIR");
   CHECK(translated.traces.at(0).step("attn_weights_2").title == "Gewichte");

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/options.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "lessons/registry.hpp"
 #include "support.hpp"
 

@@ -549,7 +549,7 @@ TEST_CASE("heatmap_lines: a head's note under its map only where it differs from
 TEST_CASE("present in Russian: the model view, the token and key lists, the open head and the scrolled status",
           "[present]") {
   Document doc = overview_document();
-  doc.language = "ru";
+  doc.words = Words("ru");
   Deck deck(doc, false);
   deck.press(Deck::Key::Next);
   deck.press(Deck::Key::Select);
@@ -588,11 +588,11 @@ TEST_CASE("present in Russian: the model view, the token and key lists, the open
   for (const std::size_t n : {20, 70}) {
     INFO(n << " tokens");
     Document mha = one("mha", random_inputs(n, 4), mha_config(2));
-    mha.language = "ru";
+    mha.words = Words("ru");
     const Step& w = mha.traces.front().step("attn_weights");
     LayoutOptions o;
     o.width = 100;
-    o.language = "ru";
+    o.words = Words("ru");
     o.head = 0;
     text = text_of(heatmap_lines(w, mha.traces.front().inputs.tokens, o));
     if (n == 20) CHECK(text.find("\n  ключи: 0='x1' 1='x2'") != std::string::npos);

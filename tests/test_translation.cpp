@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "layout_checks.hpp"
 #include "support.hpp"
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inputs/sources.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "lessons/registry.hpp"
 #include "support.hpp"
 #include "tools/docgen.hpp"

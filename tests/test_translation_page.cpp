@@ -17,7 +17,7 @@
 #include "cli/cli.hpp"
 #include "cli/options.hpp"
 #include "core/terminal_text.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "lessons/registry.hpp"
 #include "render/figure.hpp"
 #include "render/live_page.hpp"

@@ -17,7 +17,7 @@
 #include "lessons/registry.hpp"
 #include "present/deck.hpp"
 #include "render/layout.hpp"
-#include "render/words.hpp"
+#include "text/words.hpp"
 #include "support.hpp"
 #include "layout_checks.hpp"
 #include "tmux.hpp"
@@ -35,10 +35,10 @@ Document russian_tour() {
   const Inputs in = load_embeddings(default_embeddings_path(), none);
   Document doc;
   doc.command = "present";
-  doc.language = "ru";
+  doc.words = Words("ru");
   for (const Lesson& lesson : lessons()) {
     Selection sel;
-    sel.language = "ru";
+    sel.words = Words("ru");
     doc.traces.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, sel));
   }
   return doc;
@@ -51,7 +51,7 @@ TEST_CASE("present in Russian: at 60 and 80 columns every line fits and no Russi
   for (const std::size_t width : {60, 80}) {
     LayoutOptions o;
     o.width = width;
-    o.language = "ru";
+    o.words = Words("ru");
     for (const Trace& t : doc.traces) {
       REQUIRE(has_cyrillic(t.info.title));
       for (std::size_t i = 0; i < t.steps.size(); ++i) {
@@ -90,11 +90,11 @@ TEST_CASE("present in Russian: the status line fits by columns and the key help 
     CHECK(status.find("урок 1/") != std::string::npos);
     if (width >= 80) CHECK(status.find("справка") != std::string::npos);  // the keys, as many as fit
   }
-  const std::vector<std::string> help = Deck::help_lines("ru");
-  REQUIRE(help.size() == Deck::help_lines("").size());  // the same lines, line for line
+  const std::vector<std::string> help = Deck::help_lines(Words("ru"));
+  REQUIRE(help.size() == Deck::help_lines(Words()).size());  // the same lines, line for line
   CHECK(help.front() == "Клавиши");
   std::size_t english_widest = 0;  // the box the presenter draws is as wide as the widest line
-  for (const std::string& line : Deck::help_lines("")) english_widest = std::max(english_widest, display_width(line));
+  for (const std::string& line : Deck::help_lines(Words())) english_widest = std::max(english_widest, display_width(line));
   for (const std::string& line : help) CHECK(display_width(line) <= english_widest);
 }
 

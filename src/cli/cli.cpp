@@ -17,7 +17,7 @@
 #include "core/terminal_text.hpp"
 #include "io/cpus.hpp"
 #include "kernels/blas.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "present/presenter.hpp"
 #include "render/json.hpp"
 #include "render/lesson_list.hpp"
@@ -202,29 +202,17 @@ struct Streams {
   const PresentScreen& screen;
 };
 
-Request request_for(std::string command, std::vector<LessonRun> lessons, const CommandLine& options) {
+// A run of `lessons`, in the words of --lang, else of `otherwise` (the environment's language; a web
+// request's is English, as the server adds its own language to a request that gives none).
+Request request_for(std::string command, std::vector<LessonRun> lessons, const CommandLine& options,
+                    const std::string& otherwise) {
   Request r;
   r.command = std::move(command);
   r.lessons = std::move(lessons);
   r.input = options.input;
   r.output = options.output;
-  r.language = options.output.lang == "en" ? "" : options.output.lang;  // not given: the caller's default
+  r.words = Words(chosen_language(options.output.lang, otherwise));
   return r;
-}
-
-// The language a request without --lang speaks: the environment's (Terminal::language).
-Request speaking(Request r, const std::string& language) {
-  if (r.output.lang.empty()) r.language = language;
-  return r;
-}
-
-// The language of the live page a request asks for: its `lang` when that is one attn speaks ("en" is ""),
-// else `otherwise` (the server's), as speaking() gives its Request.
-std::string bar_language(const Params& params, const std::string& otherwise) {
-  for (const auto& [key, value] : params)
-    if (key == "lang" && std::count(supported_languages().begin(), supported_languages().end(), value) != 0)
-      return value == "en" ? "" : value;
-  return otherwise;
 }
 
 // The threads a run computes on (--threads, below the CPUs the process is given), and for a run on a
@@ -254,25 +242,26 @@ int show(const Request& request, const Streams& s) {
 }
 
 // attn LESSON: the lesson in the mode its options pick.
-Request lesson_request(const Sub& sub, const CommandLine& parsed) {
+Request lesson_request(const Sub& sub, const CommandLine& parsed, const std::string& language) {
   const LessonMode& mode = chosen_mode(sub);
   const CommandLine options = effective(sub, &mode, parsed);
-  return request_for(sub.lesson->info.name, {lesson_run(*sub.lesson, mode, options)}, options);
+  return request_for(sub.lesson->info.name, {lesson_run(*sub.lesson, mode, options)}, options, language);
 }
 
 // attn tour: every lesson (with --model, every lesson that takes it) with the book's values, planned first.
-Request tour_request(const Sub& sub, const CommandLine& parsed) {
+Request tour_request(const Sub& sub, const CommandLine& parsed, const std::string& language) {
   const CommandLine options = effective(sub, nullptr, parsed);
-  return request_for("tour", book_runs(deck_lessons(sub, parsed, !options.input.model.empty()), options), options);
+  return request_for("tour", book_runs(deck_lessons(sub, parsed, !options.input.model.empty()), options), options,
+                     language);
 }
 
 // attn present: the lessons named (or every lesson), computed whole, then drawn on the terminal.
 int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
   const CommandLine options = effective(sub, nullptr, parsed);
   Request request = request_for(
-      "present", present_runs(sub, deck_lessons(sub, parsed, !options.input.model.empty()), parsed, options), options);
+      "present", present_runs(sub, deck_lessons(sub, parsed, !options.input.model.empty()), parsed, options), options,
+      s.term.language);
   request.steps_where_found = true;
-  request = speaking(std::move(request), s.term.language);
   if (options.input.input == "-")
     throw UsageError("attn present reads its keys from standard input, which --input - reads the embeddings from; "
                      "give the embeddings as a file");
@@ -294,8 +283,8 @@ int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
 
 int run_list(const CommandLine& parsed, std::ostream& out, const Terminal& term) {
   const Paint paint{resolve_style(When::Auto, When::Never, true, false, term).color};
-  const std::string language = parsed.list.lang.empty() ? term.language : parsed.list.lang == "en" ? "" : parsed.list.lang;
-  out << (parsed.list.json ? dump_json(lesson_list_json(language)) : lesson_table(paint, language));
+  const Words words(chosen_language(parsed.list.lang, term.language));
+  out << (parsed.list.json ? dump_json(lesson_list_json(words)) : lesson_table(paint, words));
   return kExitOk;
 }
 
@@ -375,17 +364,8 @@ int run_serve(const Sub& sub, const CommandLine& parsed, std::ostream& err, cons
   settings.time_limit = o.time_limit;
   settings.log = o.log;
   settings.cpus = cpus_of_process(o.threads);
-  const std::string language = o.lang.empty() ? term.language : o.lang == "en" ? "" : o.lang;
-  const auto read = [language](const std::string& command, const Params& params, const std::string& format,
-                               const std::string& model) {
-    return speaking(web_request(command, params, format, model), language);
-  };
-  const auto bar = [language](const std::string& lesson, const Params& params, const std::string& error, bool model) {
-    LiveBar b = live_bar(lesson, params, error, model);
-    b.language = bar_language(params, language);
-    return b;
-  };
-  return serve(settings, FrontEnd{read, bar}, err);
+  settings.language = chosen_language(o.lang, term.language);
+  return serve(settings, FrontEnd{web_request, live_bar}, err);
 }
 
 }  // namespace
@@ -413,9 +393,9 @@ Request web_request(const std::string& command, const Params& params, const std:
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
   }
-  if (cli.tour.app->parsed()) return tour_request(cli.tour, parsed);
+  if (cli.tour.app->parsed()) return tour_request(cli.tour, parsed, "");
   for (const Sub& sub : cli.lessons)
-    if (sub.app->parsed()) return lesson_request(sub, parsed);
+    if (sub.app->parsed()) return lesson_request(sub, parsed, "");
   throw UsageError("no lesson '" + visible(command) + "' (attn list names them)");
 }
 
@@ -426,7 +406,7 @@ LiveBar live_bar(const std::string& lesson, const Params& params, const std::str
   bar.lesson = lesson;
   bar.values = params;
   bar.error = error;
-  bar.language = bar_language(params, "");
+  bar.words = Words(request_language(params, ""));
   const auto names_model = [](const OptionSpec::Rule& r) { return r.other == "--model"; };
   for (const OptionSpec& spec : option_table()) {
     // What the server's configuration refuses: without a model, an option that needs one (--layer, --head)
@@ -527,10 +507,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     command = chosen->app->get_name();
     const Streams streams{out, err, in, term, screen};
-    if (chosen == &cli.tour) return show(speaking(tour_request(*chosen, parsed), term.language), streams);
+    if (chosen == &cli.tour) return show(tour_request(*chosen, parsed, term.language), streams);
     if (chosen == &cli.present) return run_present(*chosen, parsed, streams);
     if (chosen == &cli.serve) return run_serve(*chosen, parsed, err, term);
-    return show(speaking(lesson_request(*chosen, parsed), term.language), streams);
+    return show(lesson_request(*chosen, parsed, term.language), streams);
   } catch (...) {
     return report_failure(err, command);
   }

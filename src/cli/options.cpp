@@ -19,7 +19,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "inputs/sources.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "lessons/registry.hpp"
 #include "render/renderer.hpp"
 
@@ -295,7 +295,7 @@ OptionSpec word_or_unset(Scope scope, std::string name, std::string type, std::s
   return s;
 }
 
-// --lang LANG: the languages attn speaks (lessons/content.hpp); not given, the environment's.
+// --lang LANG: the languages attn speaks (text/language.hpp); not given, the environment's.
 template <class S>
 OptionSpec lang_option(Scope scope, std::string S::*field) {
   return word_or_unset(scope, "--lang", "LANG", field, supported_languages(),

@@ -68,7 +68,7 @@ ResolvedTrace run_all_tokens(const Inputs& in, const LessonConfig&, const Select
       row += (j ? ", " : "") + w;
       run_row += (j ? ", " : "") + (w == "nan" ? std::string("float('nan')") : w);
     }
-    LessonText::Words words = text.with({{"values", row}, {"run_values", run_row}}).step("row_2_sum");
+    LessonText::StepWords words = text.with({{"values", row}, {"run_values", run_row}}).step("row_2_sum");
     return WithCode<PyFloat>{PyFloat{sum}, std::move(words.code), std::move(words.run)};
   };
   const std::string row_q = "attn_weights[" + std::to_string(q) + "]";
@@ -82,7 +82,7 @@ ResolvedTrace run_all_tokens(const Inputs& in, const LessonConfig&, const Select
 
   text.add("context_vec_2", {d_in}, [](const Inputs& in) {
     // simple's query is the same q; only its context_vec_2 and what that needs are computed.
-    return run_simple(in, LessonConfig{}, Selection{{"context_vec_2"}, {}, false, ""}).step("context_vec_2").tensor;
+    return run_simple(in, LessonConfig{}, Selection{{"context_vec_2"}, {}, false, {}}).step("context_vec_2").tensor;
   }, t.input());
   return t.resolve();
 }

@@ -19,8 +19,8 @@ namespace attn {
 // A function, not a global: the registry may be asked for during static initialisation.
 static LessonInfo heads_info() { return LessonText::info("heads", "3.6.2"); }
 
-HeadNoteWords head_note_words(const std::string& language) {
-  const Content& c = lesson_content("heads", language);
+HeadNoteWords head_note_words(const Words& words) {
+  const Content& c = words.content("heads");
   return {c.piece("phrases/note_previous", ""), c.piece("phrases/note_first", ""), c.piece("phrases/note_self", ""),
           c.piece("phrases/note_spread", "")};
 }
@@ -149,7 +149,7 @@ ResolvedTrace run_heads(const Inputs& in, const LessonConfig& given, const Selec
   static_assert(kHeadNoteShare == 0.5f, "the share the rule note states");
   text.set("h", h).set("hd", hd).set("share", "0.5").set("d_out", cfg.d_out);
   for (const auto& line : wrap_words(text.phrase("rule_note"), 80)) t.notes.push_back(line);
-  const HeadNoteWords words = head_note_words(sel.language);
+  const HeadNoteWords words = head_note_words(sel.words);
   if (in.model)
     add_model_layers(text, in, words);
   else

@@ -102,26 +102,24 @@ std::string token_label(const Inputs& in, std::size_t i) {
 }
 
 namespace {
-// A phrase of the shared content in `language`, filled in.
+// A phrase of the shared content in `words`' language, filled in.
 std::string shared_phrase(const std::string& name, const std::string& variant, const TextValues& values,
-                          const std::string& language) {
-  const Content& c = lesson_content("shared", language);
-  const std::string path = "phrases/" + name;
-  return fill(c.piece(path, variant), values, c.path() + ": " + path, c.language(path, variant));
+                          const Words& words) {
+  return words.fill_piece(words.content("shared"), "phrases/" + name, variant, values);
 }
 }  // namespace
 
-std::string query_note(const Inputs& in, std::size_t q, const std::string& language) {
+std::string query_note(const Inputs& in, std::size_t q, const Words& words) {
   if (q == kBookQuery) return "";
   return shared_phrase("other_query", "",
                        {{"x", std::to_string(q + 1)}, {"q", std::to_string(q)}, {"token", token_repr(in.tokens.at(q))}},
-                       language);
+                       words);
 }
 
 void add_query_notes(Trace& t, const Inputs& in, std::size_t q) {
-  const std::string& language = t.selection.language;
-  t.notes.push_back(shared_phrase("query", "", {{"label", token_label(in, q)}}, language));
-  for (const auto& line : wrap_words(query_note(in, q, language), 80)) t.notes.push_back(line);
+  const Words& words = t.selection.words;
+  t.notes.push_back(shared_phrase("query", "", {{"label", token_label(in, q)}}, words));
+  for (const auto& line : wrap_words(query_note(in, q, words), 80)) t.notes.push_back(line);
 }
 
 LessonConfig model_config(const LessonConfig& cfg, const Inputs& in, ModelUse use, Trace& t) {
@@ -160,7 +158,7 @@ void use_real_layer(const Inputs& in, Linear& W_query, Linear& W_key, Linear& W_
   out_proj = real.out_proj;
 }
 
-std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use, const std::string& language) {
+std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use, const Words& words) {
   const Gpt2Config& c = in.model->model->config();
   const bool one = use == ModelUse::OneHead;
   return shared_phrase("model_note", one ? "head" : "layer",
@@ -168,7 +166,7 @@ std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use, 
                         {"head", std::to_string(cfg.head.value_or(0))},
                         {"heads", std::to_string(c.n_head)},
                         {"head_dim", std::to_string(c.head_dim())}},
-                       language);
+                       words);
 }
 
 }  // namespace attn

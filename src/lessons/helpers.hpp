@@ -14,7 +14,7 @@
 #include "core/terminal_text.hpp"
 #include "core/tensor.hpp"
 #include "lessons/config.hpp"
-#include "lessons/content.hpp"
+#include "lessons/lesson_text.hpp"
 #include "trace/trace.hpp"
 
 namespace attn {
@@ -56,7 +56,7 @@ std::string token_label(const Inputs& in, std::size_t i);
 
 // With --query q other than the book's 1: a sentence saying that the step ids keep the book's names for
 // x^(2) and what they hold here. "" for the book's query.
-std::string query_note(const Inputs& in, std::size_t q, const std::string& language);
+std::string query_note(const Inputs& in, std::size_t q, const Words& words);
 // The notes of --query: "query: token ...", then query_note wrapped.
 void add_query_notes(Trace& t, const Inputs& in, std::size_t q);
 
@@ -74,7 +74,7 @@ void use_real_head(const Inputs& in, std::size_t head, Linear& W_query, Linear& 
 // drawn first all the same, for the same reason.
 void use_real_layer(const Inputs& in, Linear& W_query, Linear& W_key, Linear& W_value, Linear& out_proj);
 // What a lesson's notes say under --model: "Weights: GPT-2's block 0, head 3 (--head)".
-std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use, const std::string& language);
+std::string model_note(const Inputs& in, const LessonConfig& cfg, ModelUse use, const Words& words);
 // The notebook's line (--format py, ipynb) after building `module` that gives it the real layer's weights
 // under --model, as use_real_head and use_real_layer do here; "" without --model. Each begins with a newline.
 std::string real_head_run(const LessonText& text, const Inputs& in, const std::string& module, std::size_t head);

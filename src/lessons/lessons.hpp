@@ -77,7 +77,7 @@ ResolvedTrace run_heads(const Inputs& in, const LessonConfig& cfg, const Selecti
 struct HeadNoteWords {
   std::string previous, first, self, spread;
 };
-HeadNoteWords head_note_words(const std::string& language = "");
+HeadNoteWords head_note_words(const Words& words = {});
 // One note per head of a layer's weights (heads, num_tokens, num_tokens): over the query rows 1 .. n-1 (row 0
 // attends only to itself, key 0), the mean weight on the previous key (i - 1), on the first key (0) and on
 // the query's own key (i); the largest, tried in that order and taken only if strictly larger, names the head

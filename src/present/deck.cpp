@@ -2,7 +2,7 @@
 
 #include "render/heatmap.hpp"
 #include "core/terminal_text.hpp"
-#include "render/words.hpp"
+#include "text/words.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -168,8 +168,8 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.explain = explain_;
   o.head = head_;
   o.selected = selected();
-  o.language = doc_.language;
-  o.numbers_hint = words("screen", doc_.language, "numbers_hint");
+  o.words = doc_.words;
+  o.numbers_hint = doc_.words.screen("numbers_hint");
   SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
   std::vector<Line> out = std::move(text.title);
   const auto part = [&](std::vector<Line>&& lines) {
@@ -179,7 +179,7 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   };
   if (!revealed_) {  // --reveal: the explanation and code first
     part(std::move(text.text));
-    part(wrap_text(words("screen", doc_.language, "reveal"), width, "  ", Role::Legend));
+    part(wrap_text(doc_.words.screen("reveal"), width, "  ", Role::Legend));
   } else if (tensor_first_ || text.figure.empty()) {  // t: the text view's order
     part(std::move(text.text));
     part(std::move(text.tensor));
@@ -197,14 +197,14 @@ std::size_t Deck::heads() const {
   if (!s.step) return 0;
   const Trace& t = doc_.traces[s.lesson];
   const Step& step = t.steps[*s.step];
-  return step.heatmap ? heat_maps(step, t.inputs.tokens, doc_.language).size() : 0;
+  return step.heatmap ? heat_maps(step, t.inputs.tokens, doc_.words).size() : 0;
 }
 
 std::string Deck::status(std::size_t width) const {
   const Slide& s = slides_[at_];
   const Trace& t = doc_.traces[s.lesson];
   const auto say = [this](const char* name, const TextValues& values = {}) {
-    return words("screen", doc_.language, name, values);
+    return doc_.words.screen(name, values);
   };
   // Step k/n as the slide's [k/n] says; the lesson's intro is step 0.
   std::string where = say("status_where", {{"name", t.info.name},
@@ -230,16 +230,16 @@ std::string Deck::status(std::size_t width) const {
 
 std::string Deck::scrolled(std::size_t below) const {
   const auto say = [&](const char* name, std::size_t n) {
-    return words("screen", doc_.language, name, {{"n", std::to_string(n)}});
+    return doc_.words.screen(name, {{"n", std::to_string(n)}});
   };
-  return words("screen", doc_.language, "scrolled",
+  return doc_.words.screen("scrolled",
                {{"where", (scroll_ ? say("scroll_up", scroll_) + " " : std::string()) +
                               (below ? say("scroll_down", below) : say("scroll_end", 0))}});
 }
 
-std::vector<std::string> Deck::help_lines(const std::string& language) {
+std::vector<std::string> Deck::help_lines(const Words& words) {
   std::vector<std::string> lines;
-  std::istringstream help(words("screen", language, "help"));
+  std::istringstream help(words.screen("help"));
   for (std::string line; std::getline(help, line);) lines.push_back(line);
   return lines;
 }

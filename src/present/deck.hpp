@@ -84,9 +84,9 @@ class Deck {
   void set_scroll(std::size_t s) { scroll_ = s; }
 
   // The help overlay's lines.
-  static std::vector<std::string> help_lines(const std::string& language);
-  // The language of the deck's words (the document's).
-  const std::string& language() const { return doc_.language; }
+  static std::vector<std::string> help_lines(const Words& words);
+  // The deck's words (the document's).
+  const Words& words() const { return doc_.words; }
 
  private:
   void arrive(std::size_t slide, bool from_before);

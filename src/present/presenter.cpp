@@ -203,7 +203,7 @@ void draw(Deck& deck, const Painter& paint) {
   const std::string padded = status_width < width - 1 ? status + std::string(width - 1 - status_width, ' ') : status;
   put(padded, paint.status(), room);
   if (deck.help()) {
-    const std::vector<std::string> help = Deck::help_lines(deck.language());
+    const std::vector<std::string> help = Deck::help_lines(deck.words());
     std::size_t box = 0;
     for (const auto& l : help) box = std::max(box, display_width(l));
     box = std::min(box + 4, width - 1);

@@ -8,7 +8,7 @@
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
 #include "render/palette.hpp"
-#include "render/words.hpp"
+#include "text/words.hpp"
 
 namespace attn {
 
@@ -49,8 +49,8 @@ std::string position_label(const HeatMap& m, std::size_t position) {
 
 // "query 1 '␣journey', key 0 'Your'": what a cell relates, for its description.
 std::string pair_text(const HeatMap& m, std::size_t i, std::size_t j) {
-  return m.of_tokens ? words("page", m.language, "pair_tokens", {{"q", position_label(m, m.first + i)}, {"k", position_label(m, j)}})
-                     : words("page", m.language, "pair_positions", {{"r", std::to_string(m.first + i)}, {"c", std::to_string(j)}});
+  return m.of_tokens ? m.words.page("pair_tokens", {{"q", position_label(m, m.first + i)}, {"k", position_label(m, j)}})
+                     : m.words.page("pair_positions", {{"r", std::to_string(m.first + i)}, {"c", std::to_string(j)}});
 }
 
 const HeatScale kScales[] = {HeatScale::Fixed, HeatScale::Matrix, HeatScale::Row};
@@ -143,13 +143,13 @@ struct LegendText {
 };
 // `m`: the first map (all of a step's share its fixed scale); `several`: a grid of maps.
 LegendText legend_text(const HeatMap& m, bool several, HeatScale s) {
-  const auto say = [&](const char* name, const TextValues& values = {}) { return attn::words("page", m.language, name, values); };
+  const auto say = [&](const char* name, const TextValues& values = {}) { return m.words.page(name, values); };
   if (!several) return {m.low_end(s), m.high_end(s), say("colours", {{"words", m.scale_words(s)}})};
   if (s == HeatScale::Fixed) {
     // The fixed scale is the step's, and so are the values its words say the maps hold: a map of no cells
     // with the step's range, for its words.
     HeatMap all;
-    all.language = m.language;
+    all.words = m.words;
     all.min = all.step_min = m.step_min;
     all.max = all.step_max = m.step_max;
     return {all.low_end(s), all.high_end(s), say("colours", {{"words", all.scale_words(s)}})};
@@ -170,7 +170,7 @@ std::string legend_group(const HeatMap& m, bool several, bool causal, const Figu
     words = std::max(words, display_width(t.words));
     ends = std::max({ends, display_width(t.low), display_width(t.high)});
   }
-  const std::string masked_words = attn::words("page", m.language, "masked_key");
+  const std::string masked_words = m.words.page("masked_key");
   // Its right edge, as drawn below: the low end, the swatches, the high end, the masked cells' swatch and
   // name; or the scale's words under them; then a margin.
   const double end_width = static_cast<double>(ends) * kCharWidth;
@@ -229,8 +229,8 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   const double label_width = static_cast<double>(widest) * kCharWidth;
   const double title_height = o.standalone ? 30.0 : 0.0;
   // The axes' names go in the corner above the query labels and left of the key labels: room for both.
-  const std::string across = words("page", m.language, m.of_tokens ? "keys_axis" : "columns_axis") + " \xe2\x86\x92";  // "keys →"
-  const std::string down = words("page", m.language, m.of_tokens ? "queries_axis" : "rows_axis") + " \xe2\x86\x93";   // "queries ↓"
+  const std::string across = m.words.page(m.of_tokens ? "keys_axis" : "columns_axis") + " \xe2\x86\x92";  // "keys →"
+  const std::string down = m.words.page(m.of_tokens ? "queries_axis" : "rows_axis") + " \xe2\x86\x93";   // "queries ↓"
   const double left =
       12.0 + std::max({label_width, 9 * kCharWidth, static_cast<double>(std::max(display_width(across), display_width(down))) * kCharWidth}) + 8.0;
   // The caption's line (a map of a grid has none: room for the axes' names only), then the key labels.
@@ -244,7 +244,7 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
   const double width = std::max({left + grid_width + label_width * 0.72 + 12.0, legend_width, 24.0 + caption_width});
   const double height = o.in_grid ? grid_top + grid_height + 4.0 : legend_top + 48.0;
 
-  std::string out = svg_open(width, height, o, attn::words("screen", m.language, "heatmap", {{"caption", m.caption}}));
+  std::string out = svg_open(width, height, o, m.words.screen("heatmap", {{"caption", m.caption}}));
   out += hatch_pattern(hatch);
   if (!o.in_grid)
     out += "<text class=\"caption\" x=\"12\" y=\"" + num(title_height + 15.0) + "\">" + html_escape(m.caption) + "</text>\n";
@@ -285,7 +285,7 @@ Figure svg_heatmap(const HeatMap& m, const FigureOptions& o) {
           ink_choices = on_every_scale("fill", [&](HeatScale s) { return ink(m.shade(i, j, s), m.diverging(s)); });
         }
       }
-      const std::string label = pair_text(m, i, j) + ": " + (masked ? attn::words("page", m.language, "masked_key") : value);
+      const std::string label = pair_text(m, i, j) + ": " + (masked ? m.words.page("masked_key") : value);
       out += "<rect class=\"cell\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(cell) + "\" height=\"" +
              num(cell) + "\" fill=\"" + fill + "\"" + choices + (std::isnan(shade) && !masked ? " stroke=\"#888888\"" : "") +
              " data-q=\"" + std::to_string(m.first + i) + "\" data-k=\"" + std::to_string(j) + "\" data-value=\"" + value +
@@ -309,7 +309,7 @@ Figure svg_legend(const std::vector<HeatMap>& maps, const FigureOptions& o) {
   const std::string hatch = o.uid + "-masked";
   const bool causal = std::any_of(maps.begin(), maps.end(), [](const HeatMap& m) { return m.causal; });
   const std::string legend = legend_group(maps.front(), maps.size() > 1, causal, o, 4.0, hatch, width);
-  return {svg_open(width, 48.0, o, words("page", maps.front().language, "colour_key")) + hatch_pattern(hatch) + legend + "</svg>\n",
+  return {svg_open(width, 48.0, o, maps.front().words.page("colour_key")) + hatch_pattern(hatch) + legend + "</svg>\n",
           width, 48.0};
 }
 
@@ -357,8 +357,8 @@ std::string svg_table(const Step& step, const std::vector<std::string>& tokens, 
     }
   }
   out += "<text class=\"caption\" x=\"12\" y=\"" + num(height - 10.0) + "\" fill=\"#666666\">" +
-         html_escape(words("page", o.language, "shape", {{"shape", shape_tuple(step.shape)}}) +
-                     (by_token ? words("page", o.language, "rows_are_tokens") : "")) +
+         html_escape(o.words.page("shape", {{"shape", shape_tuple(step.shape)}}) +
+                     (by_token ? o.words.page("rows_are_tokens") : "")) +
          "</text>\n</svg>\n";
   return out;
 }
@@ -386,7 +386,7 @@ Figure svg_small_map(const HeatMap& m, const FigureOptions& o) {
 
 Figure svg_scale_key(const HeatMap& m, const FigureOptions& o) {
   const std::string lo = m.low_end(o.scale), hi = m.high_end(o.scale);
-  const auto say = [&](const char* name, const TextValues& values = {}) { return attn::words("page", m.language, name, values); };
+  const auto say = [&](const char* name, const TextValues& values = {}) { return m.words.page(name, values); };
   const std::string words = say("colours", {{"words", o.scale == HeatScale::Row      ? say("key_row")
                                                       : o.scale == HeatScale::Matrix ? say("key_matrix")
                                                       : m.diverging(o.scale)         ? say("key_signed")
@@ -442,7 +442,7 @@ Figure svg_lines(const std::vector<HeatMap>& maps, const FigureOptions& o) {
   const std::size_t tall = std::max(first.rows, first.keys);
   const double height = top + static_cast<double>(tall) * row + 10.0;
   const auto y_of = [&](std::size_t k) { return top + (static_cast<double>(k) + 0.5) * row; };
-  const auto say = [&](const char* name, const TextValues& values = {}) { return attn::words("page", first.language, name, values); };
+  const auto say = [&](const char* name, const TextValues& values = {}) { return first.words.page(name, values); };
   std::string out = svg_open(width, height, o, say("lines_label", {{"caption", first.caption}}));
   out += "<text class=\"axis\" x=\"" + num(left_x) + "\" y=\"" + num(top - 14.0) +
          "\" text-anchor=\"end\" font-style=\"italic\">" + html_escape(say("queries_axis")) + "</text>\n";

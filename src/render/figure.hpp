@@ -30,7 +30,7 @@ struct FigureOptions {
   // In a page: each coloured cell, number, swatch and legend text also carries its look on every scale
   // (data-fill-fixed, data-fill-matrix, data-fill-row; data-text-*), which the page's scale buttons swap in.
   bool scale_choices = false;
-  std::string language;  // the words of a figure that is no heatmap (a table's caption); a heatmap's are its own
+  Words words;  // of a figure that is no heatmap (a table's caption); a heatmap's are its own
   // A map of a grid (a step's heads): no caption and no legend of its own, as the grid says them once (its
   // common caption, each map's name over it, svg_legend under them all).
   bool in_grid = false;

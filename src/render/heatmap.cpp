@@ -8,7 +8,7 @@
 
 #include "core/terminal_text.hpp"
 #include "render/palette.hpp"
-#include "render/words.hpp"
+#include "text/words.hpp"
 
 namespace attn {
 
@@ -85,26 +85,26 @@ std::string end_number(double v) {
 }  // namespace
 
 std::string HeatMap::low_end(HeatScale scale) const {
-  if (scale == HeatScale::Row) return words("screen", language, "row_min");
+  if (scale == HeatScale::Row) return words.screen("row_min");
   return end_number(scale == HeatScale::Fixed ? fixed_lo() : min);
 }
 
 std::string HeatMap::high_end(HeatScale scale) const {
-  if (scale == HeatScale::Row) return words("screen", language, "row_max");
+  if (scale == HeatScale::Row) return words.screen("row_max");
   return end_number(scale == HeatScale::Fixed ? fixed_hi() : max);
 }
 
 std::string HeatMap::scale_words(HeatScale scale) const {
-  const std::string range = words("screen", language, "here",
+  const std::string range = words.screen("here",
                                    {{"min", heat_number(static_cast<float>(min))}, {"max", heat_number(static_cast<float>(max))}});
   switch (scale) {
-    case HeatScale::Row: return words("screen", language, "scale_row");
-    case HeatScale::Matrix: return words("screen", language, "scale_matrix");
+    case HeatScale::Row: return words.screen("scale_row");
+    case HeatScale::Matrix: return words.screen("scale_matrix");
     case HeatScale::Fixed:
     default:
-      if (step_min < 0.0) return words("screen", language, "scale_signed", {{"range", range}});
-      if (step_max <= 1.0) return words("screen", language, "scale_probabilities", {{"range", range}});
-      return words("screen", language, "scale_largest", {{"range", range}});
+      if (step_min < 0.0) return words.screen("scale_signed", {{"range", range}});
+      if (step_max <= 1.0) return words.screen("scale_probabilities", {{"range", range}});
+      return words.screen("scale_largest", {{"range", range}});
   }
 }
 
@@ -142,15 +142,15 @@ void place_on_scale(HeatMap& m) {
 // One map in a pipe: every number in its cell.
 std::string one_map(const HeatMap& m, const TextStyle& style) {
   const bool diverging = m.diverging(style.scale);
-  std::string out = "  " + words("screen", m.language, "heatmap", {{"caption", m.caption}}) + "\n";
+  std::string out = "  " + m.words.screen("heatmap", {{"caption", m.caption}}) + "\n";
   // Legend: the scale's ends, a ramp of the palette (in colour only: without it the cells are not shaded,
   // so no ramp would describe them), what the scale is and what the symbol means.
   std::string ramp;
   for (int k = 0; k < 8; ++k) ramp += ansi_cell("  ", k / 7.0, style, diverging);
   const std::string low = m.low_end(style.scale), high = m.high_end(style.scale);
-  out += "  " + words("screen", m.language, "colours") + " " +
-         (style.color ? low + " " + ramp + " " + high : words("screen", m.language, "span", {{"low", low}, {"high", high}})) +
-         (m.causal ? "   " + std::string(kMaskedCell) + " " + words("screen", m.language, "masked_later") : "") + "\n";
+  out += "  " + m.words.screen("colours") + " " +
+         (style.color ? low + " " + ramp + " " + high : m.words.screen("span", {{"low", low}, {"high", high}})) +
+         (m.causal ? "   " + std::string(kMaskedCell) + " " + m.words.screen("masked_later") : "") + "\n";
   out += "  " + m.scale_words(style.scale) + "\n";
   // Column labels: keys.
   for (const std::string& line :
@@ -181,7 +181,7 @@ std::string one_map(const HeatMap& m, const TextStyle& style) {
 
 }  // namespace
 
-std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& tokens, const std::string& language) {
+std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& tokens, const Words& words) {
   const AnyTensor& t = s.tensor;
   const std::size_t rank = t.dimension();
   if (rank < 2 || rank > 4) return {};
@@ -195,15 +195,15 @@ std::vector<HeatMap> heat_maps(const Step& s, const std::vector<std::string>& to
   std::vector<HeatMap> out;
   for (std::size_t h = 0; h < heads; ++h) {
     HeatMap m;
-    m.language = language;
-    m.caption = words("screen", language, s.of_tokens ? "caption_tokens" : "caption_positions");
-    if (rank >= 3 && !heads_first) m.caption += words("screen", language, "caption_batch", {{"b", std::to_string(t.shape()[0])}});
+    m.words = words;
+    m.caption = words.screen(s.of_tokens ? "caption_tokens" : "caption_positions");
+    if (rank >= 3 && !heads_first) m.caption += words.screen("caption_batch", {{"b", std::to_string(t.shape()[0])}});
     m.common = m.caption;
-    if (heads > 1 || heads_first) m.name = words("screen", language, "head", {{"h", std::to_string(h)}});
+    if (heads > 1 || heads_first) m.name = words.screen("head", {{"h", std::to_string(h)}});
     if (heads_first) {
       m.caption = m.name;
     } else if (rank == 4) {
-      m.caption += words("screen", language, "caption_head", {{"h", std::to_string(h)}});
+      m.caption += words.screen("caption_head", {{"h", std::to_string(h)}});
     }
     if (h < s.head_notes.size()) m.note = visible(s.head_notes[h]);
     m.rows = rows;
@@ -251,9 +251,9 @@ std::string heatmaps(const Step& step, const std::vector<std::string>& tokens, c
   const AnyTensor& t = step.tensor;
   const std::size_t keys = t.dimension() >= 2 && t.dimension() <= 4 ? t.shape().back() : 0;
   if (keys > kHeatmapMaxTokens && keys <= tokens.size())
-    return "  " + words("screen", style.language, "left_out", {{"n", std::to_string(kHeatmapMaxTokens)}}) + "\n";
+    return "  " + style.words.screen("left_out", {{"n", std::to_string(kHeatmapMaxTokens)}}) + "\n";
   std::string out;
-  for (const HeatMap& m : heat_maps(step, tokens, style.language)) out += (out.empty() ? "" : "\n") + one_map(m, style);
+  for (const HeatMap& m : heat_maps(step, tokens, style.words)) out += (out.empty() ? "" : "\n") + one_map(m, style);
   return out;
 }
 
@@ -267,9 +267,9 @@ CommonNote common_note(const std::vector<HeatMap>& maps) {
   return best;
 }
 
-std::string CommonNote::words(std::size_t of, const std::string& language) const {
+std::string CommonNote::said(std::size_t of, const Words& words) const {
   if (note.empty()) return "";
-  return attn::words("screen", language, "common_note", {{"k", std::to_string(heads)}, {"n", std::to_string(of)}, {"note", note}});
+  return words.screen("common_note", {{"k", std::to_string(heads)}, {"n", std::to_string(of)}, {"note", note}});
 }
 
 }  // namespace attn

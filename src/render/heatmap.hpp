@@ -41,7 +41,7 @@ struct HeatMap {
   double step_min = 0.0, step_max = 0.0;
   std::vector<double> row_lo, row_span;  // each row's own scale (HeatScale::Row): its min, and max - min
   std::string note;  // under the map: what the head mostly does (Step::head_notes), or ""
-  std::string language;  // of its caption and legend words (render/words.hpp), "" for English
+  Words words;  // of its caption and legend
 
   float at(std::size_t i, std::size_t j) const { return values[i * keys + j]; }
   bool masked(std::size_t i, std::size_t j) const;
@@ -66,15 +66,14 @@ struct HeatMap {
 // head's note); empty for other shapes. With `of_tokens`, rows are the queries at positions first_query..
 // and columns the keys from position 0, labelled by `tokens`; otherwise rows and columns are labelled by
 // position. A causal map marks the keys after each query's position.
-std::vector<HeatMap> heat_maps(const Step& step, const std::vector<std::string>& tokens,
-                               const std::string& language = "");
+std::vector<HeatMap> heat_maps(const Step& step, const std::vector<std::string>& tokens, const Words& words = {});
 // The note most of a layer's heads share (HeatMap::note: at least two of them; the earliest on a tie), said
 // once for the layer, so that a map carries its own note only where it differs; "" when no two share one.
 struct CommonNote {
   std::string note;
   std::size_t heads = 0;  // how many share it
-  // "8 of 12 heads: spread" in `language`, "" for none.
-  std::string words(std::size_t of, const std::string& language) const;
+  // "8 of 12 heads: spread" in `words`, "" for none.
+  std::string said(std::size_t of, const Words& words) const;
   // Whether `m`'s note is its own, to show under it: one that is not this.
   bool own(const HeatMap& m) const { return !m.note.empty() && m.note != note; }
 };

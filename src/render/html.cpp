@@ -19,7 +19,7 @@
 #include "render/layout.hpp"
 #include "render/live_page.hpp"
 #include "render/renderer.hpp"
-#include "render/words.hpp"
+#include "text/words.hpp"
 
 namespace attn {
 
@@ -626,12 +626,12 @@ std::string dashed(std::string name) {
   return name;
 }
 
-std::string token_list(const std::vector<std::string>& tokens, const std::string& language) {
+std::string token_list(const std::vector<std::string>& tokens, const Words& words) {
   constexpr std::size_t kShown = 64;
   std::string out;
   for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i) out += (i ? " " : "") + ("<code class=\"tok\">" + markup(token_repr(tokens[i])) + "</code>");
   if (tokens.size() > kShown)
-    out += " " + markup(words("screen", language, "more_tokens", {{"n", std::to_string(tokens.size() - kShown)}}));
+    out += " " + markup(words.screen("more_tokens", {{"n", std::to_string(tokens.size() - kShown)}}));
   return out;
 }
 
@@ -662,14 +662,14 @@ class HtmlRenderer : public Renderer {
   }
 
   std::vector<Chunk> render(const Document& doc) const override {
-    const auto say = [&](const char* name, const TextValues& values = {}) { return words("page", doc.language, name, values); };
+    const auto say = [&](const char* name, const TextValues& values = {}) { return doc.words.page(name, values); };
     std::string title = doc.is_tour() ? say("tour_title")
                                       : doc.traces.empty() ? "attn"
                                                            : "attn " + doc.traces.front().info.name + " \xe2\x80\x94 " +
                                                                  doc.traces.front().info.section + " " +
                                                                  doc.traces.front().info.title;
     std::string page;
-    page += "<!DOCTYPE html>\n<html lang=\"" + std::string(doc.language.empty() ? "en" : doc.language) +
+    page += "<!DOCTYPE html>\n<html lang=\"" + std::string(doc.words.english() ? "en" : doc.words.language()) +
             "\">\n<head>\n<meta charset=\"utf-8\">\n";
     page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
     // Nothing may be fetched: no network, no file, no font. The style and the script are the page's own.
@@ -697,7 +697,7 @@ class HtmlRenderer : public Renderer {
 
  private:
   std::string contents(const Document& doc) const {
-    const std::string title = markup(words("page", doc.language, "contents"));
+    const std::string title = markup(doc.words.page("contents"));
     std::string out = "<nav class=\"toc\" aria-label=\"" + title + "\">\n<h2>" + title + "</h2>\n<ol>\n";
     for (const Trace& t : doc.traces) {
       out += "<li><a href=\"#lesson-" + t.info.name + "\">attn " + t.info.name + "</a> \xe2\x80\x94 " +
@@ -713,24 +713,24 @@ class HtmlRenderer : public Renderer {
 
   std::string lesson(const Document& doc, std::size_t k, std::size_t& figure) const {
     const Trace& t = doc.traces[k];
-    const auto say = [&](const char* name, const TextValues& values = {}) { return words("page", doc.language, name, values); };
+    const auto say = [&](const char* name, const TextValues& values = {}) { return doc.words.page(name, values); };
     // The lesson's first slide is its step 0; its steps are numbered as [k/n] numbers them (docs/html.md).
     std::string out = "<section class=\"slide lesson\" id=\"lesson-" + t.info.name + "\" data-lesson=\"" + t.info.name +
                       "\" data-step=\"0\" data-k=\"0\" data-n=\"" + std::to_string(t.steps.size()) + "\">\n";
     out += "<h2>" + (doc.is_tour() ? markup(say("lesson_of", {{"k", std::to_string(k + 1)}, {"n", std::to_string(doc.traces.size())}}))
                                    : std::string()) +
            "<code>attn " + t.info.name + "</code> \xe2\x80\x94 " + markup(t.info.section + " " + t.info.title) + "</h2>\n";
-    out += "<p class=\"where\">" + markup(t.info.summary + " (" + book_place(t.info, doc.language) + ")") + "</p>\n";
+    out += "<p class=\"where\">" + markup(t.info.summary + " (" + book_place(t.info, doc.words) + ")") + "</p>\n";
     std::string facts;
     if (t.show_inputs) {
       facts += "<li>" +
-               markup(words("screen", doc.language, "inputs", {{"n", std::to_string(t.inputs.num_tokens())}, {"d", std::to_string(t.inputs.d_in())},
+               markup(doc.words.screen("inputs", {{"n", std::to_string(t.inputs.num_tokens())}, {"d", std::to_string(t.inputs.d_in())},
                                      {"source", short_source(t.inputs.source)}})) +
-               "</li>\n<li>" + markup(words("screen", doc.language, "tokens")) + " " + token_list(t.inputs.tokens, doc.language) + "</li>\n";
+               "</li>\n<li>" + markup(doc.words.screen("tokens")) + " " + token_list(t.inputs.tokens, doc.words) + "</li>\n";
     }
     for (const auto& m : t.modules)
       facts += "<li>" + markup(say("module")) + " <code>" + markup(m.name + " = " + m.code) + "</code>, " +
-               markup(say("parameters", {{"count", grouped_number(m.num_params, doc.language)}, {"p", std::to_string(m.num_params)}})) +
+               markup(say("parameters", {{"count", doc.words.number(m.num_params)}, {"p", std::to_string(m.num_params)}})) +
                "</li>\n";
     if (!facts.empty()) out += "<ul class=\"facts\">\n" + facts + "</ul>\n";
     // The notes as the text view prints them: some are tables aligned in columns (kv-cache --estimate).
@@ -780,9 +780,9 @@ class HtmlRenderer : public Renderer {
       out += "<pre class=\"code\"><code>" + highlight_python(s.code) + "</code></pre>\n";
     }
     out += "<button type=\"button\" class=\"tensor\" aria-expanded=\"false\" aria-controls=\"" + anchor + "-t\">" +
-           markup(words("page", t.selection.language, "tensor_button")) + "</button>\n</div>\n";
+           markup(t.selection.words.page("tensor_button")) + "</button>\n</div>\n";
     out += drawn;
-    out += "<div class=\"printed\" id=\"" + anchor + "-t\">\n<p class=\"shape\">" + markup(trim(shape_text(s, t.selection.language))) + "</p>\n";
+    out += "<div class=\"printed\" id=\"" + anchor + "-t\">\n<p class=\"shape\">" + markup(trim(shape_text(s, t.selection.words))) + "</p>\n";
     out += "<pre class=\"tensor\">" + markup_lines(value_text(s)) + "</pre>\n</div>\n";
     return out + "</section>\n";
   }
@@ -791,15 +791,15 @@ class HtmlRenderer : public Renderer {
   // step, each head named and enlarged on a click, one legend), its lines view, and the readout; the first
   // of consecutive overview steps: the model view (overview()).
   std::string heatmaps(const Trace& t, const Step& s, std::size_t& figure, const std::vector<const Step*>& model) const {
-    const std::string& language = t.selection.language;
-    const auto say = [&](const char* name, const TextValues& values = {}) { return words("page", language, name, values); };
+    const Words& words = t.selection.words;
+    const auto say = [&](const char* name, const TextValues& values = {}) { return words.page(name, values); };
     const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
     if (keys > kFigureMaxKeys)
       return "<p class=\"note\">" +
              markup(say("too_many_keys", {{"keys", std::to_string(keys)}, {"most", std::to_string(kFigureMaxKeys)}})) +
              "</p>\n";
     if (is_overview(s) && model.size() >= 2) return overview(t, figure, model);  // one layer: a grid of its heads
-    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens, language);
+    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens, words);
     if (maps.empty()) return "";
     const std::string uid = "f" + std::to_string(++figure);
     // The figure's buttons sit before it (beside it on a slide); each names its figure. The scale buttons:
@@ -822,7 +822,7 @@ class HtmlRenderer : public Renderer {
       if (maps.size() > 1)
         for (std::size_t h = 0; h < maps.size(); ++h)
           out += " <button type=\"button\" class=\"head-toggle\" hidden aria-pressed=\"true\" data-head=\"" + std::to_string(h) +
-                 "\" style=\"border-color:" + head_colour(h) + "\">" + markup(words("screen", language, "head", {{"h", std::to_string(h)}})) + "</button>";
+                 "\" style=\"border-color:" + head_colour(h) + "\">" + markup(words.screen("head", {{"h", std::to_string(h)}})) + "</button>";
     }
     const bool grid = maps.size() > 1;
     out += "</div>\n<figure class=\"heatmaps" + std::string(grid ? " grid" : "") + "\" id=\"" + uid + "\" data-heads=\"" +
@@ -832,7 +832,7 @@ class HtmlRenderer : public Renderer {
     const CommonNote common = common_note(maps);
     if (grid)
       out += "<p class=\"common\">" +
-             markup(maps.front().common + (common.note.empty() ? "" : " \xe2\x80\x94 " + common.words(maps.size(), language))) +
+             markup(maps.front().common + (common.note.empty() ? "" : " \xe2\x80\x94 " + common.said(maps.size(), words))) +
              "</p>\n";
     out += "<div class=\"heads" + std::string(grid ? "" : " one") + "\">\n";
     for (std::size_t h = 0; h < maps.size(); ++h) {
@@ -873,9 +873,9 @@ class HtmlRenderer : public Renderer {
 
   // "layer 5" for a layer's overview step (attn heads: attn_weights_layer_5), from the number its id ends
   // with; the id itself where it ends with none.
-  static std::string layer_name(const Step& s, const std::string& language) {
+  static std::string layer_name(const Step& s, const Words& words) {
     const std::size_t digits = s.id.find_last_not_of("0123456789") + 1;
-    return digits < s.id.size() && digits > 0 && s.id[digits - 1] == '_' ? words("page", language, "layer", {{"l", s.id.substr(digits)}})
+    return digits < s.id.size() && digits > 0 && s.id[digits - 1] == '_' ? words.page("layer", {{"l", s.id.substr(digits)}})
                                                                            : s.id;
   }
 
@@ -885,12 +885,12 @@ class HtmlRenderer : public Renderer {
   // map's name, layer, note and tokens show on hover and focus; a click or Enter opens it large (drawn in
   // full, hidden until then: numbers to 16 keys, colour-only cells to 64) with its lines view (l).
   std::string overview(const Trace& t, std::size_t& figure, const std::vector<const Step*>& layers) const {
-    const std::string& language = t.selection.language;
+    const Words& words = t.selection.words;
     const std::string uid = "f" + std::to_string(++figure);
     std::size_t most = 0;
     std::string rows, key, names;
     for (const Step* layer : layers) {
-      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens, language);  // every head, with its note
+      const std::vector<HeatMap> maps = heat_maps(*layer, t.inputs.tokens, words);  // every head, with its note
       most = std::max(most, maps.size());
       if (key.empty() && !maps.empty()) {  // one colour key under the model view, from its first map
         FigureOptions o;
@@ -899,9 +899,9 @@ class HtmlRenderer : public Renderer {
         key = "<div class=\"key\">" + svg_scale_key(maps.front(), o).svg + "</div>\n";
       }
       const CommonNote common = common_note(maps);
-      const std::string name = layer_name(*layer, language);
+      const std::string name = layer_name(*layer, words);
       rows += "<div class=\"layer\" data-step=\"" + html_escape(layer->id) + "\"><div class=\"layer-name\">" + markup(name) +
-              (common.note.empty() ? "" : "<span class=\"note\">" + markup(common.words(maps.size(), language)) + "</span>") +
+              (common.note.empty() ? "" : "<span class=\"note\">" + markup(common.said(maps.size(), words)) + "</span>") +
               "</div><div class=\"heads\">\n";
       for (std::size_t h = 0; h < maps.size(); ++h) {
         check_cancelled();
@@ -909,12 +909,12 @@ class HtmlRenderer : public Renderer {
         std::string tokens;
         for (std::size_t j = 0; j < m.keys; ++j) tokens += (j ? " " : "") + m.labels[j];
         const std::string about = name + ", " + m.name + (m.note.empty() ? "" : ": " + m.note) + "; " +
-                                  words("screen", language, "tokens") + " " + tokens;
+                                  words.screen("tokens") + " " + tokens;
         FigureOptions o;
         o.scale = style_.scale;
         o.uid = uid + layer->id + "h" + std::to_string(h);
         rows += "<div class=\"head\" tabindex=\"0\" role=\"button\" aria-expanded=\"false\" aria-label=\"" +
-                markup(about + words("page", language, "enlarge")) + "\" data-about=\"" + markup(about) + "\" data-head=\"" +
+                markup(about + words.page("enlarge")) + "\" data-about=\"" + markup(about) + "\" data-head=\"" +
                 std::to_string(h) + "\">" + fitted(svg_small_map(m, o).svg, " small") + own_note(m, common);
         if (m.keys <= kFigureMaxKeys) {  // numbers to 16 keys, colour-only cells to 64, as every heatmap
           std::vector<HeatMap> opened{m};  // one copy, with its caption, for its heatmap and its lines
@@ -933,10 +933,10 @@ class HtmlRenderer : public Renderer {
       rows += "</div></div>\n";
     }
     for (std::size_t h = 0; h < most; ++h)
-      names += "<div class=\"name\">" + markup(words("screen", language, "head", {{"h", std::to_string(h)}})) + "</div>";
+      names += "<div class=\"name\">" + markup(words.screen("head", {{"h", std::to_string(h)}})) + "</div>";
     // The lines button acts on the map opened large; hidden until one is.
     const std::string tools = "<div class=\"tools\" data-figure=\"" + uid + "\"><button type=\"button\" class=\"view\" hidden aria-pressed=\"false\">" +
-                              markup(words("page", language, "lines_button")) + "</button></div>\n";
+                              markup(words.page("lines_button")) + "</button></div>\n";
     return tools + "<figure class=\"heatmaps overview\" id=\"" + uid + "\" data-heads=\"" + std::to_string(most) + "\" data-layers=\"" +
            std::to_string(layers.size()) + "\">\n<div class=\"model\" style=\"grid-template-columns:auto repeat(" + std::to_string(most) +
            ",auto)\">\n<div class=\"corner\"></div>" + names + "\n" + rows + "</div>\n" + key +

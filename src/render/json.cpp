@@ -128,7 +128,7 @@ bool writes_embeddings(const Document& doc) { return doc.only.empty(); }
 
 }  // namespace
 
-ojson trace_to_json(const Trace& trace) { return trace_to_json(trace, Document{trace.info.name, {}, {}, ""}); }
+ojson trace_to_json(const Trace& trace) { return trace_to_json(trace, Document{trace.info.name, {}, {}, {}}); }
 
 ojson trace_to_json(const Trace& trace, const Document& shown) {
   ojson doc;

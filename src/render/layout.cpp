@@ -10,7 +10,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
-#include "render/words.hpp"
+#include "text/words.hpp"
 #include "render/torch_print.hpp"
 
 namespace attn {
@@ -105,7 +105,7 @@ Span cell(const HeatMap& m, HeatScale scale, std::size_t i, std::size_t j, std::
 // no ramp, and shaded cells get only the shades they use, each with the part of the scale it stands for.
 std::vector<Line> legend_pieces(const HeatMap& m, const LayoutOptions& o, bool shaded, bool off_marks) {
   const bool diverging = m.diverging(o.scale);
-  const auto say = [&](const char* name, const TextValues& values = {}) { return words("screen", o.language, name, values); };
+  const auto say = [&](const char* name, const TextValues& values = {}) { return o.words.screen(name, values); };
   std::vector<Line> pieces{{{say("colours"), Role::Legend}}};
   if (o.color) {
     Line ramp{{m.low_end(o.scale) + " ", Role::Legend}};
@@ -203,7 +203,7 @@ std::size_t digits(std::size_t n) { return std::to_string(n).size(); }
 void label_list(const HeatMap& m, const char* heading, const LayoutOptions& o, std::vector<Line>& out) {
   std::vector<std::string> labels;
   for (std::size_t j = 0; j < m.keys; ++j) labels.push_back(std::to_string(j) + "=" + m.labels[j]);
-  for (const auto& line : fill_lines(labels, o.width, "  " + words("screen", o.language, heading), "        "))
+  for (const auto& line : fill_lines(labels, o.width, "  " + o.words.screen(heading), "        "))
     out.push_back({{line, Role::Label}});
 }
 
@@ -227,13 +227,13 @@ Form form_of(const HeatMap& a, std::size_t width) {
 // `selected`: the map is the head selected among a step's heads (LayoutOptions::selected), its caption marked.
 void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out, bool selected = false) {
   const std::vector<std::string>& labels = a.labels;
-  for (const auto& line : fill_lines(words_of(words("screen", o.language, "heatmap", {{"caption", a.caption}})), o.width, "  ", "  "))
+  for (const auto& line : fill_lines(words_of(o.words.screen("heatmap", {{"caption", a.caption}})), o.width, "  ", "  "))
     out.push_back({{line, selected ? Role::Selected : Role::Legend}});
   bool off = false;
   for (std::size_t i = 0; i < a.rows; ++i)
     for (std::size_t j = 0; j < a.keys; ++j) off = off || (!a.masked(i, j) && !std::isfinite(a.at(i, j)));
   if (o.numbers) {
-    out.push_back({{"  " + words("screen", o.language, "every_number"), Role::Legend}});
+    out.push_back({{"  " + o.words.screen("every_number"), Role::Legend}});
     number_rows(a, o.width, out);
     return;
   }
@@ -262,7 +262,7 @@ void one_map(const HeatMap& a, const LayoutOptions& o, std::vector<Line>& out, b
   const std::size_t label = 2 + index_width + 1 + 6 + 1;
   const std::size_t cell_width = form.cell;
   if (form.kind == Form::Summary) {
-    const std::string heading = words("screen", o.language, "too_many_keys",
+    const std::string heading = o.words.screen("too_many_keys",
                                       {{"n", std::to_string(a.keys)}, {"width", std::to_string(o.width)}});
     for (const auto& line : fill_lines(words_of(heading), o.width, "  ", "  ")) out.push_back({{line, Role::Legend}});
     summary_rows(a, o.width, out);
@@ -307,10 +307,10 @@ std::vector<std::string> prompt_lines(const std::string& code) {
   return out;
 }
 
-std::string shape_text(const Step& s, const std::string& language) {
-  return s.python_float ? "  " + words("screen", language, "python_float")
-         : s.python_int ? "  " + words("screen", language, "python_int")
-                        : "  " + words("screen", language, "shape", {{"size", torch_size(s.tensor)}});
+std::string shape_text(const Step& s, const Words& words) {
+  return s.python_float ? "  " + words.screen("python_float")
+         : s.python_int ? "  " + words.screen("python_int")
+                        : "  " + words.screen("shape", {{"size", torch_size(s.tensor)}});
 }
 
 std::string value_text(const Step& s) {
@@ -434,7 +434,7 @@ std::string head_value(const Step& step, std::size_t h) {
 // many, and what it is in the step's value; nothing when none is.
 void selected_line(const Step& step, std::size_t heads, const LayoutOptions& o, std::vector<Line>& out) {
   if (!o.selected || *o.selected >= heads) return;
-  const std::string line = words("screen", o.language, "selected_head",
+  const std::string line = o.words.screen("selected_head",
                                  {{"h", std::to_string(*o.selected)}, {"heads", std::to_string(heads)},
                                   {"value", head_value(step, *o.selected)}});
   for (const auto& l : fill_lines(words_of(line), o.width, "  ", "  ")) out.push_back({{l, Role::Label}});
@@ -445,17 +445,17 @@ std::vector<Line> overview_lines(const Step& step, const std::vector<HeatMap>& m
   if (grid.per_row == 0) return {};
   const std::size_t indent = kOverviewIndent, cell_width = grid.cell, column = grid.column, per_row = grid.per_row;
   std::vector<Line> out;
-  for (auto& l : wrap_text(words("screen", o.language, "overview"), o.width, "  ", Role::Legend))
+  for (auto& l : wrap_text(o.words.screen("overview"), o.width, "  ", Role::Legend))
     out.push_back(std::move(l));
   bool off = false;
   for (const HeatMap& m : maps)
     for (std::size_t i = 0; i < m.rows; ++i)
       for (std::size_t j = 0; j < m.keys; ++j) off = off || (!m.masked(i, j) && !std::isfinite(m.at(i, j)));
   if (o.scale == HeatScale::Matrix) {  // each head on its own range: no one pair of numbers ends the ramp
-    Line l{{"  " + words("screen", o.language, "colours") + " ", Role::Legend}};
+    Line l{{"  " + o.words.screen("colours") + " ", Role::Legend}};
     if (o.color)
       for (int k = 0; k < 8; ++k) l.push_back(Span{"  ", Role::Cell, k / 7.0, maps.front().diverging(o.scale)});
-    l.push_back({std::string(o.color ? " " : "") + words("screen", o.language, "each_head_scale"), Role::Legend});
+    l.push_back({std::string(o.color ? " " : "") + o.words.screen("each_head_scale"), Role::Legend});
     out.push_back(std::move(l));
   } else {
     add_legend(all_heads(maps), o, true, off, out);
@@ -484,7 +484,7 @@ std::vector<Line> overview_lines(const Step& step, const std::vector<HeatMap>& m
     out.push_back(std::move(l));
   }
   if (!common.note.empty())  // "8 of 12 heads: spread"
-    for (const auto& l : fill_lines(words_of(common.words(maps.size(), o.language)), o.width, "  ", "  "))
+    for (const auto& l : fill_lines(words_of(common.said(maps.size(), o.words)), o.width, "  ", "  "))
       out.push_back({{l, Role::Legend}});
   selected_line(step, maps.size(), o, out);
   label_list(maps.front(), maps.front().of_tokens ? "tokens" : "positions", o, out);
@@ -504,7 +504,7 @@ std::size_t maps_across(const std::vector<HeatMap>& maps, const LayoutOptions& o
 }  // namespace
 
 std::size_t heads_across(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
-  const std::vector<HeatMap> maps = heat_maps(step, tokens, options.language);
+  const std::vector<HeatMap> maps = heat_maps(step, tokens, options.words);
   if (step.overview && !options.numbers && !options.head) {
     const OverviewGrid grid = overview_grid(maps, options.width);
     if (grid.per_row > 0) return std::max<std::size_t>(grid.per_row, 2);  // drawn as an overview, never as a stack
@@ -513,7 +513,7 @@ std::size_t heads_across(const Step& step, const std::vector<std::string>& token
 }
 
 std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>& tokens, const LayoutOptions& options) {
-  std::vector<HeatMap> maps = heat_maps(step, tokens, options.language);
+  std::vector<HeatMap> maps = heat_maps(step, tokens, options.words);
   std::vector<Line> out;
   if (options.head && *options.head < maps.size()) {  // one head enlarged: the whole width, every number
     const HeatMap& m = maps[*options.head];
@@ -523,12 +523,12 @@ std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>
     // The lines view's reading (bertviz draws a line from each query to its keys, as thick as the weight):
     // where each query looks, its strongest keys with their weights, a summary the grid's cells do not give.
     if (form != Form::Summary) {
-      for (auto& l : wrap_text(words("screen", options.language, "lines_view"), options.width, "  ", Role::Legend))
+      for (auto& l : wrap_text(options.words.screen("lines_view"), options.width, "  ", Role::Legend))
         out.push_back(std::move(l));
       summary_rows(m, options.width, out);
     }
     if (form != Form::Numbers) {
-      out.push_back({{"  " + words("screen", options.language, "every_number"), Role::Legend}});
+      out.push_back({{"  " + options.words.screen("every_number"), Role::Legend}});
       number_rows(m, options.width, out);
     }
     return out;
@@ -580,7 +580,7 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
       for (auto& l : wrap_preformatted(code, o.width, Role::Code, 4)) slide.text.push_back(l);
   }
 
-  slide.tensor.push_back({{shape_text(s, o.language), Role::Tensor}});
+  slide.tensor.push_back({{shape_text(s, o.words), Role::Tensor}});
   std::istringstream lines(value_text(s));
   std::string line;
   while (std::getline(lines, line))
@@ -592,27 +592,27 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
 SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const LayoutOptions& o) {
   SlideText slide;
   const LessonInfo& info = trace.info;
-  for (auto& l : wrap_text(lesson_banner(trace, k, n, o.language), o.width, "", Role::Heading))
+  for (auto& l : wrap_text(lesson_banner(trace, k, n, o.words), o.width, "", Role::Heading))
     slide.title.push_back(l);
   for (auto& l : wrap_text(info.summary, o.width, "  ", Role::Text)) slide.text.push_back(l);
   slide.text.push_back({});
   if (trace.show_inputs) {
-    for (auto& l : wrap_text(inputs_line(trace, o.language, trace.inputs.source), o.width, "  ", Role::Text))
+    for (auto& l : wrap_text(inputs_line(trace, o.words, trace.inputs.source), o.width, "  ", Role::Text))
       slide.text.push_back(l);
-    std::vector<std::string> tokens{words("screen", o.language, "tokens")};
+    std::vector<std::string> tokens{o.words.screen("tokens")};
     for (const auto& t : trace.inputs.tokens) tokens.push_back(token_repr(t));
     for (const auto& line : fill_lines(tokens, o.width, "  ", "    ")) slide.text.push_back({{line, Role::Label}});
   }
   for (const auto& note : note_lines(trace))
     for (auto& l : wrap_text(note, o.width, "  ", Role::Text)) slide.text.push_back(l);
   for (const auto& m : trace.modules)
-    for (auto& l : wrap_preformatted("  " + module_line(m, o.language), o.width, Role::Code, 4))
+    for (auto& l : wrap_preformatted("  " + module_line(m, o.words), o.width, Role::Code, 4))
       slide.text.push_back(l);
   slide.text.push_back({});
   // One numbering everywhere (issue 28): this slide is step 0, the steps are numbered as [k/n] numbers them,
   // also when --step shows only some.
   const std::size_t steps = trace.steps.size();
-  const auto say = [&](const char* name, const TextValues& values = {}) { return words("screen", o.language, name, values); };
+  const auto say = [&](const char* name, const TextValues& values = {}) { return o.words.screen(name, values); };
   std::string follow = say("step_zero", {{"n", std::to_string(steps)}});
   if (trace.selection.only.empty()) {
     follow += steps == 0 ? say("no_steps") : steps == 1 ? say("one_step") : say("steps_follow", {{"n", std::to_string(steps)}});
@@ -636,20 +636,20 @@ std::string plain(const Line& line) {
 
 std::size_t line_width(const Line& line) { return display_width(plain(line)); }
 
-std::string inputs_line(const Trace& trace, const std::string& language, const std::string& source) {
-  return words("screen", language, "inputs",
+std::string inputs_line(const Trace& trace, const Words& words, const std::string& source) {
+  return words.screen("inputs",
                {{"n", std::to_string(trace.inputs.num_tokens())}, {"d", std::to_string(trace.inputs.d_in())}, {"source", source}});
 }
 
-std::string module_line(const ModuleInfo& m, const std::string& language) {
-  return words("screen", language, "module",
-               {{"name", m.name}, {"code", m.code}, {"count", grouped_number(m.num_params, language)},
+std::string module_line(const ModuleInfo& m, const Words& words) {
+  return words.screen("module",
+               {{"name", m.name}, {"code", m.code}, {"count", words.number(m.num_params)},
                 {"p", std::to_string(m.num_params)}});
 }
 
-std::string lesson_banner(const Trace& trace, std::size_t k, std::size_t n, const std::string& language) {
+std::string lesson_banner(const Trace& trace, std::size_t k, std::size_t n, const Words& words) {
   const LessonInfo& info = trace.info;
-  return words("screen", language, "lesson_banner",
+  return words.screen("lesson_banner",
                {{"k", std::to_string(k)}, {"n", std::to_string(n)}, {"name", info.name}, {"section", info.section},
                 {"title", info.title}});
 }

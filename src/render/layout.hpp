@@ -55,7 +55,7 @@ struct LayoutOptions {
   // A step of several heads drawn together: the head selected among them (the presenter's Tab), its caption
   // marked and a line under the grid naming it; none: no head selected.
   std::optional<std::size_t> selected;
-  std::string language;  // the words' language: the document's, "" for English
+  Words words;  // the document's
 };
 
 // The largest number of keys drawn cell by cell (colour-only past kHeatmapMaxTokens).
@@ -93,17 +93,17 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
 std::vector<std::string> prompt_lines(const std::string& code);
 // What a step's shape line says ("  shape: torch.Size([6, 3])", or that it is a Python float or int), and its
 // value as PyTorch prints it. Shared by the text view and the slides.
-std::string shape_text(const Step& step, const std::string& language = "");
+std::string shape_text(const Step& step, const Words& words = {});
 std::string value_text(const Step& step);
 
 // A lesson's notes as lines, with its note table (trace.hpp: NoteTable) laid out among them: two spaces, then
 // each column in its width (the first left-aligned, the others right-aligned), two spaces apart.
 std::vector<std::string> note_lines(const Trace& trace);
-// A lesson's header lines in `language`: "inputs: 6 tokens x 3 dims from SOURCE", "module: mha = ..., 24
-// parameters", and the tour's and the presenter's "Lesson 1 of 10: attn simple -- 3.3.1 TITLE".
-std::string inputs_line(const Trace& trace, const std::string& language, const std::string& source);
-std::string module_line(const ModuleInfo& m, const std::string& language);
-std::string lesson_banner(const Trace& trace, std::size_t k, std::size_t n, const std::string& language);
+// A lesson's header lines in the document's words: "inputs: 6 tokens x 3 dims from SOURCE", "module: mha =
+// ..., 24 parameters", and the tour's and the presenter's "Lesson 1 of 10: attn simple -- 3.3.1 TITLE".
+std::string inputs_line(const Trace& trace, const Words& words, const std::string& source);
+std::string module_line(const ModuleInfo& m, const Words& words);
+std::string lesson_banner(const Trace& trace, std::size_t k, std::size_t n, const Words& words);
 
 // A line's text without roles, and its width in columns.
 std::string plain(const Line& line);

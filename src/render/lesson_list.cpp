@@ -5,15 +5,15 @@
 #include <utility>
 #include <vector>
 
-#include "lessons/content.hpp"
+#include "text/words.hpp"
+#include "lessons/lesson_text.hpp"
 #include "lessons/registry.hpp"
-#include "render/words.hpp"
 
 namespace attn {
 
 // `attn list`: the lessons in book order.
-std::string lesson_table(const Paint& paint, const std::string& language) {
-  const auto say = [&](const char* name) { return words("screen", language, name); };
+std::string lesson_table(const Paint& paint, const Words& words) {
+  const auto say = [&](const char* name) { return words.screen(name); };
   std::string out = paint.bold(say("list_title")) + "\n\n";
   // Columns as wide as the widest name and section ("ch04/03_kv-cache").
   std::size_t name_width = 0, section_width = 0;
@@ -24,7 +24,7 @@ std::string lesson_table(const Paint& paint, const std::string& language) {
   const std::string indent(4 + name_width + 1 + section_width + 1, ' ');
   std::size_t k = 0;
   for (const Lesson& lesson : lessons()) {
-    const LessonInfo info = LessonText::info(lesson.info.name, lesson.info.section, language);
+    const LessonInfo info = LessonText::info(lesson.info.name, lesson.info.section, words);
     char number[16];
     std::snprintf(number, sizeof number, "%2zu  ", ++k);
     out += number + info.name + std::string(name_width + 1 - info.name.size(), ' ') + info.section +
@@ -46,10 +46,10 @@ std::string lesson_table(const Paint& paint, const std::string& language) {
   return out;
 }
 
-nlohmann::ordered_json lesson_list_json(const std::string& language) {
+nlohmann::ordered_json lesson_list_json(const Words& words) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const Lesson& lesson : lessons()) {
-    const LessonInfo info = LessonText::info(lesson.info.name, lesson.info.section, language);
+    const LessonInfo info = LessonText::info(lesson.info.name, lesson.info.section, words);
     list.push_back({{"name", info.name},
                     {"section", info.section},
                     {"title", info.title},

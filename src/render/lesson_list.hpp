@@ -8,7 +8,7 @@
 
 namespace attn {
 
-std::string lesson_table(const Paint& paint, const std::string& language = "");
-nlohmann::ordered_json lesson_list_json(const std::string& language = "");
+std::string lesson_table(const Paint& paint, const Words& words = {});
+nlohmann::ordered_json lesson_list_json(const Words& words = {});
 
 }  // namespace attn

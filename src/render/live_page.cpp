@@ -10,11 +10,10 @@
 #include <stdexcept>
 
 #include "core/terminal_text.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "render/figure.hpp"
 #include "render/json.hpp"
 #include "render/renderer.hpp"
-#include "render/words.hpp"
 
 namespace attn {
 
@@ -236,27 +235,27 @@ const char* const kDefaultNotes[] = {"live_default_books", "live_default_environ
 
 // A lesson's default as a placeholder shows it: a default in words ("the book's", the option table's
 // default_note) in the bar's language; a number as it is.
-std::string shown_default(const std::string& text, const std::string& language) {
+std::string shown_default(const std::string& text, const Words& words) {
   for (const char* name : kDefaultNotes)
-    if (text == words("page", "", name)) return words("page", language, name);
+    if (text == Words().page(name)) return words.page(name);
   return text;
 }
 
 // A control the server's configuration refuses: its title, saying why.
-std::string refusal_title(const LiveControl& c, const std::string& language) {
-  return words("page", language, "live_refused_with", {{"option", "--" + c.key}, {"other", c.refused_with}});
+std::string refusal_title(const LiveControl& c, const Words& words) {
+  return words.page("live_refused_with", {{"option", "--" + c.key}, {"other", c.refused_with}});
 }
 
 // Every language's words of the bar, for the script (data-words, as ASCII JSON, then escaped).
 std::string bar_words() {
   nlohmann::json all = nlohmann::json::object();
   for (const std::string& language : supported_languages()) {
-    const std::string lang = language == "en" ? "" : language;
+    const Words words(chosen_language(language, ""));  // the page switches languages: it carries each one's
     nlohmann::json w = nlohmann::json::object();
-    for (const char* name : {"recompute", "recompute_title", "bar_label"}) w[name] = words("page", lang, std::string("live_") + name);
-    w["refused_with"] = words("page", lang, "live_refused_with", {{"option", "{option}"}, {"other", "{other}"}});
+    for (const char* name : {"recompute", "recompute_title", "bar_label"}) w[name] = words.page(std::string("live_") + name);
+    w["refused_with"] = words.page("live_refused_with", {{"option", "{option}"}, {"other", "{other}"}});
     w["notes"] = nlohmann::json::object();
-    for (const char* name : kDefaultNotes) w["notes"][words("page", "", name)] = words("page", lang, name);
+    for (const char* name : kDefaultNotes) w["notes"][Words().page(name)] = words.page(name);
     all[language] = w;
   }
   return json_text(all, -1, true);
@@ -265,8 +264,8 @@ std::string bar_words() {
 std::string control(const LiveBar& bar, const LiveControl& c) {
   const auto taker = c.takers.find(bar.lesson);
   const bool on = taker != c.takers.end();
-  const std::string placeholder = on ? shown_default(taker->second, bar.language) : "";
-  const std::string title = c.refused_with.empty() ? c.help : refusal_title(c, bar.language);
+  const std::string placeholder = on ? shown_default(taker->second, bar.words) : "";
+  const std::string title = c.refused_with.empty() ? c.help : refusal_title(c, bar.words);
   const bool text = c.key == "text" || c.type_name == "TEXT";
   // A one-letter value is a number as --help names it: P a probability, N, I, H, L whole numbers.
   const bool number = c.type_name.size() == 1 && std::isupper(static_cast<unsigned char>(c.type_name[0]));
@@ -314,7 +313,7 @@ std::string control(const LiveBar& bar, const LiveControl& c) {
 // The control bar. Without the script, the form is a plain GET of /?lesson=...&KEY=VALUE (an empty box then
 // arrives as KEY=, a disabled one not at all); the script sends only the boxes that hold a value.
 std::string bar_html(const LiveBar& bar) {
-  const auto say = [&](const char* name) { return words("page", bar.language, name); };
+  const auto say = [&](const char* name) { return bar.words.page(name); };
   std::string out = "<form class=\"live\" id=\"live\" role=\"search\"" + attribute("aria-label", say("live_bar_label")) +
                     " action=\"/\" method=\"get\" novalidate" + attribute("data-lesson", bar.lesson) +
                     attribute("data-words", bar_words()) + ">";

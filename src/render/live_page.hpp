@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "text/words.hpp"
+
 namespace attn {
 
 // The Content-Security-Policy of --format html's page (html.cpp writes it in the page, attn serve sends it
@@ -38,7 +40,7 @@ struct LiveBar {
   std::vector<LiveControl> controls;  // in the bar's order, "text" first
   std::vector<std::pair<std::string, std::string>> values;  // the request's options (key, value), as given
   std::string error;                  // a refusal in the CLI's words, shown inline ("" for none)
-  std::string language;               // the bar's own words' ("" English): the request's --lang, else the server's
+  Words words;                        // the bar's own: the request's --lang, else the server's
 };
 
 // The live page: `page` (the html renderer's whole output for bar.lesson and bar.values; "" when the request

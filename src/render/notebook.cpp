@@ -19,11 +19,10 @@
 #include "core/terminal_text.hpp"
 #include "io/files.hpp"
 #include "io/paths.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "render/json.hpp"
 #include "render/layout.hpp"
 #include "render/renderer.hpp"
-#include "render/words.hpp"
 
 namespace attn {
 
@@ -106,16 +105,14 @@ struct Prose {
 
 // The notebook's own words (data/lessons/shared.json, "notebook_*"), filled in: the values escaped for the
 // markdown, as they are for the comments.
-Prose notebook_words(const std::string& language, const std::string& name, const TextValues& values = {},
-            const std::string& variant = "") {
-  const Content& c = lesson_content("shared", language);
+Prose notebook_words(const Words& words, const std::string& name, const TextValues& values = {},
+                     const std::string& variant = "") {
+  const Content& c = words.content("shared");
   const std::string path = "phrases/notebook_" + name;
-  const std::string& piece = c.piece(path, variant);
-  const std::string piece_language = c.language(path, variant);
   TextValues escaped = values, plain = values;
   for (auto& [key, value] : escaped) value = markdown_escaped(value);
   for (auto& [key, value] : plain) value = visible(value);
-  return {fill(piece, escaped, "notebook_" + name, piece_language), fill(piece, plain, "notebook_" + name, piece_language)};
+  return {words.fill_piece(c, path, variant, escaped), words.fill_piece(c, path, variant, plain)};
 }
 
 bool has_dropout(const Trace& t) {
@@ -138,29 +135,29 @@ bool uses_model(const Document& doc) {
 std::vector<Cell> cells_of(const Document& doc) {
   std::vector<Cell> cells;
   const Trace& first = doc.traces.front();
-  Prose intro = doc.is_tour() ? notebook_words(doc.language, "tour")
-                              : notebook_words(doc.language, "lesson", {{"title", first.info.title}, {"lesson", first.info.name},
-                                                 {"where", book_place(first.info, doc.language)}});
-  intro.then(notebook_words(doc.language, "intro"));
+  Prose intro = doc.is_tour() ? notebook_words(doc.words, "tour")
+                              : notebook_words(doc.words, "lesson", {{"title", first.info.title}, {"lesson", first.info.name},
+                                                 {"where", book_place(first.info, doc.words)}});
+  intro.then(notebook_words(doc.words, "intro"));
   for (const Trace& t : doc.traces)
     if (has_dropout(t)) {
-      intro.then(notebook_words(doc.language, "dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default"));
+      intro.then(notebook_words(doc.words, "dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default"));
       break;
     }
   cells.push_back(intro.cell());
   cells.push_back({true, bundled_code("imports.py"), "", ""});
-  cells.push_back(notebook_words(doc.language, "classes").cell());
+  cells.push_back(notebook_words(doc.words, "classes").cell());
   cells.push_back({true, bundled_code("classes.py"), "", ""});
   if (uses_model(doc)) {
-    cells.push_back(notebook_words(doc.language, "gpt").cell());
+    cells.push_back(notebook_words(doc.words, "gpt").cell());
     cells.push_back({true, bundled_code("gpt.py"), "", ""});
   }
   for (const Trace& t : doc.traces) {
     if (doc.is_tour())
-      cells.push_back(notebook_words(doc.language, "lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
-                                               {"where", book_place(t.info, doc.language)}}).cell());
+      cells.push_back(notebook_words(doc.words, "lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
+                                               {"where", book_place(t.info, doc.words)}}).cell());
     if (t.inputs.steps.empty()) {
-      cells.push_back(notebook_words(doc.language, "inputs", {{"source", t.inputs.source}}).cell());
+      cells.push_back(notebook_words(doc.words, "inputs", {{"source", t.inputs.source}}).cell());
       cells.push_back({true, inputs_literal(t.inputs), "", ""});
     }
     const std::size_t total = t.steps.size();

@@ -4,7 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 
 namespace attn {
 

@@ -2,6 +2,8 @@
 // How the text view looks on this terminal: colour (256-colour or 24-bit), heatmaps, how much is said.
 #include <string>
 
+#include "text/words.hpp"
+
 namespace attn {
 
 // What run_cli knows of its surroundings; main fills it from the process, tests set it.
@@ -14,7 +16,7 @@ struct Terminal {
   std::string colorterm;  // $COLORTERM ("truecolor" or "24bit" announce 24-bit colour)
   std::size_t columns = 0;  // stdout's terminal width (TIOCGWINSZ); 0 when unknown or not a terminal
   // The language the environment asks for (LANGUAGE, LC_ALL, LC_MESSAGES, LANG: language_of_environment in
-  // lessons/content.hpp), "" for English; --lang overrides it.
+  // text/language.hpp), "" for English; --lang overrides it (chosen_language).
   std::string language;
 
   static Terminal of_process();
@@ -40,7 +42,7 @@ struct TextStyle {
   // same whatever the terminal, 80-column text. On a terminal of known width, lines are wrapped between
   // words and numbers and heatmaps fitted to it (render/layout.hpp), as the presenter does.
   std::size_t width = 0;
-  std::string language;  // the renderers' words (render/words.hpp): the document's, "" for English
+  Words words;  // the renderers' words: the document's
 };
 
 // --color: auto means stdout is a terminal, NO_COLOR unset or empty, and TERM not "dumb".

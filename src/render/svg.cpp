@@ -11,7 +11,7 @@
 #include "core/terminal_text.hpp"
 #include "render/figure.hpp"
 #include "render/renderer.hpp"
-#include "render/words.hpp"
+#include "text/words.hpp"
 
 namespace attn {
 
@@ -93,13 +93,13 @@ class SvgRenderer : public Renderer {
     o.uid = "attn";
     o.standalone = true;
     o.title = title;
-    o.language = doc.language;
+    o.words = doc.words;
     if (!s.heatmap) return one_chunk("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg_table(s, t.inputs.tokens, o));
     // Heatmaps: one map under the title, with its caption and legend; several (a step's heads, an overview
     // step's) in a grid of about a slide's shape (grid_columns), as the page's slides draw them: what they
     // have in common said once over the grid (and the note most heads share), each map's name over it and its
     // own note under it where it differs, and one legend under them all.
-    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens, doc.language);
+    const std::vector<HeatMap> maps = heat_maps(s, t.inputs.tokens, doc.words);
     if (maps.size() == 1) {
       FigureOptions one = o;
       one.scale = scale_;
@@ -119,7 +119,7 @@ class SvgRenderer : public Renderer {
     const double gap = 16.0, name_height = 22.0, note_height = std::any_of(maps.begin(), maps.end(), [&](const HeatMap& m) { return common.own(m); }) ? 18.0 : 0.0;
     const std::size_t columns = grid_columns(figures.size(), cell_w, cell_h + name_height + note_height);
     std::string caption = maps.front().common;
-    if (!common.note.empty()) caption += " \xe2\x80\x94 " + common.words(maps.size(), doc.language);
+    if (!common.note.empty()) caption += " \xe2\x80\x94 " + common.said(maps.size(), doc.words);
     std::string maps_svg = "<text class=\"caption\" x=\"12\" y=\"46\">" + html_escape(caption) + "</text>\n";
     const double top = 60.0, step_h = name_height + cell_h + note_height + gap;
     for (std::size_t k = 0; k < figures.size(); ++k) {

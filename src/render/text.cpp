@@ -11,7 +11,7 @@
 #include "core/terminal_text.hpp"
 #include "render/heatmap.hpp"
 #include "render/layout.hpp"
-#include "render/words.hpp"
+#include "text/words.hpp"
 #include "render/torch_print.hpp"
 
 namespace attn {
@@ -71,13 +71,13 @@ std::string prompt(const std::string& code) {
   return out;
 }
 
-std::string token_list(const std::vector<std::string>& tokens, const std::string& language) {
+std::string token_list(const std::vector<std::string>& tokens, const Words& words) {
   constexpr std::size_t kShown = 12;
   // Each token as Python's repr shows it, its spaces as ␣ (token_repr), so the list shows where each ends.
   std::string out;
   for (std::size_t i = 0; i < tokens.size() && i < kShown; ++i) out += (i ? " " : "") + token_repr(tokens[i]);
   if (tokens.size() > kShown)
-    out += " " + words("screen", language, "more_tokens", {{"n", std::to_string(tokens.size() - kShown)}});
+    out += " " + words.screen("more_tokens", {{"n", std::to_string(tokens.size() - kShown)}});
   return out;
 }
 
@@ -95,12 +95,12 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
                                    narrowed_by(style, name.size()), Role::Text);
     std::string about;  // wrapped at spaces on a narrow terminal
     if (trace.show_inputs) {
-      about += inputs_line(trace, style.language, visible(trace.inputs.source)) + "\n";
-      about += words("screen", style.language, "tokens") + " " + token_list(trace.inputs.tokens, style.language) + "\n";
+      about += inputs_line(trace, style.words, visible(trace.inputs.source)) + "\n";
+      about += style.words.screen("tokens") + " " + token_list(trace.inputs.tokens, style.words) + "\n";
     }
     for (const auto& note : note_lines(trace)) about += visible(note) + "\n";
     for (const auto& m : trace.modules)
-      about += module_line(m, style.language) + "\n";
+      about += module_line(m, style.words) + "\n";
     head += fit(about, style, Role::Text);
   }
   chunks.push_back({head, false});
@@ -128,14 +128,14 @@ void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& sty
         out += wrap(s.explanation, "  ", style.width != 0 ? std::min(style.width, kWidth) : kWidth);
         out += fit(prompt(s.code), style, Role::Code);
       }
-      out += shape_text(s, style.language) + "\n";
+      out += shape_text(s, style.words) + "\n";
     }
     out += fit(value_text(s) + "\n", style, Role::Tensor);
     if (style.heatmaps && s.heatmap && !style.quiet) {
       // Every number in its cell where that fits: the same heatmap as in a pipe.
       const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
       LayoutOptions layout;
-      layout.language = style.language;
+      layout.words = style.words;
       layout.width = style.width;
       layout.color = style.color;
       layout.scale = style.scale;
@@ -175,8 +175,8 @@ class TextRenderer : public Renderer {
   }
 
   std::vector<Chunk> render(const Document& doc) const override {
-    TextStyle style_ = this->style_;  // the document's language for the words
-    style_.language = doc.language;
+    TextStyle style_ = this->style_;  // the document's words
+    style_.words = doc.words;
     std::vector<Chunk> chunks;
     if (!doc.is_tour()) {
       for (const Trace& t : doc.traces) lesson_chunks(t, doc, style_, chunks);
@@ -187,7 +187,7 @@ class TextRenderer : public Renderer {
     const std::string rule(style_.width != 0 ? std::min<std::size_t>(78, style_.width) : 78, '=');
     for (std::size_t k = 0; k < doc.traces.size(); ++k) {
       const Trace& t = doc.traces[k];
-      std::string banner = fit(lesson_banner(t, k + 1, doc.traces.size(), style_.language) + "\n", style_, Role::Text);
+      std::string banner = fit(lesson_banner(t, k + 1, doc.traces.size(), style_.words) + "\n", style_, Role::Text);
       banner.pop_back();  // each line bold on its own
       std::string bold;
       std::istringstream lines(banner);
@@ -209,7 +209,7 @@ std::unique_ptr<Renderer> make_text_renderer(const RenderOptions& options) {
 }
 
 std::string render_text(const Trace& trace, const TextStyle& style) {
-  Document doc{trace.info.name, {trace}, {}, ""};
+  Document doc{trace.info.name, {trace}, {}, {}};
   return join(TextRenderer({style}).render(doc));
 }
 

@@ -109,7 +109,7 @@ std::vector<Shown> shown_lessons(const Request& request, const Inputs& inputs) {
   std::vector<bool> found(steps.size(), false);
   for (const LessonRun& lesson : request.lessons) {
     const Trace plan = naming(request, lesson, [&] {
-      return lesson.mode->run(inputs, lesson.config, Selection{{}, nullptr, true, request.language});
+      return lesson.mode->run(inputs, lesson.config, Selection{{}, nullptr, true, request.words});
     });
     Shown s{&lesson, {}};
     for (std::size_t i = 0; i < steps.size(); ++i)
@@ -143,7 +143,7 @@ static Document run_within(const Request& request, const Renderer& renderer, con
 
   Document doc;
   doc.command = request.command;
-  doc.language = request.language;
+  doc.words = request.words;
   doc.only = o.steps;
   // Every lesson is planned first, alone (plan_only: no step computed, no shown tensor copied), and the
   // renderer's limits and the memory budget are checked on the plans, as one run (each plan with the
@@ -172,14 +172,14 @@ static Document run_within(const Request& request, const Renderer& renderer, con
     plans.command = doc.command;
     plans.only = doc.only;
     for (const Shown& s : shown) {
-      const Selection plan_only{s.only, checks(plans, true), true, request.language};
+      const Selection plan_only{s.only, checks(plans, true), true, request.words};
       plans.traces.push_back(naming(request, *s.lesson, [&] { return run_lesson(*s.lesson, inputs, request.input, plan_only); }));
     }
   }
   planning.disarm();  // the plans' estimate bounds the rest of the run
   const Progress progress(streams.progress, doc.command, streams.err);
   for (const Shown& s : shown) {
-    const Selection selection{s.only, checks(doc, false), false, request.language};
+    const Selection selection{s.only, checks(doc, false), false, request.words};
     doc.traces.push_back(run_lesson(*s.lesson, inputs, request.input, selection));
   }
   return doc;

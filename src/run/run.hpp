@@ -51,9 +51,10 @@ struct Request {
   std::vector<LessonRun> lessons;  // in the order they run: one for a lesson, the deck for the tour
   InputOptions input;
   OutputOptions output;
-  // The language of the lessons' words: "" for English, else the translations in data/lessons/<language>/
-  // (an entry a translation lacks stays English): --lang, else the environment's (the caller decides).
-  std::string language;
+  // The words of the run, in its language: English, or the translations in data/lessons/<language>/ (an
+  // entry a translation lacks stays English): --lang, else the environment's (chosen_language, where the
+  // caller binds the options).
+  Words words;
   // attn present: --step's ids apply to the lessons that have them, and a lesson with none of them is left
   // out; an id that no lesson has is a usage error. (Else every lesson must have every id.)
   bool steps_where_found = false;

@@ -484,7 +484,11 @@ struct Server::Impl {
   // The document for `command` and `params` in `format` ("json" or "html"): the command line's Request, with
   // the server's model and budget, run as attn runs it.
   std::string compute(const std::string& command, const Params& params, const std::string& format, std::size_t budget) {
-    Request request = front.read(command, params, format, settings.model);
+    // A request that gives no language speaks the server's, as if it had said so.
+    Params given = params;
+    const bool has_lang = std::any_of(params.begin(), params.end(), [](const auto& p) { return p.first == "lang"; });
+    if (!has_lang && !settings.language.empty()) given.emplace_back("lang", settings.language);
+    Request request = front.read(command, given, format, settings.model);
     request.input.preloaded = model;
     request.output.max_memory = budget;
     TextStyle style;  // no colour: nothing here is a terminal
@@ -587,7 +591,9 @@ Server::Answer Server::route(const std::string& method, const std::string& path,
       else error = nlohmann::json::parse(r.body).value("error", "");
     }
     try {
-      a.body = live_page(page, d.front.bar(lesson, options, error, !d.settings.model.empty()));
+      LiveBar bar = d.front.bar(lesson, options, error, !d.settings.model.empty());
+      bar.words = Words(request_language(options, d.settings.language));
+      a.body = live_page(page, bar);
     } catch (...) {
       const auto [code, message] = failure(lesson);
       refuse(code == 400 ? 500 : code, message);
@@ -778,6 +784,13 @@ std::string compute_line(std::size_t jobs, unsigned per_job, const CpuCount& cpu
   return "attn: " + std::to_string(jobs) + (jobs == 1 ? " computation" : " computations") + " at once, each on " +
          std::to_string(per_job) + (per_job == 1 ? " thread" : " threads") + " of the " +
          std::to_string(cpus.threads) + " " + (named ? "the " : "") + cpus.source + " gives";
+}
+
+std::string request_language(const Params& params, const std::string& otherwise) {
+  const auto& spoken = supported_languages();
+  for (const auto& [key, value] : params)
+    if (key == "lang" && std::find(spoken.begin(), spoken.end(), value) != spoken.end()) return chosen_language(value, otherwise);
+  return otherwise;
 }
 
 unsigned threads_per_job(unsigned threads, std::size_t jobs) {

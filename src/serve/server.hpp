@@ -31,6 +31,9 @@ struct ServeSettings {
   std::size_t time_limit = 30;  // seconds per computation
   bool log = false;
   CpuCount cpus = cpus_of_process();  // the threads it computes on (--threads below the CPUs given), shared among the jobs
+  // The language of a request that gives no lang= (chosen_language: --lang, else the environment's; "":
+  // English): the server adds it to such a request, and its live page's bar speaks it.
+  std::string language;
 };
 
 // The threads each of `jobs` computations at once gets of `threads`: an equal share, at least one.
@@ -41,6 +44,10 @@ std::string compute_line(std::size_t jobs, unsigned per_job, const CpuCount& cpu
 
 // A request's options (key without dashes, value), as the address decoded them (cpp-httplib orders them by key).
 using Params = std::vector<std::pair<std::string, std::string>>;
+
+// The language a request asks for: its `lang` when that is one attn speaks (chosen_language: "en" is ""),
+// else `otherwise` (the server's). A `lang` attn does not speak is the command line's to refuse.
+std::string request_language(const Params& params, const std::string& otherwise);
 
 // What the server needs of the command line, given by the caller (src/cli) so that this layer knows no CLI11.
 struct FrontEnd {

@@ -15,7 +15,7 @@
 #include "cli/cli.hpp"
 #include "cli/options.hpp"
 #include "inputs/embeddings.hpp"
-#include "lessons/content.hpp"
+#include "text/words.hpp"
 #include "lessons/registry.hpp"
 #include "render/json.hpp"
 #include "render/renderer.hpp"
@@ -510,11 +510,8 @@ std::string table_cell(const std::string& text) {
 }
 
 // The page's own words (data/lessons/docs.json, translated as every content file is), filled in.
-std::string page_word(const std::string& language, const std::string& name, const std::string& lesson) {
-  const Content& c = lesson_content("docs", language);
-  const std::string path = "phrases/" + name;
-  return fill(c.piece(path, ""), {{"lesson", lesson}, {"language", language}}, c.path() + ": " + path,
-              c.language(path, ""));
+std::string page_word(const Words& words, const std::string& name, const std::string& lesson, const std::string& language) {
+  return words.phrase("docs", name, {{"lesson", lesson}, {"language", language}});
 }
 
 }  // namespace
@@ -523,7 +520,8 @@ std::string lesson_page(const std::string& language, const std::string& lesson) 
   const auto& languages = supported_languages();
   if (std::find(languages.begin(), languages.end(), language) == languages.end())
     throw std::invalid_argument("no language \"" + language + "\"");
-  const auto w = [&](const char* name) { return page_word(language, name, lesson); };
+  const Words words(chosen_language(language, ""));  // the page's language, as --lang gives it
+  const auto w = [&](const char* name) { return page_word(words, name, lesson, language); };
   const auto& all = lessons();
   const auto found = std::find_if(all.begin(), all.end(), [&](const Lesson& l) { return l.info.name == lesson; });
   if (found == all.end()) throw std::invalid_argument("no lesson \"" + lesson + "\"");
@@ -532,7 +530,7 @@ std::string lesson_page(const std::string& language, const std::string& lesson) 
   if (run_cli({lesson, "--lang", language, "--json"}, out, err) != 0)
     throw std::runtime_error("attn " + lesson + " --lang " + language + " failed: " + err.str());
   const auto doc = nlohmann::json::parse(out.str());
-  const Content& content = lesson_content(lesson, language);
+  const Content& content = words.content(lesson);
   std::string page = "# attn " + lesson + ": " + content.piece("lesson/title", "") + "\n\n" +
                      content.piece("lesson/summary", "") + "\n\n" + w("section") + ": " + found->info.section + ". " +
                      w("english") + ": [" + lesson + ".md](" + lesson + ".md).\n\n## " + w("run") + "\n\n" +

@@ -18,7 +18,7 @@ namespace attn {
 // shown before every lesson's own steps. Plain data: Trace (src/trace) makes Steps of them. Its words are
 // content, data/lessons/inputs.json, in the run's language: the input sources (src/inputs, below the
 // lessons) give only the piece's name and the values of its placeholders, and the lesson's text
-// (LessonText, src/lessons/content.hpp) fills in the step's title and explanation.
+// (LessonText, src/lessons/lesson_text.hpp) fills in the step's title and explanation.
 struct InputStep {
   std::string id;
   std::string text;  // the step's piece in data/lessons/inputs.json ("x_block_{next}"); "": the id

@@ -141,9 +141,10 @@ std::size_t Trace::shown_bytes() const {
   return bytes;
 }
 
-std::string where_in_book(const LessonInfo& info) {
-  if (info.section.rfind("ch", 0) == 0) return "bonus material " + info.section + " in the book's repository";
-  return "book section " + info.section;
+std::string where_in_book(const LessonInfo& info) { return book_place(info, Words()); }
+
+std::string book_place(const LessonInfo& info, const Words& words) {
+  return words.page(info.section.rfind("ch", 0) == 0 ? "where_bonus" : "where_section", {{"section", info.section}});
 }
 
 const Step& Trace::step(const std::string& id) const {

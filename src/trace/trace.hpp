@@ -20,6 +20,7 @@
 #include "core/cancel.hpp"
 #include "core/limits.hpp"
 #include "core/tensor.hpp"
+#include "text/words.hpp"
 #include "trace/inputs.hpp"
 
 namespace attn {
@@ -93,8 +94,10 @@ struct Step {
 };
 
 // Where a lesson is found: "book section 3.5.1, 3.5.3", or for a section of the book's repository
-// ("ch04/04_gqa") "bonus material ch04/04_gqa in the book's repository".
+// ("ch04/04_gqa") "bonus material ch04/04_gqa in the book's repository": in English (--help, the man page),
+// and in the words of a run (book_place).
 std::string where_in_book(const LessonInfo& info);
+std::string book_place(const LessonInfo& info, const Words& words);
 
 // A module a lesson builds, as the book constructs it, with its parameter count.
 struct ModuleInfo {
@@ -147,7 +150,7 @@ struct Selection {
   std::vector<std::string> only;                  // step ids; empty: every step
   std::function<void(const Trace&)> before_work;  // may throw; called with the planned trace
   bool plan_only = false;                         // compute no step: only the plan (ids, shapes)
-  std::string language;  // the steps' words: "" for English, else a translation's (data/lessons/<language>/)
+  Words words;  // the steps' words: English, or a translation's (data/lessons/<language>/)
 
   bool shows(const std::string& id) const;
 };
@@ -283,7 +286,7 @@ struct ResolvedTrace;
 
 struct Trace {
   // Starts with the steps that made the inputs (Inputs::steps), their title and explanation empty: the
-  // lesson's text fills them in its language (LessonText, lessons/content.hpp).
+  // lesson's text fills them in its language (LessonText, lessons/lesson_text.hpp).
   Trace(LessonInfo info, const Inputs& inputs, Selection selection = {});
 
   // Appends a step whose tensor exists already (a module's parameter, the book's constant tensor): it is
@@ -440,7 +443,7 @@ struct Document {
   std::string command;  // "simple", ..., or "tour"
   std::vector<Trace> traces;
   std::vector<std::string> only;
-  std::string language;  // the words' language: "" for English, else "ru" (the renderers' words follow it)
+  Words words;  // the words' language: the renderers' words follow it
 
   bool is_tour() const { return command == "tour"; }
   bool shows(const Step& step) const;

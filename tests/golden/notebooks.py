@@ -10,7 +10,7 @@ For every configuration in CONFIGURATIONS it asks attn for the notebook and the 
     output attn stored in it;
   - runs the script with python3, its whole output compared with the stored outputs joined.
 It writes tests/golden/notebooks/record.json: per configuration, its arguments ("args": "tiny-f32" and the
-like stand for tests/golden/models/<name>), "code_hash", the FNV-1a 64 hash (src/lessons/content.hpp's
+like stand for tests/golden/models/<name>), "code_hash", the FNV-1a 64 hash (src/text/content.hpp's
 text_hash) of the notebook's code cells joined with "\n", the model directory as attn was given it written
 MODEL there (the notebook names it, and the checkout may be anywhere), and "printed", what PyTorch printed.
 tests/test_notebook.cpp checks attn against that record, so the suite needs no PyTorch; rerun this when a
@@ -70,7 +70,7 @@ def attn_args(config):
 
 
 def text_hash(text):
-    """FNV-1a, 64 bits, of the text's UTF-8 bytes as 16 lowercase hex digits: src/lessons/content.cpp's text_hash."""
+    """FNV-1a, 64 bits, of the text's UTF-8 bytes as 16 lowercase hex digits: src/text/content.cpp's text_hash."""
     h = 14695981039346656037
     for byte in text.encode():
         h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF

@@ -1,5 +1,4 @@
-#include <algorithm>
-#include "lessons/content.hpp"
+#include "text/content.hpp"
 
 #include <cstdio>
 #include <mutex>
@@ -140,77 +139,6 @@ std::vector<Plural> plurals(const std::string& format) {
     if (!forms.empty()) out.push_back({name, forms});
   });
   return out;
-}
-
-namespace {
-
-std::size_t english_form(unsigned long long n) { return n == 1 ? 0 : 1; }
-
-std::size_t russian_form(unsigned long long n) {
-  if (n % 10 == 1 && n % 100 != 11) return 0;
-  if (n % 10 >= 2 && n % 10 <= 4 && (n % 100 < 12 || n % 100 > 14)) return 1;
-  return 2;
-}
-
-}  // namespace
-
-const std::vector<std::string>& supported_languages() {
-  static const std::vector<std::string> languages{"en", "ru"};
-  return languages;
-}
-
-std::string language_of_environment(const std::function<std::string(const char*)>& env) {
-  // gettext: the locale of messages is LC_ALL, else LC_MESSAGES, else LANG; the C locale (or none) means
-  // untranslated, and LANGUAGE's list is read only when the locale is not C.
-  std::string locale;
-  for (const char* name : {"LC_ALL", "LC_MESSAGES", "LANG"}) {
-    locale = env(name);
-    if (!locale.empty()) break;
-  }
-  if (locale.empty() || locale == "C" || locale == "POSIX" || locale.rfind("C.", 0) == 0) return "";
-  const auto language_of = [](const std::string& name) {  // "ru_RU.UTF-8@x" -> "ru"
-    return name.substr(0, name.find_first_of("_.@"));
-  };
-  const auto supported = [](const std::string& l) {
-    const auto& all = supported_languages();
-    return std::find(all.begin(), all.end(), l) != all.end();
-  };
-  // LANGUAGE's list, when set, is all gettext tries: a list naming no language attn speaks is English.
-  std::string list = env("LANGUAGE");
-  if (!list.empty()) {
-    while (!list.empty()) {
-      const auto colon = list.find(':');
-      const std::string one = language_of(list.substr(0, colon));
-      if (supported(one)) return one == "en" ? "" : one;
-      list = colon == std::string::npos ? "" : list.substr(colon + 1);
-    }
-    return "";
-  }
-  const std::string l = language_of(locale);
-  return supported(l) && l != "en" ? l : "";
-}
-
-std::string grouped_number(unsigned long long n, const std::string& language) {
-  const std::string digits = std::to_string(n);
-  const bool russian = language == "ru";
-  if (russian && digits.size() < 5) return digits;
-  const std::string separator = russian ? "\xc2\xa0" : ",";  // U+00A0 in UTF-8
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += separator;
-    out += digits[i];
-  }
-  return out;
-}
-
-// CLDR's plural rules for whole numbers (unicode.org/cldr, "Language Plural Rules"), written here: a
-// rule is a line of arithmetic per language, and no library of the project carries them.
-const PluralRule* plural_rule(const std::string& language) {
-  static const PluralRule english{{"one", "other"}, english_form};
-  static const PluralRule russian{{"one", "few", "many"}, russian_form};
-  if (language.empty() || language == "en") return &english;
-  if (language == "ru") return &russian;
-  return nullptr;
 }
 
 Content::Content(const std::string& path, const std::string& english, const std::string& translation_path,
@@ -391,75 +319,6 @@ std::string fill(const std::string& format, const TextValues& values, const std:
   } catch (const fmt::format_error& e) {
     throw std::logic_error(where + ": " + e.what());
   }
-}
-
-LessonText::LessonText(Trace& t, const std::string& lesson)
-    : t_(&t),
-      own_(&lesson_content(lesson, t.selection.language)),
-      shared_(&lesson_content("shared", t.selection.language)) {
-  // The lesson's title and summary in the trace's language (the registry's LessonInfo is English).
-  t.info.title = own_->piece("lesson/title", "");
-  t.info.summary = own_->piece("lesson/summary", "");
-  // The steps that made the inputs (--text, --model) came first (Trace's constructor), with their values
-  // but no words: theirs are data/lessons/inputs.json's, in the trace's language, filled in here, before
-  // the lesson's own steps (InputStep, trace/inputs.hpp).
-  const std::vector<InputStep>& made = t.inputs.steps;
-  if (made.empty() && t.inputs.source_phrase.empty()) return;
-  const Content& c = lesson_content("inputs", t.selection.language);
-  const auto filled = [&](const std::string& path, const TextValues& values) {
-    return fill(c.piece(path, ""), values, c.path() + ": " + path, c.language(path, ""));
-  };
-  // Where the inputs came from, in words: in the trace's language too.
-  if (!t.inputs.source_phrase.empty()) t.inputs.source = filled("phrases/" + t.inputs.source_phrase, t.inputs.source_values);
-  for (std::size_t i = 0; i < made.size(); ++i) {
-    const InputStep& is = made[i];
-    if (i >= t.steps.size() || t.steps[i].id != is.id) throw std::logic_error("input step " + is.id + " is not where the trace put it");
-    TextValues values = is.values;
-    for (const auto& [name, phrase] : is.phrases) values[name] = filled("phrases/" + phrase, is.values);
-    const std::string piece = "steps/" + (is.text.empty() ? is.id : is.text);
-    t.steps[i].title = filled(piece + "/title", values);
-    t.steps[i].explanation = filled(piece + "/explanation", values);
-  }
-}
-
-std::string LessonText::text(const std::string& path, const std::string& variant) const {
-  const Content& c = own_->has(path) ? *own_ : *shared_;
-  return fill(c.piece(path, variant), values_, c.path() + ": " + path, c.language(path, variant));
-}
-
-std::string LessonText::phrase(const TextKey& key) const { return text("phrases/" + key.pattern, key.variant); }
-
-LessonText::Words LessonText::step(const TextKey& key) const {
-  const std::string base = "steps/" + key.pattern + "/";
-  const Content& c = own_->has(base + "title") ? *own_ : *shared_;
-  Words w{fill(key.pattern, values_, c.path() + ": step " + key.pattern), text(base + "title", key.variant),
-          text(base + "explanation", key.variant), text(base + "code", key.variant), std::nullopt, ""};
-  if (c.has(base + "run")) w.run = text(base + "run", key.variant);
-  if (c.has(base + "show")) w.show = text(base + "show", key.variant);
-  return w;
-}
-
-Step& LessonText::notebook(Words& w, Step& s) const {
-  s.run = std::move(w.run);
-  s.show = std::move(w.show);
-  // Filled again with every step, so it holds the lesson's values as of its last step.
-  if (own_->has("phrases/notebook_setup")) t_->notebook_setup = phrase("notebook_setup");
-  return s;
-}
-
-void LessonText::run_first(const std::string& id, const std::string& code) const {
-  for (Step& s : t_->steps)
-    if (s.id == id) {
-      const std::string rest = s.run ? *s.run : s.code;
-      s.run = rest.empty() ? code : code + "\n" + rest;
-      return;
-    }
-  throw std::logic_error("run_first: no step " + id);
-}
-
-LessonInfo LessonText::info(const std::string& lesson, const std::string& section, const std::string& language) {
-  const Content& c = lesson_content(lesson, language);
-  return {lesson, section, c.piece("lesson/title", ""), c.piece("lesson/summary", "")};
 }
 
 }  // namespace attn

@@ -1,9 +1,11 @@
 #pragma once
-// The lessons' words as content: each lesson's step titles, explanations and PyTorch code, its notes and
-// its option help live in data/lessons/<lesson>.json (and what several lessons share, the batch, the
-// parameters, in data/lessons/shared.json), not in the C++. The C++ keeps the ids, the shapes, the lazy
-// computations and a small map of values (`who`, `n`, `d_out`, ...) that fill the text's named
-// placeholders through {fmt}: "Attention scores of {who}".
+// The program's words as content: each lesson's step titles, explanations and PyTorch code, its notes and
+// its option help live in data/lessons/<lesson>.json (what several lessons share, the batch, the
+// parameters, in data/lessons/shared.json; the input steps' in inputs.json; the renderers' own words in
+// screen.json and page.json), not in the C++. The C++ keeps the ids, the shapes, the lazy computations and
+// a small map of values (`who`, `n`, `d_out`, ...) that fill the text's named placeholders through {fmt}:
+// "Attention scores of {who}". This file loads, checks, translates and fills that content; a lesson reads it
+// through its LessonText (lessons/lesson_text.hpp), everything else through a Words (text/words.hpp).
 //
 // The format (docs/architecture.md, "Lesson text"):
 //   {"lesson": {"title": TEXT, "summary": TEXT},
@@ -32,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-#include "trace/trace.hpp"
+#include "text/language.hpp"
 
 namespace attn {
 
@@ -51,32 +53,6 @@ struct Plural {
   std::vector<std::string> forms;
 };
 std::vector<Plural> plurals(const std::string& format);
-
-// A language's plural forms, CLDR's categories for whole numbers, in the order a plural lists its forms:
-// English "one", "other" (1 token, 0 tokens, 2 tokens); Russian "one", "few", "many" (1, 21 токен; 2, 3, 4,
-// 22 токена; 0, 5, 11, 12 токенов). `form` is the index of the form for a count.
-struct PluralRule {
-  std::vector<std::string> categories;
-  std::size_t (*form)(unsigned long long n);
-};
-// The rule of `language` ("" and "en" are English); nullptr for a language that has none here yet.
-const PluralRule* plural_rule(const std::string& language);
-
-// The languages attn speaks (--lang's values): "en", and each language with a plural rule here and a
-// translation of every content file in data/lessons/<language>/ (tests/test_translation.cpp checks both).
-const std::vector<std::string>& supported_languages();
-
-// The language the environment asks for, as gettext reads it: LANGUAGE's colon-separated list (the first
-// language attn speaks; none of them: English), read only when the locale of messages (LC_ALL, else
-// LC_MESSAGES, else LANG) is set and not C or POSIX; without LANGUAGE, that locale's language
-// ("ru_RU.UTF-8" -> "ru"). "" for English, and for a
-// language attn does not speak (quietly). `env` gives a variable's value ("" when unset).
-std::string language_of_environment(const std::function<std::string(const char*)>& env);
-
-// A whole number as the language writes it in a sentence: English groups thousands with commas (50,257);
-// Russian, where a comma is the decimal sign, with a no-break space (U+00A0) from five digits on (4096,
-// 50 257), as Russian typography does.
-std::string grouped_number(unsigned long long n, const std::string& language);
 
 // The values a lesson gives its text, by placeholder name.
 using TextValues = std::map<std::string, std::string>;
@@ -154,91 +130,5 @@ std::unique_ptr<Content> load_lesson_content(const std::string& name, const std:
 // std::logic_error naming it (a lesson that does not give what its content uses).
 std::string fill(const std::string& format, const TextValues& values, const std::string& where,
                  const std::string& language = "");
-
-// Which variant of a piece: its path ("queries_{at}") and the variant's name ("token"), or none.
-struct TextKey {
-  TextKey(const char* p) : pattern(p) {}  // NOLINT: a plain key reads as a string
-  TextKey(std::string p) : pattern(std::move(p)) {}  // NOLINT
-  TextKey(std::string p, std::string v) : pattern(std::move(p)), variant(std::move(v)) {}
-  std::string pattern, variant;
-};
-
-// A lesson's text at work: its content (then the shared content), the values it has given so far, and the
-// trace its steps go to. `add` takes a step's words from the content and its shape and value from the
-// lesson: t.add("attn_scores_2", {n}, attn_scores_2) becomes text.add("attn_scores_2", {n}, attn_scores_2).
-class LessonText {
- public:
-  // Also gives the steps that made the trace's inputs (--text, --model) their title and explanation, from
-  // data/lessons/inputs.json in the trace's language (InputStep, trace/inputs.hpp).
-  LessonText(Trace& t, const std::string& lesson);
-
-  // Gives a placeholder its value (numbers as decimal digits).
-  LessonText& set(const std::string& name, std::string value) {
-    values_[name] = std::move(value);
-    return *this;
-  }
-  LessonText& set(const std::string& name, const char* value) { return set(name, std::string(value)); }
-  template <class N, class = std::enable_if_t<std::is_integral_v<N>>>
-  LessonText& set(const std::string& name, N value) {
-    return set(name, std::to_string(value));
-  }
-  // A number as the text's language writes it in a sentence (grouped_number).
-  std::string number(unsigned long long n) const { return grouped_number(n, t_->selection.language); }
-  // A copy with more values, for one step or one helper.
-  LessonText with(const TextValues& more) const {
-    LessonText copy = *this;
-    for (const auto& [k, v] : more) copy.values_[k] = v;
-    return copy;
-  }
-
-  // A phrase ("phrases/<name>"), filled in.
-  std::string phrase(const TextKey& key) const;
-  // The lesson's title and summary (its LessonInfo).
-  static LessonInfo info(const std::string& lesson, const std::string& section, const std::string& language = "");
-
-  struct Words {
-    std::string id, title, explanation, code;
-    std::optional<std::string> run;  // the notebook's cell (Step::run), when the content gives one
-    std::string show;
-  };
-  Words step(const TextKey& key) const;
-
-  // Trace::add's three forms, with the id, title, explanation and code (and the notebook's run and show)
-  // from the content.
-  template <class E>
-  Step& add(const TextKey& key, const E& tensor) const {
-    Words w = step(key);
-    return notebook(w, t_->add(w.id, w.title, w.explanation, w.code, tensor));
-  }
-  template <class F, class... A>
-  Step& add(const TextKey& key, std::vector<std::size_t> shape, F f, A... inputs) const {
-    Words w = step(key);
-    return notebook(w, t_->add(w.id, w.title, w.explanation, w.code, std::move(shape), std::move(f),
-                               std::move(inputs)...));
-  }
-  template <class T>
-  Step& add(const TextKey& key, std::vector<std::size_t> shape, Node<T> value) const {
-    Words w = step(key);
-    return notebook(w, t_->add(w.id, w.title, w.explanation, w.code, std::move(shape), value));
-  }
-  // Puts `code` before the notebook's run of the step `id`, added already (Step::run): where the cells
-  // build a module the lesson built before its steps (the run of its first parameter's step).
-  void run_first(const std::string& id, const std::string& code) const;
-
-  Trace& trace() const { return *t_; }
-  const TextValues& values() const { return values_; }
-
- private:
-  // The step's notebook form from the content, and the lesson's notebook setup (Trace::notebook_setup), the
-  // phrase "notebook_setup" if it has one, filled with the values given so far.
-  Step& notebook(Words& w, Step& s) const;
-  // The content holding `path` (the lesson's, else the shared one), and the piece filled in.
-  std::string text(const std::string& path, const std::string& variant) const;
-
-  Trace* t_;
-  const Content* own_;
-  const Content* shared_;
-  TextValues values_;
-};
 
 }  // namespace attn
