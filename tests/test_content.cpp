@@ -358,12 +358,12 @@ TEST_CASE("a run's language reaches the lessons' words: a translated entry repla
   request.words = Words();
   const Document plain = run(request, *renderer, RunStreams{in, err, false});
   if (old) ::setenv("ATTN_DATA_DIR", saved.c_str(), 1); else ::unsetenv("ATTN_DATA_DIR");
-  CHECK(translated.traces.at(0).step("attn_weights_2").title == "Gewichte");
-  CHECK(plain.traces.at(0).step("attn_weights_2").title != "Gewichte");
-  CHECK(plain.traces.at(0).step("attn_weights_2").title.find("weights") != std::string::npos);
+  CHECK(translated.sections.at(0).step("attn_weights_2").title == "Gewichte");
+  CHECK(plain.sections.at(0).step("attn_weights_2").title != "Gewichte");
+  CHECK(plain.sections.at(0).step("attn_weights_2").title.find("weights") != std::string::npos);
   // Every other step is English in both.
-  CHECK(translated.traces.at(0).step("attn_scores_2").title == plain.traces.at(0).step("attn_scores_2").title);
-  CHECK(translated.traces.at(0).step("attn_weights_2").tensor.size() == 6);
+  CHECK(translated.sections.at(0).step("attn_scores_2").title == plain.sections.at(0).step("attn_scores_2").title);
+  CHECK(translated.sections.at(0).step("attn_weights_2").tensor.size() == 6);
 }
 
 // Every step's code is Python, as the book's is: a student pastes it. The runs are those above, which reach

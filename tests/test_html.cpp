@@ -111,9 +111,9 @@ attn::Document overview_document() {
   attn::Document doc;
   doc.command = "mha";
   for (const auto& lesson : attn::lessons())
-    if (lesson.info.name == "mha") doc.traces.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, {}));
-  REQUIRE(doc.traces.size() == 1);
-  attn::Trace& t = doc.traces.front();
+    if (lesson.info.name == "mha") doc.sections.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, {}));
+  REQUIRE(doc.sections.size() == 1);
+  attn::Section& t = doc.sections.front();
   const auto found = std::find_if(t.steps.begin(), t.steps.end(), [](const attn::Step& s) { return s.id == "attn_weights"; });
   REQUIRE(found != t.steps.end());
   std::vector<attn::Step> layers;
@@ -336,7 +336,7 @@ TEST_CASE("html: overview steps of shape heads x T x T are rows of small colour-
   CHECK(one.find("journey") == std::string::npos);
   CHECK(count(model, "class=\"v\"") == 4 * 21);
   // The colours: weights on the fixed 0..1 scale, each cell the palette's colour at its weight.
-  const attn::AnyTensor& w = doc.traces[0].steps[0].tensor;  // layer 0: (heads, 6, 6)
+  const attn::AnyTensor& w = doc.sections[0].steps[0].tensor;  // layer 0: (heads, 6, 6)
   for (std::size_t q = 0; q < 6; ++q)
     for (std::size_t k = 0; k <= q; ++k) {
       INFO(q << "," << k);

@@ -53,7 +53,7 @@ Inputs random_inputs(std::size_t n, std::size_t d) {
 Document tour(const Inputs& in) {
   Document doc;
   doc.command = "present";
-  for (const Lesson& lesson : lessons()) doc.traces.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, {}));
+  for (const Lesson& lesson : lessons()) doc.sections.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, {}));
   return doc;
 }
 
@@ -61,7 +61,7 @@ Document one(const std::string& name, const Inputs& in, LessonConfig cfg) {
   Document doc;
   doc.command = "present";
   for (const Lesson& lesson : lessons())
-    if (lesson.info.name == name) doc.traces.push_back(lesson.modes.front().run(in, cfg, {}));
+    if (lesson.info.name == name) doc.sections.push_back(lesson.modes.front().run(in, cfg, {}));
   return doc;
 }
 
@@ -95,7 +95,7 @@ TEST_CASE("present: at 60, 80, 120 and 200 columns every line fits and no word o
   for (const std::size_t width : {60, 80, 120, 200}) {
     LayoutOptions o;
     o.width = width;
-    for (const Trace& t : doc.traces) {
+    for (const Section& t : doc.sections) {
       for (std::size_t i = 0; i < t.steps.size(); ++i) {
         const Step& s = t.steps[i];
         INFO(width << " columns, attn " << t.info.name << " " << s.id);
@@ -107,7 +107,7 @@ TEST_CASE("present: at 60, 80, 120 and 200 columns every line fits and no word o
         CHECK(words_kept(s.code, text, width));
         if (!s.python_float && !s.python_int) CHECK(words_kept(torch_str(s.tensor, s.integer), tensor, width));
       }
-      const SlideText intro = lesson_slide(t, 1, doc.traces.size(), o);
+      const SlideText intro = lesson_slide(t, 1, doc.sections.size(), o);
       for (const auto* part : {&intro.title, &intro.text})
         for (const Line& l : *part) CHECK(line_width(l) <= width);
     }
@@ -120,9 +120,9 @@ TEST_CASE("present: a step's heatmap comes first, right under its title, and t p
   std::size_t figures = 0;
   for (std::size_t i = 0; i < deck.slides().size(); ++i, deck.press(Deck::Key::Next)) {
     const Deck::Slide& s = deck.slides()[deck.at()];
-    if (!s.step || !doc.traces[s.lesson].steps[*s.step].heatmap) continue;
-    const Step& step = doc.traces[s.lesson].steps[*s.step];
-    INFO("attn " << doc.traces[s.lesson].info.name << " " << step.id);
+    if (!s.step || !doc.sections[s.lesson].steps[*s.step].heatmap) continue;
+    const Step& step = doc.sections[s.lesson].steps[*s.step];
+    INFO("attn " << doc.sections[s.lesson].info.name << " " << step.id);
     ++figures;
     const auto order = [&] {
       std::vector<std::string> lines;
@@ -158,7 +158,7 @@ TEST_CASE("present: a step's heatmap comes first, right under its title, and t p
 TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of heads, and one head alone enlarged",
           "[present]") {
   const Document doc = one("mha", book_inputs(), mha_config(4, 2));
-  const Trace& mha = doc.traces.front();
+  const Section& mha = doc.sections.front();
   const Step& w = mha.step("attn_weights");  // (2, 4, 6, 6)
   const std::vector<HeatMap> maps = heat_maps(w, mha.inputs.tokens);
   REQUIRE(maps.size() == 4);
@@ -215,10 +215,10 @@ TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of
 
   // 20 tokens, colour-only: two heads across 200 columns, and an enlarged head lists every number.
   const Document big = one("mha", random_inputs(20, 4), mha_config(2));
-  const Step& bw = big.traces.front().step("attn_weights");
+  const Step& bw = big.sections.front().step("attn_weights");
   LayoutOptions b;
   b.width = 200;
-  lines = heatmap_lines(bw, big.traces.front().inputs.tokens, b);
+  lines = heatmap_lines(bw, big.sections.front().inputs.tokens, b);
   std::size_t both = 0;
   for (const Line& l : lines) {
     CHECK(line_width(l) <= 200);
@@ -227,10 +227,10 @@ TEST_CASE("heatmap_lines: a step's heads side by side where they fit, in rows of
   }
   CHECK(both == 1);  // the last query's row of both heads on one line
   b.head = 1;
-  const std::string alone = text_of(heatmap_lines(bw, big.traces.front().inputs.tokens, b));
+  const std::string alone = text_of(heatmap_lines(bw, big.sections.front().inputs.tokens, b));
   CHECK(alone.find("every number (row: query, then key:value):") != std::string::npos);
   char last[32];
-  std::snprintf(last, sizeof last, "19:%.4f", static_cast<double>(heat_maps(bw, big.traces.front().inputs.tokens)[1].at(19, 19)));
+  std::snprintf(last, sizeof last, "19:%.4f", static_cast<double>(heat_maps(bw, big.sections.front().inputs.tokens)[1].at(19, 19)));
   CHECK(alone.find(last) != std::string::npos);
 }
 
@@ -238,7 +238,7 @@ TEST_CASE("present: + and - enlarge one head of a step, then every head again", 
   const Document doc = one("mha", book_inputs(), defaults_of("mha"));
   Deck deck(doc, false);
   go_to(deck, "29");
-  REQUIRE(doc.traces[0].steps[*deck.slides()[deck.at()].step].id == "attn_weights");
+  REQUIRE(doc.sections[0].steps[*deck.slides()[deck.at()].step].id == "attn_weights");
   CHECK(deck.heads() == 2);
   CHECK_FALSE(deck.head());
   CHECK(deck.status(200).find("+ - heads") != std::string::npos);
@@ -294,7 +294,7 @@ Document overview_document() {
   t.steps.push_back(s);
   Document doc;
   doc.command = "present";
-  doc.traces.push_back(t);
+  doc.sections.push_back(t);
   return doc;
 }
 
@@ -314,7 +314,7 @@ std::vector<std::pair<std::size_t, std::size_t>> where(const std::vector<Line>& 
 
 TEST_CASE("heatmap_lines: an overview step is a row of small colour-only maps, each head's words under it", "[present]") {
   const Document doc = overview_document();
-  const Trace& t = doc.traces.front();
+  const Section& t = doc.sections.front();
   const Step& s = t.steps.front();
   for (const std::size_t width : {60, 100, 200}) {
     INFO(width << " columns");
@@ -400,7 +400,7 @@ std::vector<std::string> selected_spans(const std::vector<Line>& lines) {
 // overview_document() with these words under its heads (one per head, 12).
 Document overview_with_notes(const std::vector<std::string>& notes) {
   Document doc = overview_document();
-  doc.traces.front().steps.front().head_notes = notes;
+  doc.sections.front().steps.front().head_notes = notes;
   return doc;
 }
 
@@ -485,7 +485,7 @@ TEST_CASE("present: a step of several heads side by side, Tab selects one, Enter
   const Document doc = one("mha", book_inputs(), defaults_of("mha"));
   Deck deck(doc, false);
   go_to(deck, "29");
-  const auto id = [&] { return doc.traces[0].steps[*deck.slides()[deck.at()].step].id; };
+  const auto id = [&] { return doc.sections[0].steps[*deck.slides()[deck.at()].step].id; };
   REQUIRE(id() == "attn_weights");
   deck.press(Deck::Key::Enter);  // none selected: Enter is the next step, as on every slide
   CHECK(id() == "attn_weights_dropout");
@@ -518,7 +518,7 @@ TEST_CASE("heatmap_lines: a head's note under its map only where it differs from
   LayoutOptions o;
   o.width = 100;
   const auto layout = [&](const Document& doc) {
-    const Trace& t = doc.traces.front();
+    const Section& t = doc.sections.front();
     return heatmap_lines(t.steps.front(), t.inputs.tokens, o);
   };
   // Eight heads spread, four say their own (each fits its 12 columns): "spread" said once, under the grid, with
@@ -589,12 +589,12 @@ TEST_CASE("present in Russian: the model view, the token and key lists, the open
     INFO(n << " tokens");
     Document mha = one("mha", random_inputs(n, 4), mha_config(2));
     mha.words = Words("ru");
-    const Step& w = mha.traces.front().step("attn_weights");
+    const Step& w = mha.sections.front().step("attn_weights");
     LayoutOptions o;
     o.width = 100;
     o.words = Words("ru");
     o.head = 0;
-    text = text_of(heatmap_lines(w, mha.traces.front().inputs.tokens, o));
+    text = text_of(heatmap_lines(w, mha.sections.front().inputs.tokens, o));
     if (n == 20) CHECK(text.find("\n  ключи: 0='x1' 1='x2'") != std::string::npos);
     if (n == 70) CHECK(text.find("\n  70 ключей не помещаются в 100 столбцов; самые сильные ключи каждого запроса:") != std::string::npos);
     for (const char* english : {"keys:", "keys do not fit", "strongest", "lines view"}) {
@@ -609,7 +609,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
   o.width = 80;
   // The book's six tokens: every number in its cell (causal's masked weights).
   const Document book = one("causal", book_inputs(), defaults_of("causal"));
-  const Trace& causal = book.traces.front();
+  const Section& causal = book.sections.front();
   const Step& s = causal.step("causal_attn_weights");
   REQUIRE(s.causal);
   std::vector<Line> map = heatmap_lines(s, causal.inputs.tokens, o);
@@ -629,7 +629,7 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
   // 20 and 64 tokens: colour-only cells, positions as column labels, the tokens listed under the grid.
   for (const std::size_t n : {20, 64}) {
     const Document mha = one("mha", random_inputs(n, 4), mha_config(1));
-    const Trace& t = mha.traces.front();
+    const Section& t = mha.sections.front();
     const Step& w = t.step("attn_weights");
     for (const std::size_t width : {80, 120, 200}) {
       o.width = width;
@@ -655,16 +655,16 @@ TEST_CASE("present: heatmaps with every number to 16 keys, colour-only cells to 
   }
   // 80 tokens: a summary of each query's strongest keys; 64 at 60 columns too.
   const Document big = one("mha", random_inputs(80, 4), mha_config(1));
-  const Step& w = big.traces.front().step("attn_weights");
+  const Step& w = big.sections.front().step("attn_weights");
   o.width = 120;
-  text = text_of(heatmap_lines(w, big.traces.front().inputs.tokens, o));
+  text = text_of(heatmap_lines(w, big.sections.front().inputs.tokens, o));
   CHECK(text.find("80 keys do not fit in 120 columns; each query's strongest keys:") != std::string::npos);
   CHECK(text.find("  0 'x1' -> 0 'x1' 1.00") != std::string::npos);  // the first query sees only itself
 }
 
 TEST_CASE("present: --scale row puts each row's largest weight at the top of the palette, fixed and matrix only the 1.0", "[present]") {
   const Document book = one("causal", book_inputs(), defaults_of("causal"));
-  const Trace& t = book.traces.front();
+  const Section& t = book.sections.front();
   const Step& s = t.step("causal_attn_weights");
   LayoutOptions o;
   o.width = 80;
@@ -694,7 +694,7 @@ TEST_CASE("present: the deck's keys move between steps and lessons, reveal, jump
   Deck deck(doc, false);
   const auto where = [&] {
     const Deck::Slide& s = deck.slides()[deck.at()];
-    return doc.traces[s.lesson].info.name + (s.step ? "/" + doc.traces[s.lesson].steps[*s.step].id : "/intro");
+    return doc.sections[s.lesson].info.name + (s.step ? "/" + doc.sections[s.lesson].steps[*s.step].id : "/intro");
   };
   CHECK(where() == "simple/intro");
   CHECK(deck.status(200).find("step 0/12 intro") != std::string::npos);  // the intro is step 0
@@ -710,9 +710,9 @@ TEST_CASE("present: the deck's keys move between steps and lessons, reveal, jump
   deck.press(Deck::Key::Digit, '3');
   CHECK(deck.status(200).find("go to step: 3_") != std::string::npos);
   deck.press(Deck::Key::Enter);
-  CHECK(where() == "simple/" + doc.traces[0].steps[2].id);
+  CHECK(where() == "simple/" + doc.sections[0].steps[2].id);
   CHECK(deck.status(200).find("step 3/") != std::string::npos);
-  CHECK(text_of(deck.lines(100, true)).find("[3/12] " + doc.traces[0].steps[2].id) == 0);
+  CHECK(text_of(deck.lines(100, true)).find("[3/12] " + doc.sections[0].steps[2].id) == 0);
   deck.press(Deck::Key::GoTo);
   deck.press(Deck::Key::Digit, '0');
   deck.press(Deck::Key::Enter);
@@ -725,9 +725,9 @@ TEST_CASE("present: the deck's keys move between steps and lessons, reveal, jump
   deck.press(Deck::Key::PrevLesson);  // at its start: the lesson before
   CHECK(where() == "simple/intro");
   deck.press(Deck::Key::Last);
-  CHECK(where() == doc.traces.back().info.name + "/" + doc.traces.back().steps.back().id);
+  CHECK(where() == doc.sections.back().info.name + "/" + doc.sections.back().steps.back().id);
   deck.press(Deck::Key::Next);  // nothing after the last
-  CHECK(where() == doc.traces.back().info.name + "/" + doc.traces.back().steps.back().id);
+  CHECK(where() == doc.sections.back().info.name + "/" + doc.sections.back().steps.back().id);
   deck.press(Deck::Key::First);
   CHECK(where() == "simple/intro");
   deck.press(Deck::Key::Down);
@@ -836,7 +836,7 @@ Presented presented(std::vector<std::string> args) {
 
 // A lesson of the deck as `attn LESSON --json` writes it: config, inputs, modules and the steps shown.
 std::string json_of(const Presented& p, const std::string& lesson) {
-  for (const Trace& t : p.doc.traces)
+  for (const Section& t : p.doc.sections)
     if (t.info.name == lesson) return dump_json(trace_to_json(t, p.doc));
   FAIL("no lesson " << lesson << " in the deck");
   return {};
@@ -844,7 +844,7 @@ std::string json_of(const Presented& p, const std::string& lesson) {
 
 std::vector<std::string> names_in(const Document& doc) {
   std::vector<std::string> out;
-  for (const Trace& t : doc.traces) out.push_back(t.info.name);
+  for (const Section& t : doc.sections) out.push_back(t.info.name);
   return out;
 }
 
@@ -890,7 +890,7 @@ TEST_CASE("present takes the lesson options as the lesson does: each deck lesson
   // The issue's example: the causal attn_weights of --seed 7.
   const Presented seeded = presented({"causal", "--seed", "7", "--step", "attn_weights"});
   REQUIRE(seeded.status == 0);
-  const Step& w = seeded.doc.traces.at(0).step("attn_weights");
+  const Step& w = seeded.doc.sections.at(0).step("attn_weights");
   CHECK(w.computed);
   CHECK(torch_str(w.tensor, false).find("tensor([[0.1657, 0.1655, 0.1654, 0.1687, 0.1653, 0.1694],") == 0);
   CHECK(json_of(seeded, "causal") == attn_test::run({"causal", "--seed", "7", "--step", "attn_weights", "--json"}).out);
@@ -919,7 +919,7 @@ TEST_CASE("present with several lessons: each option applies to the lessons that
   p = presented({"simple", "causal", "mha", "--step", "attn_weights,context_vecs"});
   REQUIRE(p.status == 0);
   CHECK(names_in(p.doc) == std::vector<std::string>{"causal", "mha"});
-  for (const Trace& t : p.doc.traces)
+  for (const Section& t : p.doc.sections)
     for (const Step& s : t.steps) CHECK(s.computed == (s.id == "attn_weights" || s.id == "context_vecs"));
   Deck deck(p.doc, false);
   CHECK(deck.slides().size() == 6);  // each lesson's intro and its two steps
@@ -933,7 +933,7 @@ TEST_CASE("present with several lessons: each option applies to the lessons that
     for (const char d : n) deck.press(Deck::Key::Digit, d);
     deck.press(Deck::Key::Enter);
     const Deck::Slide& s = deck.slides()[deck.at()];
-    return s.step ? p.doc.traces[s.lesson].steps[*s.step].id : std::string("intro");
+    return s.step ? p.doc.sections[s.lesson].steps[*s.step].id : std::string("intro");
   };
   CHECK(go("18") == "context_vecs");  // step 18 of causal, as [18/18]
   CHECK(go("10") == "attn_weights");  // not shown: the nearest shown before it
@@ -1487,7 +1487,7 @@ TEST_CASE("one form of a token: the header and explanations and heatmap labels a
   // attn present: the lesson's slide lists the tokens, the heatmap labels its rows the same way.
   const Presented p = presented({"all-tokens", "--text", sentence});
   REQUIRE(p.status == 0);
-  const Trace& t = p.doc.traces.front();
+  const Section& t = p.doc.sections.front();
   LayoutOptions o;
   o.width = 200;
   const SlideText first = lesson_slide(t, 1, 1, o);

@@ -15,7 +15,7 @@
 #include "core/errors.hpp"
 #include "inputs/embeddings.hpp"
 #include "lessons/registry.hpp"
-#include "render/npy.hpp"
+#include "run/npy.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -159,13 +159,13 @@ TEST_CASE("save-npy: a move that fails part way is undone, earlier files put bac
   in.embeddings = in.embeddings * 2.0f;  // different numbers in every file
   attn::Document doc;
   doc.command = "tour";
-  for (const auto& lesson : attn::lessons()) doc.traces.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, {}));
+  for (const auto& lesson : attn::lessons()) doc.sections.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, {}));
   {
     attn::NpySave save(doc, dir);
     CHECK(snapshot(dir).size() > before.size());  // staged inside DIR, in a directory of its own
     // Between staging and the moves, the last lesson's last file becomes a directory: the moves before
     // it (every other lesson's files, most replacing earlier ones) must all be undone.
-    const auto& last = doc.traces.back();
+    const auto& last = doc.sections.back();
     const std::string blocker = dir + "/" + last.info.name + "/" + last.steps.back().id + ".npy";
     fs::remove(blocker);
     REQUIRE(::mkdir(blocker.c_str(), 0700) == 0);
@@ -181,7 +181,7 @@ TEST_CASE("save-npy: a move that fails part way is undone, earlier files put bac
   auto after = snapshot(dir);
   CHECK(std::none_of(after.begin(), after.end(), [](const auto& e) { return e.first.rfind(".attn-save-", 0) == 0; }));
   // Committed: every file replaced by the new numbers, the user's own file left alone, nothing staged left.
-  fs::remove(dir + "/" + doc.traces.back().info.name + "/" + doc.traces.back().steps.back().id + ".npy");
+  fs::remove(dir + "/" + doc.sections.back().info.name + "/" + doc.sections.back().steps.back().id + ".npy");
   {
     attn::NpySave save(doc, dir);
     save.commit();
@@ -228,7 +228,7 @@ TEST_CASE("save-npy: a missing DIR is made with its missing parents, which a run
   attn::Document doc;
   doc.command = "simple";
   const auto& simple = attn::lessons().front().modes.front();
-  doc.traces.push_back(simple.run(in, simple.defaults, {}));
+  doc.sections.push_back(simple.run(in, simple.defaults, {}));
   std::ofstream(s.dir + "/npy/notes.txt") << "mine";
   const auto before = snapshot(s.dir + "/npy");
   {

@@ -211,7 +211,7 @@ TEST_CASE("translations: the language comes from --lang, else the environment as
     return json::parse(out.str()).at("steps").at(2).at("title").get<std::string>();
   };
   Terminal russian;
-  russian.language = "ru";
+  russian.locale["LANG"] = "ru_RU.UTF-8";
   const std::string ru = title(russian, {"simple", "--json"});
   CHECK(in_script(ru, "ru"));
   CHECK(title(Terminal{}, {"simple", "--json", "--lang", "ru"}) == ru);

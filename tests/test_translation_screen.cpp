@@ -39,7 +39,7 @@ Document russian_tour() {
   for (const Lesson& lesson : lessons()) {
     Selection sel;
     sel.words = Words("ru");
-    doc.traces.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, sel));
+    doc.sections.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, sel));
   }
   return doc;
 }
@@ -52,7 +52,7 @@ TEST_CASE("present in Russian: at 60 and 80 columns every line fits and no Russi
     LayoutOptions o;
     o.width = width;
     o.words = Words("ru");
-    for (const Trace& t : doc.traces) {
+    for (const Section& t : doc.sections) {
       REQUIRE(has_cyrillic(t.info.title));
       for (std::size_t i = 0; i < t.steps.size(); ++i) {
         const Step& s = t.steps[i];
@@ -69,11 +69,11 @@ TEST_CASE("present in Russian: at 60 and 80 columns every line fits and no Russi
           CHECK(figure.find("colours:") == std::string::npos);
         }
       }
-      const SlideText intro = lesson_slide(t, 1, doc.traces.size(), o);
+      const SlideText intro = lesson_slide(t, 1, doc.sections.size(), o);
       for (const auto* part : {&intro.title, &intro.text})
         for (const Line& l : *part) CHECK(line_width(l) <= width);
       const std::string intro_text = text_of(intro.title) + text_of(intro.text);
-      CHECK(intro_text.find("Урок 1 из " + std::to_string(doc.traces.size())) != std::string::npos);
+      CHECK(intro_text.find("Урок 1 из " + std::to_string(doc.sections.size())) != std::string::npos);
       CHECK(intro_text.find("Это шаг 0 из") != std::string::npos);
       CHECK(intro_text.find("Lesson") == std::string::npos);
     }

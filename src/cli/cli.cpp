@@ -20,7 +20,7 @@
 #include "text/words.hpp"
 #include "present/presenter.hpp"
 #include "render/json.hpp"
-#include "render/lesson_list.hpp"
+#include "cli/lesson_list.hpp"
 #include "run/emit.hpp"
 #include "run/run.hpp"
 #include "serve/server.hpp"
@@ -202,6 +202,12 @@ struct Streams {
   const PresentScreen& screen;
 };
 
+// The language the environment asks for (LANGUAGE, LC_ALL, LC_MESSAGES, LANG, as gettext reads them):
+// what speaks where --lang is not given.
+std::string environment_language(const Terminal& term) {
+  return language_of_environment([&term](const char* name) { return term.locale_variable(name); });
+}
+
 // A run of `lessons`, in the words of --lang, else of `otherwise` (the environment's language; a web
 // request's is English, as the server adds its own language to a request that gives none).
 Request request_for(std::string command, std::vector<LessonRun> lessons, const CommandLine& options,
@@ -260,7 +266,7 @@ int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
   const CommandLine options = effective(sub, nullptr, parsed);
   Request request = request_for(
       "present", present_runs(sub, deck_lessons(sub, parsed, !options.input.model.empty()), parsed, options), options,
-      s.term.language);
+      environment_language(s.term));
   request.steps_where_found = true;
   if (options.input.input == "-")
     throw UsageError("attn present reads its keys from standard input, which --input - reads the embeddings from; "
@@ -283,7 +289,7 @@ int run_present(const Sub& sub, const CommandLine& parsed, const Streams& s) {
 
 int run_list(const CommandLine& parsed, std::ostream& out, const Terminal& term) {
   const Paint paint{resolve_style(When::Auto, When::Never, true, false, term).color};
-  const Words words(chosen_language(parsed.list.lang, term.language));
+  const Words words(chosen_language(parsed.list.lang, environment_language(term)));
   out << (parsed.list.json ? dump_json(lesson_list_json(words)) : lesson_table(paint, words));
   return kExitOk;
 }
@@ -364,7 +370,7 @@ int run_serve(const Sub& sub, const CommandLine& parsed, std::ostream& err, cons
   settings.time_limit = o.time_limit;
   settings.log = o.log;
   settings.cpus = cpus_of_process(o.threads);
-  settings.language = chosen_language(o.lang, term.language);
+  settings.language = chosen_language(o.lang, environment_language(term));
   return serve(settings, FrontEnd{web_request, live_bar}, err);
 }
 
@@ -507,10 +513,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     command = chosen->app->get_name();
     const Streams streams{out, err, in, term, screen};
-    if (chosen == &cli.tour) return show(tour_request(*chosen, parsed, term.language), streams);
+    if (chosen == &cli.tour) return show(tour_request(*chosen, parsed, environment_language(term)), streams);
     if (chosen == &cli.present) return run_present(*chosen, parsed, streams);
     if (chosen == &cli.serve) return run_serve(*chosen, parsed, err, term);
-    return show(lesson_request(*chosen, parsed, term.language), streams);
+    return show(lesson_request(*chosen, parsed, environment_language(term)), streams);
   } catch (...) {
     return report_failure(err, command);
   }

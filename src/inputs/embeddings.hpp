@@ -13,7 +13,7 @@
 #include "core/errors.hpp"
 #include "core/tensor.hpp"
 #include "inputs/source.hpp"
-#include "trace/inputs.hpp"
+#include "document/inputs.hpp"
 
 namespace attn {
 

@@ -8,7 +8,7 @@
 
 #include "model/gpt2_model.hpp"
 #include "inputs/source.hpp"
-#include "trace/inputs.hpp"
+#include "document/inputs.hpp"
 
 namespace attn {
 

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trace/inputs.hpp"
+#include "document/inputs.hpp"
 
 namespace attn {
 

@@ -70,7 +70,7 @@ ResolvedTrace run_causal(const Inputs& in, const LessonConfig& given, const Sele
   const std::string bias_arg = cfg.qkv_bias ? ", qkv_bias=True" : "";
   const std::size_t b = cfg.batch, n = in.num_tokens(), d_out = cfg.d_out;
   t.config["manual_seeds"] = {seed_v2, seed_ca};
-  if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead, t.selection.words));
+  if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead, t.words));
   LessonText text(t, "causal");
   text.set("seed_v2", seed_v2).set("seed_ca", seed_ca).set("bias_arg", bias_arg).set("d_out", d_out);
   text.set("real", text.phrase({"real", in.model ? "model" : "book"}));

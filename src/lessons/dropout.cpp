@@ -23,7 +23,7 @@ ResolvedTrace run_dropout(const Inputs& in, const LessonConfig& given, const Sel
   text.set("scale", py_float(1.0 / (1.0 - cfg.dropout)));
   t.notes.push_back(text.phrase({"note", cfg.dropout_rng == DropoutRng::Mkl ? "mkl" : "default"}));
 
-  if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead, t.selection.words));
+  if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead, t.words));
   const CausalWeights w(t, in, cfg.d_out, seed_v2, cfg.qkv_bias, cfg.head.value_or(0));
   text.add("causal_attn_weights", {n, n}, w.causal_attn_weights)
       .show_heatmap(true);

@@ -117,7 +117,7 @@ std::string query_note(const Inputs& in, std::size_t q, const Words& words) {
 }
 
 void add_query_notes(Trace& t, const Inputs& in, std::size_t q) {
-  const Words& words = t.selection.words;
+  const Words& words = t.words;
   t.notes.push_back(shared_phrase("query", "", {{"label", token_label(in, q)}}, words));
   for (const auto& line : wrap_words(query_note(in, q, words), 80)) t.notes.push_back(line);
 }

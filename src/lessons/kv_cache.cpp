@@ -135,7 +135,7 @@ Module add_module(const LessonText& text, const Inputs& in, const LessonConfig& 
   MHA built(d.d_in, d.d_out, 0.0, d.h, cfg.qkv_bias, gen);
   if (in.model) {  // the real layer (drawn first all the same, as attn mha --model does)
     use_real_layer(in, built.W_query, built.W_key, built.W_value, built.out_proj);
-    t.notes.push_back(model_note(in, cfg, ModelUse::Layer, t.selection.words));
+    t.notes.push_back(model_note(in, cfg, ModelUse::Layer, t.words));
   }
   const Node<MHA> mha = t.keep(std::move(built));
   add_linear_steps(text, "mha.W_query", mha->W_query, text.phrase("role_mha_query"));

@@ -6,17 +6,17 @@ namespace attn {
 
 LessonText::LessonText(Trace& t, const std::string& lesson)
     : t_(&t),
-      own_(&t.selection.words.content(lesson)),
-      shared_(&t.selection.words.content("shared")) {
+      own_(&t.words.content(lesson)),
+      shared_(&t.words.content("shared")) {
   // The lesson's title and summary in the trace's language (the registry's LessonInfo is English).
   t.info.title = own_->piece("lesson/title", "");
   t.info.summary = own_->piece("lesson/summary", "");
   // The steps that made the inputs (--text, --model) came first (Trace's constructor), with their values
   // but no words: theirs are data/lessons/inputs.json's, in the trace's language, filled in here, before
-  // the lesson's own steps (InputStep, trace/inputs.hpp).
+  // the lesson's own steps (InputStep, document/inputs.hpp).
   const std::vector<InputStep>& made = t.inputs.steps;
   if (made.empty() && t.inputs.source_phrase.empty()) return;
-  const Words& words = t.selection.words;
+  const Words& words = t.words;
   const Content& c = words.content("inputs");
   const auto filled = [&](const std::string& path, const TextValues& values) { return words.fill_piece(c, path, "", values); };
   // Where the inputs came from, in words: in the trace's language too.
@@ -34,7 +34,7 @@ LessonText::LessonText(Trace& t, const std::string& lesson)
 
 std::string LessonText::text(const std::string& path, const std::string& variant) const {
   const Content& c = own_->has(path) ? *own_ : *shared_;
-  return t_->selection.words.fill_piece(c, path, variant, values_);
+  return t_->words.fill_piece(c, path, variant, values_);
 }
 
 std::string LessonText::phrase(const TextKey& key) const { return text("phrases/" + key.pattern, key.variant); }

@@ -29,7 +29,7 @@ struct TextKey {
 class LessonText {
  public:
   // Also gives the steps that made the trace's inputs (--text, --model) their title and explanation, from
-  // data/lessons/inputs.json in the trace's language (InputStep, trace/inputs.hpp).
+  // data/lessons/inputs.json in the trace's language (InputStep, document/inputs.hpp).
   LessonText(Trace& t, const std::string& lesson);
 
   // Gives a placeholder its value (numbers as decimal digits).
@@ -43,7 +43,7 @@ class LessonText {
     return set(name, std::to_string(value));
   }
   // A number as the text's language writes it in a sentence (grouped_number).
-  std::string number(unsigned long long n) const { return t_->selection.words.number(n); }
+  std::string number(unsigned long long n) const { return t_->words.number(n); }
   // A copy with more values, for one step or one helper.
   LessonText with(const TextValues& more) const {
     LessonText copy = *this;

@@ -83,7 +83,7 @@ Node<MultiHeadAttention> add_module(const LessonText& text, const Inputs& in, co
   MultiHeadAttention mha(in.d_in(), cfg.d_out, cfg.dropout, cfg.heads, cfg.qkv_bias, gen);
   if (in.model) {
     use_real_layer(in, mha.W_query, mha.W_key, mha.W_value, mha.out_proj);
-    t.notes.push_back(model_note(in, cfg, ModelUse::Layer, t.selection.words));
+    t.notes.push_back(model_note(in, cfg, ModelUse::Layer, t.words));
   }
   t.modules.push_back({"mha", ctor, mha.num_parameters()});
   t.notes.push_back(text.phrase("heads_note"));

@@ -30,7 +30,7 @@ ResolvedTrace run_mha_wrapper(const Inputs& in, const LessonConfig& given, const
   if (in.model) {  // each head takes its own rows of the real c_attn (drawn first, so dropout draws as before)
     for (std::size_t h = 0; h < built.heads.size(); ++h)
       use_real_head(in, h, built.heads[h].W_query, built.heads[h].W_key, built.heads[h].W_value);
-    t.notes.push_back(model_note(in, cfg, ModelUse::EveryHead, t.selection.words));
+    t.notes.push_back(model_note(in, cfg, ModelUse::EveryHead, t.words));
   }
   const Node<MultiHeadAttentionWrapper> mha = t.keep(std::move(built));
   t.modules.push_back({"mha", ctor, mha->num_parameters()});

@@ -185,7 +185,7 @@ ResolvedTrace run_trainable(const Inputs& in, const LessonConfig& given, const S
   text.set("seed_w", seed_w).set("seed_v1", seed_v1).set("seed_v2", seed_v2).set("head", cfg.head.value_or(0));
   add_query_notes(t, in, q);
   t.notes.push_back(text.phrase({"seeds_note", cfg.seed ? "given" : "book"}));
-  if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead, t.selection.words));
+  if (in.model) t.notes.push_back(model_note(in, cfg, ModelUse::OneHead, t.words));
 
   const Node<Vector> x_2 = t.keep<Vector>(xt::row(in.embeddings, q));  // (d_in,)
   text.set("other_query", text.phrase({"other_query", q == kBookQuery ? "book" : "other"}));

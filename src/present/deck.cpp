@@ -10,10 +10,10 @@
 namespace attn {
 
 Deck::Deck(const Document& doc, bool reveal, bool explain) : doc_(doc), reveal_(reveal), explain_(explain) {
-  for (std::size_t l = 0; l < doc.traces.size(); ++l) {
+  for (std::size_t l = 0; l < doc.sections.size(); ++l) {
     slides_.push_back({l, std::nullopt});
-    for (std::size_t s = 0; s < doc.traces[l].steps.size(); ++s)
-      if (doc.shows(doc.traces[l].steps[s])) slides_.push_back({l, s});
+    for (std::size_t s = 0; s < doc.sections[l].steps.size(); ++s)
+      if (doc.shows(doc.sections[l].steps[s])) slides_.push_back({l, s});
   }
   arrive(0, true);
 }
@@ -100,7 +100,7 @@ void Deck::press(Key key, char digit) {
       break;
     }
     case Key::NextLesson:
-      if (slides_[at_].lesson + 1 < doc_.traces.size()) arrive(lesson_start(slides_[at_].lesson + 1), true);
+      if (slides_[at_].lesson + 1 < doc_.sections.size()) arrive(lesson_start(slides_[at_].lesson + 1), true);
       break;
     case Key::Up:
       if (scroll_ > 0) --scroll_;
@@ -159,7 +159,7 @@ void Deck::press(Key key, char digit) {
 
 std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   const Slide& s = slides_[at_];
-  const Trace& t = doc_.traces[s.lesson];
+  const Section& t = doc_.sections[s.lesson];
   LayoutOptions o;
   o.width = width;
   o.color = color;
@@ -170,7 +170,7 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
   o.selected = selected();
   o.words = doc_.words;
   o.numbers_hint = doc_.words.screen("numbers_hint");
-  SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.traces.size(), o);
+  SlideText text = s.step ? step_slide(t, *s.step, o) : lesson_slide(t, s.lesson + 1, doc_.sections.size(), o);
   std::vector<Line> out = std::move(text.title);
   const auto part = [&](std::vector<Line>&& lines) {
     if (lines.empty()) return;
@@ -195,21 +195,21 @@ std::vector<Line> Deck::lines(std::size_t width, bool color) const {
 std::size_t Deck::heads() const {
   const Slide& s = slides_[at_];
   if (!s.step) return 0;
-  const Trace& t = doc_.traces[s.lesson];
+  const Section& t = doc_.sections[s.lesson];
   const Step& step = t.steps[*s.step];
   return step.heatmap ? heat_maps(step, t.inputs.tokens, doc_.words).size() : 0;
 }
 
 std::string Deck::status(std::size_t width) const {
   const Slide& s = slides_[at_];
-  const Trace& t = doc_.traces[s.lesson];
+  const Section& t = doc_.sections[s.lesson];
   const auto say = [this](const char* name, const TextValues& values = {}) {
     return doc_.words.screen(name, values);
   };
   // Step k/n as the slide's [k/n] says; the lesson's intro is step 0.
   std::string where = say("status_where", {{"name", t.info.name},
                                            {"k", std::to_string(s.lesson + 1)},
-                                           {"n", std::to_string(doc_.traces.size())},
+                                           {"n", std::to_string(doc_.sections.size())},
                                            {"s", std::to_string(s.step ? *s.step + 1 : 0)},
                                            {"steps", std::to_string(t.steps.size())}});
   if (!s.step) where += say("status_intro");

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "render/layout.hpp"
-#include "trace/trace.hpp"
+#include "document/document.hpp"
 
 namespace attn {
 

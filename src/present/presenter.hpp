@@ -3,7 +3,7 @@
 // full-screen terminal programs: key codes of every terminal, resizes, the alternate screen, restoring
 // the terminal). What the keys do is present/deck.hpp; what a slide holds is render/layout.hpp.
 #include "render/style.hpp"
-#include "trace/trace.hpp"
+#include "document/document.hpp"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 
 #include "core/strings.hpp"  // exact_number, shape_tuple
 #include "render/heatmap.hpp"
-#include "trace/trace.hpp"
+#include "document/document.hpp"
 
 namespace attn {
 

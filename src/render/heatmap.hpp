@@ -9,7 +9,7 @@
 
 #include "core/tensor.hpp"
 #include "render/style.hpp"
-#include "trace/trace.hpp"
+#include "document/document.hpp"
 
 namespace attn {
 

@@ -577,7 +577,7 @@ std::string trim(const std::string& s) {
 }
 
 // Lesson names and step ids are attn's own (the book's variable names), escaped all the same.
-std::string step_anchor(const Trace& t, const Step& s) { return html_escape("step-" + t.info.name + "-" + s.id); }
+std::string step_anchor(const Section& t, const Step& s) { return html_escape("step-" + t.info.name + "-" + s.id); }
 
 // Where the inputs came from, without the folders of a local path: the page is handed out, and
 // "/home/teacher/data/journey.json" says nothing a student needs ("journey.json" does).
@@ -646,7 +646,7 @@ class HtmlRenderer : public Renderer {
     // map drawn in full and its lines view: 600 a cell more; measured on 512 layers of 2 heads, the page is
     // 1,270 bytes a cell of both).
     std::size_t bytes = 64 << 10;
-    for (const Trace& t : doc.traces)
+    for (const Section& t : doc.sections)
       for (const Step& s : t.steps) {
         if (!doc.shows(s)) continue;
         bytes = saturating_sum(bytes, printed_tensor_bytes(s) + 1024);
@@ -664,10 +664,10 @@ class HtmlRenderer : public Renderer {
   std::vector<Chunk> render(const Document& doc) const override {
     const auto say = [&](const char* name, const TextValues& values = {}) { return doc.words.page(name, values); };
     std::string title = doc.is_tour() ? say("tour_title")
-                                      : doc.traces.empty() ? "attn"
-                                                           : "attn " + doc.traces.front().info.name + " \xe2\x80\x94 " +
-                                                                 doc.traces.front().info.section + " " +
-                                                                 doc.traces.front().info.title;
+                                      : doc.sections.empty() ? "attn"
+                                                           : "attn " + doc.sections.front().info.name + " \xe2\x80\x94 " +
+                                                                 doc.sections.front().info.section + " " +
+                                                                 doc.sections.front().info.title;
     std::string page;
     page += "<!DOCTYPE html>\n<html lang=\"" + std::string(doc.words.english() ? "en" : doc.words.language()) +
             "\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -690,7 +690,7 @@ class HtmlRenderer : public Renderer {
     page += " data-lines-only=\"" + html_escape(say("lines_only", {{"token", "{token}"}})) + "\"></div>\n";
     page += contents(doc);
     std::size_t figure = 0;
-    for (std::size_t k = 0; k < doc.traces.size(); ++k) page += lesson(doc, k, figure);
+    for (std::size_t k = 0; k < doc.sections.size(); ++k) page += lesson(doc, k, figure);
     page += "</main>\n<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
     return one_chunk(std::move(page));
   }
@@ -699,7 +699,7 @@ class HtmlRenderer : public Renderer {
   std::string contents(const Document& doc) const {
     const std::string title = markup(doc.words.page("contents"));
     std::string out = "<nav class=\"toc\" aria-label=\"" + title + "\">\n<h2>" + title + "</h2>\n<ol>\n";
-    for (const Trace& t : doc.traces) {
+    for (const Section& t : doc.sections) {
       out += "<li><a href=\"#lesson-" + t.info.name + "\">attn " + t.info.name + "</a> \xe2\x80\x94 " +
              markup(t.info.section + " " + t.info.title) + "\n";
       std::string steps;
@@ -712,12 +712,12 @@ class HtmlRenderer : public Renderer {
   }
 
   std::string lesson(const Document& doc, std::size_t k, std::size_t& figure) const {
-    const Trace& t = doc.traces[k];
+    const Section& t = doc.sections[k];
     const auto say = [&](const char* name, const TextValues& values = {}) { return doc.words.page(name, values); };
     // The lesson's first slide is its step 0; its steps are numbered as [k/n] numbers them (docs/html.md).
     std::string out = "<section class=\"slide lesson\" id=\"lesson-" + t.info.name + "\" data-lesson=\"" + t.info.name +
                       "\" data-step=\"0\" data-k=\"0\" data-n=\"" + std::to_string(t.steps.size()) + "\">\n";
-    out += "<h2>" + (doc.is_tour() ? markup(say("lesson_of", {{"k", std::to_string(k + 1)}, {"n", std::to_string(doc.traces.size())}}))
+    out += "<h2>" + (doc.is_tour() ? markup(say("lesson_of", {{"k", std::to_string(k + 1)}, {"n", std::to_string(doc.sections.size())}}))
                                    : std::string()) +
            "<code>attn " + t.info.name + "</code> \xe2\x80\x94 " + markup(t.info.section + " " + t.info.title) + "</h2>\n";
     out += "<p class=\"where\">" + markup(t.info.summary + " (" + book_place(t.info, doc.words) + ")") + "</p>\n";
@@ -762,7 +762,7 @@ class HtmlRenderer : public Renderer {
 
   static bool is_overview(const Step& s) { return s.overview && s.heatmap && s.computed && s.tensor.dimension() == 3; }
 
-  std::string step(const Trace& t, const Step& s, std::size_t i, std::size_t total, std::size_t& figure,
+  std::string step(const Section& t, const Step& s, std::size_t i, std::size_t total, std::size_t& figure,
                    const std::vector<const Step*>& model) const {
     const std::string anchor = step_anchor(t, s);
     const std::string drawn = s.heatmap && s.computed ? heatmaps(t, s, figure, model) : "";
@@ -780,9 +780,9 @@ class HtmlRenderer : public Renderer {
       out += "<pre class=\"code\"><code>" + highlight_python(s.code) + "</code></pre>\n";
     }
     out += "<button type=\"button\" class=\"tensor\" aria-expanded=\"false\" aria-controls=\"" + anchor + "-t\">" +
-           markup(t.selection.words.page("tensor_button")) + "</button>\n</div>\n";
+           markup(t.words.page("tensor_button")) + "</button>\n</div>\n";
     out += drawn;
-    out += "<div class=\"printed\" id=\"" + anchor + "-t\">\n<p class=\"shape\">" + markup(trim(shape_text(s, t.selection.words))) + "</p>\n";
+    out += "<div class=\"printed\" id=\"" + anchor + "-t\">\n<p class=\"shape\">" + markup(trim(shape_text(s, t.words))) + "</p>\n";
     out += "<pre class=\"tensor\">" + markup_lines(value_text(s)) + "</pre>\n</div>\n";
     return out + "</section>\n";
   }
@@ -790,8 +790,8 @@ class HtmlRenderer : public Renderer {
   // A weight matrix's figure: its heatmaps (a grid of heads for a multi-head step or one layer's overview
   // step, each head named and enlarged on a click, one legend), its lines view, and the readout; the first
   // of consecutive overview steps: the model view (overview()).
-  std::string heatmaps(const Trace& t, const Step& s, std::size_t& figure, const std::vector<const Step*>& model) const {
-    const Words& words = t.selection.words;
+  std::string heatmaps(const Section& t, const Step& s, std::size_t& figure, const std::vector<const Step*>& model) const {
+    const Words& words = t.words;
     const auto say = [&](const char* name, const TextValues& values = {}) { return words.page(name, values); };
     const std::size_t keys = s.tensor.dimension() >= 2 ? s.tensor.shape().back() : 0;
     if (keys > kFigureMaxKeys)
@@ -884,8 +884,8 @@ class HtmlRenderer : public Renderer {
   // it), each map small and colour-only, its own note under it where it differs, and one colour key. A
   // map's name, layer, note and tokens show on hover and focus; a click or Enter opens it large (drawn in
   // full, hidden until then: numbers to 16 keys, colour-only cells to 64) with its lines view (l).
-  std::string overview(const Trace& t, std::size_t& figure, const std::vector<const Step*>& layers) const {
-    const Words& words = t.selection.words;
+  std::string overview(const Section& t, std::size_t& figure, const std::vector<const Step*>& layers) const {
+    const Words& words = t.words;
     const std::string uid = "f" + std::to_string(++figure);
     std::size_t most = 0;
     std::string rows, key, names;

@@ -128,9 +128,9 @@ bool writes_embeddings(const Document& doc) { return doc.only.empty(); }
 
 }  // namespace
 
-ojson trace_to_json(const Trace& trace) { return trace_to_json(trace, Document{trace.info.name, {}, {}, {}}); }
+ojson trace_to_json(const Section& trace) { return trace_to_json(trace, Document{trace.info.name, {}, {}, {}}); }
 
-ojson trace_to_json(const Trace& trace, const Document& shown) {
+ojson trace_to_json(const Section& trace, const Document& shown) {
   ojson doc;
   doc["schema_version"] = kJsonSchemaVersion;
   doc["lesson"] = trace.info.name;
@@ -185,7 +185,7 @@ class JsonRenderer : public Renderer {
   // Every number the document would write.
   static std::size_t numbers_in(const Document& doc) {
     std::size_t numbers = 0;
-    for (const auto& t : doc.traces) {
+    for (const auto& t : doc.sections) {
       if (writes_embeddings(doc)) numbers += t.inputs.embeddings.size();
       for (const auto& s : t.steps)
         if (doc.shows(s)) numbers += std::min(s.numel(), kMaxJsonNumbers + 1);  // numel saturates
@@ -208,13 +208,13 @@ class JsonRenderer : public Renderer {
   }
 
   std::vector<Chunk> render(const Document& doc) const override {
-    if (!doc.is_tour()) return one_chunk(dump_json(trace_to_json(doc.traces.front(), doc)));
+    if (!doc.is_tour()) return one_chunk(dump_json(trace_to_json(doc.sections.front(), doc)));
     // The tour: one document holding each lesson's.
     ojson all;
     all["schema_version"] = kJsonSchemaVersion;
     all["lesson"] = doc.command;
     all["lessons"] = ojson::array();
-    for (const auto& t : doc.traces) all["lessons"].push_back(trace_to_json(t, doc));
+    for (const auto& t : doc.sections) all["lessons"].push_back(trace_to_json(t, doc));
     return one_chunk(dump_json(all));
   }
 };

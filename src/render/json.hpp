@@ -15,15 +15,15 @@ std::unique_ptr<Renderer> make_json_renderer(const RenderOptions& options);
 
 // One lesson's document as a value, with the steps `doc` shows. Tensor data are nested arrays of float32
 // values (held as doubles).
-nlohmann::ordered_json trace_to_json(const Trace& trace, const Document& doc);
-nlohmann::ordered_json trace_to_json(const Trace& trace);  // every step
+nlohmann::ordered_json trace_to_json(const Section& trace, const Document& doc);
+nlohmann::ordered_json trace_to_json(const Section& trace);  // every step
 
 // Serialises a document: every floating-point number as the shortest decimal that reads back to the
 // same float32 (std::to_chars), the non-finite ones as the strings "inf", "-inf" and "nan" (JSON has
 // no such numbers), arrays of scalars on one line, everything else indented by two spaces.
 std::string dump_json(const nlohmann::ordered_json& doc);
 
-inline std::string render_json(const Trace& trace) { return dump_json(trace_to_json(trace)); }
+inline std::string render_json(const Section& trace) { return dump_json(trace_to_json(trace)); }
 
 // `j` as nlohmann writes it (`indent` spaces a level, or one line for -1; RFC 8259's escapes, and with `ascii`
 // every character past ASCII as \uXXXX; invalid UTF-8 as U+FFFD rather than thrown), with DEL and the C1

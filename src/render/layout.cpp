@@ -560,7 +560,7 @@ std::vector<Line> heatmap_lines(const Step& step, const std::vector<std::string>
   return out;
 }
 
-SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions& o) {
+SlideText step_slide(const Section& trace, std::size_t index, const LayoutOptions& o) {
   const Step& s = trace.steps[index];
   SlideText slide;
   const std::string number = "[" + std::to_string(index + 1) + "/" + std::to_string(trace.steps.size()) + "] ";
@@ -589,7 +589,7 @@ SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions&
   return slide;
 }
 
-SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const LayoutOptions& o) {
+SlideText lesson_slide(const Section& trace, std::size_t k, std::size_t n, const LayoutOptions& o) {
   SlideText slide;
   const LessonInfo& info = trace.info;
   for (auto& l : wrap_text(lesson_banner(trace, k, n, o.words), o.width, "", Role::Heading))
@@ -614,12 +614,12 @@ SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const L
   const std::size_t steps = trace.steps.size();
   const auto say = [&](const char* name, const TextValues& values = {}) { return o.words.screen(name, values); };
   std::string follow = say("step_zero", {{"n", std::to_string(steps)}});
-  if (trace.selection.only.empty()) {
+  if (trace.only.empty()) {
     follow += steps == 0 ? say("no_steps") : steps == 1 ? say("one_step") : say("steps_follow", {{"n", std::to_string(steps)}});
   } else {
     std::vector<std::string> shown;
     for (std::size_t i = 0; i < steps; ++i)
-      if (trace.selection.shows(trace.steps[i].id)) shown.push_back(std::to_string(i + 1) + " " + trace.steps[i].id);
+      if (trace.shows(trace.steps[i].id)) shown.push_back(std::to_string(i + 1) + " " + trace.steps[i].id);
     std::string list;
     for (std::size_t i = 0; i < shown.size(); ++i) list += (i ? ", " : "") + shown[i];
     follow += say("shown_steps", {{"k", std::to_string(shown.size())}, {"list", list}});
@@ -636,7 +636,7 @@ std::string plain(const Line& line) {
 
 std::size_t line_width(const Line& line) { return display_width(plain(line)); }
 
-std::string inputs_line(const Trace& trace, const Words& words, const std::string& source) {
+std::string inputs_line(const Section& trace, const Words& words, const std::string& source) {
   return words.screen("inputs",
                {{"n", std::to_string(trace.inputs.num_tokens())}, {"d", std::to_string(trace.inputs.d_in())}, {"source", source}});
 }
@@ -647,14 +647,14 @@ std::string module_line(const ModuleInfo& m, const Words& words) {
                 {"p", std::to_string(m.num_params)}});
 }
 
-std::string lesson_banner(const Trace& trace, std::size_t k, std::size_t n, const Words& words) {
+std::string lesson_banner(const Section& trace, std::size_t k, std::size_t n, const Words& words) {
   const LessonInfo& info = trace.info;
   return words.screen("lesson_banner",
                {{"k", std::to_string(k)}, {"n", std::to_string(n)}, {"name", info.name}, {"section", info.section},
                 {"title", info.title}});
 }
 
-std::vector<std::string> note_lines(const Trace& trace) {
+std::vector<std::string> note_lines(const Section& trace) {
   std::vector<std::string> lines;
   const auto table = [&] {
     const NoteTable& tab = *trace.note_table;

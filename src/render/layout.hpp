@@ -16,7 +16,7 @@
 #include "core/tensor.hpp"
 #include "render/heatmap.hpp"
 #include "render/style.hpp"
-#include "trace/trace.hpp"
+#include "document/document.hpp"
 
 namespace attn {
 
@@ -84,10 +84,10 @@ struct SlideText {
   std::vector<Line> figure;  // the heatmaps, where the step has them
   std::vector<Line> tensor;  // the shape line and the tensor as PyTorch prints it
 };
-SlideText step_slide(const Trace& trace, std::size_t index, const LayoutOptions& options);
+SlideText step_slide(const Section& trace, std::size_t index, const LayoutOptions& options);
 // A lesson's first slide: its title, inputs, tokens, notes and modules (lesson k of n). It is the lesson's
 // step 0, before the steps [1/n] to [n/n], and says which of them follow.
-SlideText lesson_slide(const Trace& trace, std::size_t k, std::size_t n, const LayoutOptions& options);
+SlideText lesson_slide(const Section& trace, std::size_t k, std::size_t n, const LayoutOptions& options);
 
 // The book's code as a Python prompt echoes it: "  >>> " before the first line, "  ... " before the others.
 std::vector<std::string> prompt_lines(const std::string& code);
@@ -98,12 +98,12 @@ std::string value_text(const Step& step);
 
 // A lesson's notes as lines, with its note table (trace.hpp: NoteTable) laid out among them: two spaces, then
 // each column in its width (the first left-aligned, the others right-aligned), two spaces apart.
-std::vector<std::string> note_lines(const Trace& trace);
+std::vector<std::string> note_lines(const Section& trace);
 // A lesson's header lines in the document's words: "inputs: 6 tokens x 3 dims from SOURCE", "module: mha =
 // ..., 24 parameters", and the tour's and the presenter's "Lesson 1 of 10: attn simple -- 3.3.1 TITLE".
-std::string inputs_line(const Trace& trace, const Words& words, const std::string& source);
+std::string inputs_line(const Section& trace, const Words& words, const std::string& source);
 std::string module_line(const ModuleInfo& m, const Words& words);
-std::string lesson_banner(const Trace& trace, std::size_t k, std::size_t n, const Words& words);
+std::string lesson_banner(const Section& trace, std::size_t k, std::size_t n, const Words& words);
 
 // A line's text without roles, and its width in columns.
 std::string plain(const Line& line);

@@ -3,7 +3,7 @@
 //   - what the file is, and for a dropout lesson which PyTorch builds draw the same masks;
 //   - the imports, and the book's classes (data/notebook/classes.py; GPT-2's, data/notebook/gpt.py, for --model);
 //   - per lesson: its inputs (a torch.tensor literal of the very float32 values attn used, unless the
-//     lesson's first steps make them: --text, --model), the names its code uses (Trace::notebook_setup),
+//     lesson's first steps make them: --text, --model), the names its code uses (Section::notebook_setup),
 //     then a markdown cell and a code cell per step: Step::run (or the step's code) and print(Step::show).
 // A code cell's stored output is the step's value as attn prints it (value_text), so the notebook shows
 // the results before it runs and running it shows the same. Nothing here computes attention: the values
@@ -115,7 +115,7 @@ Prose notebook_words(const Words& words, const std::string& name, const TextValu
   return {words.fill_piece(c, path, variant, escaped), words.fill_piece(c, path, variant, plain)};
 }
 
-bool has_dropout(const Trace& t) {
+bool has_dropout(const Section& t) {
   const auto p = t.config.find("dropout");
   return p != t.config.end() && p->is_number() && p->get<double>() > 0;
 }
@@ -127,19 +127,19 @@ std::string step_source(const Step& s) {
 }
 
 bool uses_model(const Document& doc) {
-  for (const Trace& t : doc.traces)
+  for (const Section& t : doc.sections)
     if (t.inputs.model) return true;
   return false;
 }
 
 std::vector<Cell> cells_of(const Document& doc) {
   std::vector<Cell> cells;
-  const Trace& first = doc.traces.front();
+  const Section& first = doc.sections.front();
   Prose intro = doc.is_tour() ? notebook_words(doc.words, "tour")
                               : notebook_words(doc.words, "lesson", {{"title", first.info.title}, {"lesson", first.info.name},
                                                  {"where", book_place(first.info, doc.words)}});
   intro.then(notebook_words(doc.words, "intro"));
-  for (const Trace& t : doc.traces)
+  for (const Section& t : doc.sections)
     if (has_dropout(t)) {
       intro.then(notebook_words(doc.words, "dropout", {}, t.config.value("dropout_rng", std::string("default")) == "mkl" ? "mkl" : "default"));
       break;
@@ -152,7 +152,7 @@ std::vector<Cell> cells_of(const Document& doc) {
     cells.push_back(notebook_words(doc.words, "gpt").cell());
     cells.push_back({true, bundled_code("gpt.py"), "", ""});
   }
-  for (const Trace& t : doc.traces) {
+  for (const Section& t : doc.sections) {
     if (doc.is_tour())
       cells.push_back(notebook_words(doc.words, "lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
                                                {"where", book_place(t.info, doc.words)}}).cell());
@@ -209,7 +209,7 @@ class PyRenderer : public Renderer {
     const std::string format = notebook_ ? "ipynb" : "py";
     if (!doc.only.empty())
       throw UsageError("--step and --format " + format + " exclude each other: a notebook runs every step in order");
-    for (const Trace& t : doc.traces)
+    for (const Section& t : doc.sections)
       if (t.steps.empty())
         throw UsageError("--format " + format + " writes a lesson's steps, and attn " + t.info.name +
                          " here computes a report without steps: use --format text or json");
@@ -217,7 +217,7 @@ class PyRenderer : public Renderer {
 
   std::size_t working_bytes(const Document& doc) const override {
     std::size_t bytes = 0;
-    for (const Trace& t : doc.traces) {
+    for (const Section& t : doc.sections) {
       bytes = saturating_sum(bytes, t.inputs.embeddings.size() * 48);  // the literal, and its copy in JSON
       for (const Step& s : t.steps) bytes = saturating_sum(bytes, printed_tensor_bytes(s) * 3);
     }
@@ -259,7 +259,7 @@ class PyRenderer : public Renderer {
       list.push_back(cell);
     }
     ojson config = ojson::array();
-    for (const Trace& t : doc.traces) config.push_back({{"lesson", t.info.name}, {"config", t.config}});
+    for (const Section& t : doc.sections) config.push_back({{"lesson", t.info.name}, {"config", t.config}});
     ojson nb{{"cells", list},
              {"metadata",
               {{"kernelspec", {{"display_name", "Python 3"}, {"language", "python"}, {"name", "python3"}}},

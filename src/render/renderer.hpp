@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "render/style.hpp"
-#include "trace/trace.hpp"
+#include "document/document.hpp"
 
 namespace attn {
 

@@ -2,25 +2,10 @@
 // How the text view looks on this terminal: colour (256-colour or 24-bit), heatmaps, how much is said.
 #include <string>
 
+#include "io/terminal.hpp"
 #include "text/words.hpp"
 
 namespace attn {
-
-// What run_cli knows of its surroundings; main fills it from the process, tests set it.
-struct Terminal {
-  bool stdin_tty = false;
-  bool stdout_tty = false;
-  bool stderr_tty = false;
-  std::string no_color;   // $NO_COLOR
-  std::string term;       // $TERM
-  std::string colorterm;  // $COLORTERM ("truecolor" or "24bit" announce 24-bit colour)
-  std::size_t columns = 0;  // stdout's terminal width (TIOCGWINSZ); 0 when unknown or not a terminal
-  // The language the environment asks for (LANGUAGE, LC_ALL, LC_MESSAGES, LANG: language_of_environment in
-  // text/language.hpp), "" for English; --lang overrides it (chosen_language).
-  std::string language;
-
-  static Terminal of_process();
-};
 
 enum class When { Never, Auto, Always };
 

@@ -23,7 +23,7 @@ bool drawable(const Step& s) {
   return table_drawable(s.shape);
 }
 
-std::string drawable_list(const Trace& t) {
+std::string drawable_list(const Section& t) {
   std::string out;
   for (const Step& s : t.steps)
     if (drawable(s)) out += (out.empty() ? "" : ", ") + s.id;
@@ -32,7 +32,7 @@ std::string drawable_list(const Trace& t) {
 
 // The one step a run draws (checked by SvgRenderer::check).
 const Step& chosen(const Document& doc) {
-  const Trace& t = doc.traces.front();
+  const Section& t = doc.sections.front();
   for (const Step& s : t.steps)
     if (doc.shows(s) && drawable(s)) return s;
   throw std::logic_error("--format svg: no drawable step");
@@ -43,10 +43,10 @@ class SvgRenderer : public Renderer {
   explicit SvgRenderer(const RenderOptions& options) : scale_(options.style.scale) {}
 
   void check(const Document& doc) const override {
-    if (doc.is_tour() || doc.traces.size() != 1)
+    if (doc.is_tour() || doc.sections.size() != 1)
       throw UsageError("--format svg draws one figure: give one lesson and --step ID (the tour has many; "
                        "--format html makes a page of it)");
-    const Trace& t = doc.traces.front();
+    const Section& t = doc.sections.front();
     const std::string ids = drawable_list(t);
     if (ids.empty())
       throw UsageError("attn " + t.info.name + " has no step --format svg can draw (a weight matrix, or a tensor of at most " +
@@ -86,7 +86,7 @@ class SvgRenderer : public Renderer {
   }
 
   std::vector<Chunk> render(const Document& doc) const override {
-    const Trace& t = doc.traces.front();
+    const Section& t = doc.sections.front();
     const Step& s = chosen(doc);
     const std::string title = s.id + " \xe2\x80\x94 " + s.title;
     FigureOptions o;

@@ -86,7 +86,7 @@ std::string token_list(const std::vector<std::string>& tokens, const Words& word
 namespace {
 
 // One lesson: its header (no pause after it), then one piece per step shown.
-void lesson_chunks(const Trace& trace, const Document& doc, const TextStyle& style, std::vector<Chunk>& chunks) {
+void lesson_chunks(const Section& trace, const Document& doc, const TextStyle& style, std::vector<Chunk>& chunks) {
   const Paint paint{style.color};
   std::string head;
   if (!style.quiet) {
@@ -163,7 +163,7 @@ class TextRenderer : public Renderer {
   // built up as strings, then joined: twice that.
   std::size_t working_bytes(const Document& doc) const override {
     std::size_t bytes = 64 << 10;
-    for (const Trace& t : doc.traces)
+    for (const Section& t : doc.sections)
       for (const Step& s : t.steps) {
         if (!doc.shows(s)) continue;
         bytes = saturating_sum(bytes, printed_tensor_bytes(s) + 4096);
@@ -179,15 +179,15 @@ class TextRenderer : public Renderer {
     style_.words = doc.words;
     std::vector<Chunk> chunks;
     if (!doc.is_tour()) {
-      for (const Trace& t : doc.traces) lesson_chunks(t, doc, style_, chunks);
+      for (const Section& t : doc.sections) lesson_chunks(t, doc, style_, chunks);
       return chunks;
     }
     // The tour: a banner before each lesson.
     const Paint paint{style_.color};
     const std::string rule(style_.width != 0 ? std::min<std::size_t>(78, style_.width) : 78, '=');
-    for (std::size_t k = 0; k < doc.traces.size(); ++k) {
-      const Trace& t = doc.traces[k];
-      std::string banner = fit(lesson_banner(t, k + 1, doc.traces.size(), style_.words) + "\n", style_, Role::Text);
+    for (std::size_t k = 0; k < doc.sections.size(); ++k) {
+      const Section& t = doc.sections[k];
+      std::string banner = fit(lesson_banner(t, k + 1, doc.sections.size(), style_.words) + "\n", style_, Role::Text);
       banner.pop_back();  // each line bold on its own
       std::string bold;
       std::istringstream lines(banner);
@@ -208,7 +208,7 @@ std::unique_ptr<Renderer> make_text_renderer(const RenderOptions& options) {
   return std::make_unique<TextRenderer>(options);
 }
 
-std::string render_text(const Trace& trace, const TextStyle& style) {
+std::string render_text(const Section& trace, const TextStyle& style) {
   Document doc{trace.info.name, {trace}, {}, {}};
   return join(TextRenderer({style}).render(doc));
 }

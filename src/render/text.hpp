@@ -11,6 +11,6 @@ namespace attn {
 std::unique_ptr<Renderer> make_text_renderer(const RenderOptions& options);
 
 // One lesson's text view, whole (for tests and the fuzzer).
-std::string render_text(const Trace& trace, const TextStyle& style = {});
+std::string render_text(const Section& trace, const TextStyle& style = {});
 
 }  // namespace attn

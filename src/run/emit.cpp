@@ -7,7 +7,7 @@
 
 #include "core/errors.hpp"
 #include "io/keys.hpp"
-#include "render/npy.hpp"
+#include "run/npy.hpp"
 
 namespace attn {
 
@@ -116,7 +116,7 @@ int emit(const Document& doc, const Renderer& renderer, const Sink& sink) {
   std::ostream& out = sink.out;
   const std::vector<Chunk> chunks = renderer.render(doc);
   // The .npy files are written before stdout (a failure leaves nothing half-printed) but put in place only
-  // after it has taken the whole output; until then DIR is as it was (render/npy.hpp).
+  // after it has taken the whole output; until then DIR is as it was (run/npy.hpp).
   std::optional<SaveSignals> signals;  // before the files are staged, so no signal can strand them
   std::optional<NpySave> npy;
   if (!sink.save_npy.empty()) {

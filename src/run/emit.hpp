@@ -2,7 +2,7 @@
 // The second half of the application: a computed Document, rendered, to a sink. Output is built whole
 // before its first byte is written (so a failure never leaves half a document), except with --pause, which
 // writes step by step and waits for a key; --save-npy's files are staged before stdout is written and put
-// in place only once stdout has taken everything (render/npy.hpp), with signals held off meanwhile.
+// in place only once stdout has taken everything (run/npy.hpp), with signals held off meanwhile.
 #include <istream>
 #include <ostream>
 #include <string>

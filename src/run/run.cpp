@@ -10,7 +10,7 @@
 
 #include "core/errors.hpp"
 #include "core/heap_budget.hpp"
-#include "render/npy.hpp"
+#include "run/npy.hpp"
 
 namespace attn {
 
@@ -69,12 +69,12 @@ class Progress {
 };
 
 // The memory budget (--max-memory), checked on a lesson's plan before any of it is computed: the process's
-// base, what the traces before it keep (the tour's), the plan's own peak, and the renderer's working
-// memory. `planned` is the run's document with the plan as its last trace.
-std::size_t memory_needed(const Document& planned, const Renderer& renderer, bool save_npy) {
-  std::size_t need = saturating_sum(kBaseBytes, planned.traces.back().planned_bytes());
-  need = saturating_sum(need, planned.traces.back().inputs.held_bytes);  // --model: the weights, the tokenizer
-  for (std::size_t i = 0; i + 1 < planned.traces.size(); ++i) need = saturating_sum(need, planned.traces[i].shown_bytes());
+// base, what the sections before it keep (the tour's), the plan's own peak, and the renderer's working
+// memory. `planned` is the run's document with `plan`'s section as its last.
+std::size_t memory_needed(const Document& planned, const Trace& plan, const Renderer& renderer, bool save_npy) {
+  std::size_t need = saturating_sum(kBaseBytes, plan.planned_bytes());
+  need = saturating_sum(need, plan.inputs.held_bytes);  // --model: the weights, the tokenizer
+  for (std::size_t i = 0; i + 1 < planned.sections.size(); ++i) need = saturating_sum(need, planned.sections[i].shown_bytes());
   need = saturating_sum(need, renderer.working_bytes(planned));
   return save_npy ? saturating_sum(need, npy_working_bytes(planned)) : need;
 }
@@ -148,23 +148,23 @@ static Document run_within(const Request& request, const Renderer& renderer, con
   // Every lesson is planned first, alone (plan_only: no step computed, no shown tensor copied), and the
   // renderer's limits and the memory budget are checked on the plans, as one run (each plan with the
   // plans before it, as the tour will hold them), before any lesson computes anything. Each lesson checks
-  // its plan again as it runs (with the traces run before it).
+  // its plan again as it runs (with the sections run before it).
   // The plan joins the document (not a copy of it: that would copy every tensor the tour holds) while
   // it is checked.
   const auto checks = [&](Document& before, bool whole_run) {
     return [&, planned = &before, whole_run](const Trace& plan) {
-      planned->traces.push_back(plan);
+      planned->sections.push_back(plan);
       try {
         renderer.check(*planned);
-        const std::size_t need = memory_needed(*planned, renderer, !o.save_npy.empty());
+        const std::size_t need = memory_needed(*planned, plan, renderer, !o.save_npy.empty());
         if (!whole_run) check_budget(plan.info.name, need, o.max_memory);
-        else if (planned->traces.size() == shown.size()) check_budget(doc.command, need, o.max_memory);  // the last
+        else if (planned->sections.size() == shown.size()) check_budget(doc.command, need, o.max_memory);  // the last
         else check_part(doc.command, need, o.max_memory, "its lessons planned as far as " + plan.info.name);
       } catch (...) {
-        planned->traces.pop_back();
+        planned->sections.pop_back();
         throw;
       }
-      planned->traces.pop_back();
+      planned->sections.pop_back();
     };
   };
   {
@@ -173,14 +173,14 @@ static Document run_within(const Request& request, const Renderer& renderer, con
     plans.only = doc.only;
     for (const Shown& s : shown) {
       const Selection plan_only{s.only, checks(plans, true), true, request.words};
-      plans.traces.push_back(naming(request, *s.lesson, [&] { return run_lesson(*s.lesson, inputs, request.input, plan_only); }));
+      plans.sections.push_back(naming(request, *s.lesson, [&] { return run_lesson(*s.lesson, inputs, request.input, plan_only); }));
     }
   }
   planning.disarm();  // the plans' estimate bounds the rest of the run
   const Progress progress(streams.progress, doc.command, streams.err);
   for (const Shown& s : shown) {
     const Selection selection{s.only, checks(doc, false), false, request.words};
-    doc.traces.push_back(run_lesson(*s.lesson, inputs, request.input, selection));
+    doc.sections.push_back(run_lesson(*s.lesson, inputs, request.input, selection));
   }
   return doc;
 }

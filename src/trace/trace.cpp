@@ -9,7 +9,11 @@
 namespace attn {
 
 Trace::Trace(LessonInfo lesson_info, const Inputs& in, Selection sel)
-    : info(std::move(lesson_info)), inputs(in), selection(std::move(sel)), graph_(std::make_shared<detail::Graph>()) {
+    : selection(std::move(sel)), graph_(std::make_shared<detail::Graph>()) {
+  info = std::move(lesson_info);
+  inputs = in;
+  only = selection.only;
+  words = selection.words;
   graph_->lesson = info.name;
   // How the inputs were made comes first, in every lesson (made already: copied only if shown). Their
   // title and explanation are the lesson's text to fill in (InputStep).
@@ -21,20 +25,9 @@ Trace::Trace(LessonInfo lesson_info, const Inputs& in, Selection sel)
   }
 }
 
-std::size_t Step::numel() const {
-  std::size_t n = 1;
-  for (std::size_t d : shape) n = saturating_product({n, d});
-  return n;
-}
-
-namespace {
-// `id` is among the --step ids, or there are none.
-bool listed(const std::vector<std::string>& only, const std::string& id) {
+bool Selection::shows(const std::string& id) const {
   return only.empty() || std::find(only.begin(), only.end(), id) != only.end();
 }
-}  // namespace
-
-bool Selection::shows(const std::string& id) const { return listed(only, id); }
 
 Step& Trace::append(std::string id, std::string title, std::string explanation, std::string code) {
   if (resolved_) throw std::logic_error("lesson " + info.name + " adds step " + id + " after resolve()");
@@ -103,25 +96,6 @@ ResolvedTrace Trace::resolve() {
   return ResolvedTrace(std::move(*this));
 }
 
-namespace {
-
-std::size_t string_bytes(const std::string& s) { return sizeof(std::string) + s.capacity(); }
-
-}  // namespace
-
-std::size_t Trace::text_bytes() const {
-  std::size_t bytes = 0;
-  for (const std::string& token : inputs.tokens) bytes = saturating_sum(bytes, string_bytes(token));
-  for (const Step& s : steps) {
-    std::size_t words = sizeof(Step);
-    for (const std::string* w : {&s.id, &s.title, &s.explanation, &s.code, &s.show}) words += w->capacity();
-    if (s.run) words += s.run->capacity();
-    for (const std::string& note : s.head_notes) words += string_bytes(note);
-    bytes = saturating_sum(bytes, words);
-  }
-  return bytes;
-}
-
 std::size_t Trace::planned_bytes() const {
   // The words twice, as the inputs: the trace's, and the plan's copy while it is checked.
   const std::size_t embeddings = saturating_product({inputs.embeddings.size(), sizeof(float)});
@@ -133,30 +107,5 @@ std::size_t Trace::planned_bytes() const {
   }
   return bytes;
 }
-
-std::size_t Trace::shown_bytes() const {
-  std::size_t bytes = saturating_sum(saturating_product({inputs.embeddings.size(), sizeof(float)}), text_bytes());
-  for (const auto& s : steps)
-    if (selection.shows(s.id)) bytes = saturating_sum(bytes, saturating_product({s.numel(), sizeof(float)}));
-  return bytes;
-}
-
-std::string where_in_book(const LessonInfo& info) { return book_place(info, Words()); }
-
-std::string book_place(const LessonInfo& info, const Words& words) {
-  return words.page(info.section.rfind("ch", 0) == 0 ? "where_bonus" : "where_section", {{"section", info.section}});
-}
-
-const Step& Trace::step(const std::string& id) const {
-  for (const auto& s : steps)
-    if (s.id == id) return s;
-  throw std::out_of_range("no step '" + id + "' in lesson " + info.name);
-}
-
-bool Trace::has_step(const std::string& id) const {
-  return std::any_of(steps.begin(), steps.end(), [&](const Step& s) { return s.id == id; });
-}
-
-bool Document::shows(const Step& step) const { return listed(only, step.id); }
 
 }  // namespace attn

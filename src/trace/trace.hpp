@@ -1,7 +1,7 @@
 #pragma once
-// What a lesson gives back, as plain data: a Trace, the ordered steps of one section of the book, and a
-// Document, the traces of one run (one lesson, or every lesson for `attn tour`). Nothing here knows the
-// command line; lessons fill traces and renderers (src/render) read them.
+// How a lesson computes its Section (document/document.hpp): a Trace is the section being filled, with the
+// nodes (Node, State: the lazy graph) that compute its steps on demand and the Selection that says which are
+// shown. Lessons and the application (src/run) use it; a renderer never sees it, only the Section it becomes.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -20,103 +20,12 @@
 #include "core/cancel.hpp"
 #include "core/limits.hpp"
 #include "core/tensor.hpp"
+#include "document/document.hpp"
 #include "text/words.hpp"
-#include "trace/inputs.hpp"
 
 namespace attn {
 
-// One subcommand: its name, where it is in the book, and what it teaches in a line.
-struct LessonInfo {
-  std::string name;     // "simple"
-  std::string section;  // "3.3.1"
-  std::string title;    // the book's section title
-  std::string summary;  // one line for --help and `attn list`
-};
-
-struct Step {
-  std::string id;           // the variable name the book uses: attn_scores_2, context_vec_2, ...
-  std::string title;        // a few words
-  std::string explanation;  // 1-3 sentences
-  std::string code;         // the book's PyTorch line(s) that compute it
-  // The step as a notebook cell (--format py, ipynb; render/notebook.cpp): `run` is the Python that computes
-  // it when the cells run in order (none: `code` runs as it is; "": nothing left to run), `show` the
-  // expression print() shows ("": the id).
-  std::optional<std::string> run;
-  std::string show;
-  AnyTensor tensor;         // float32, rank 0-4
-  // A weight matrix (..., n, n) the text view may also draw as a heatmap; `causal` marks the cells above
-  // the diagonal as masked. `of_tokens`: rows are queries and columns keys, labelled by the tokens; false
-  // for a matrix that is not attention between tokens (dropout on torch.ones), labelled by position.
-  bool heatmap = false;
-  bool causal = false;
-  bool of_tokens = true;
-  // The matrix's rows are the queries at positions first_query, first_query + 1, ... and its columns the
-  // keys from position 0: a KV-cache call's (num_tokens_Q, num_tokens_K) weights. 0 for a square matrix.
-  std::size_t first_query = 0;
-  // Every head of one layer at a glance (attn heads, bertviz's model view): the tensor is (heads, rows, keys),
-  // not (b, rows, keys), and is drawn as a grid of its heads (with the following overview steps, as the
-  // model view: a row of small colour-only maps per layer).
-  bool overview = false;
-  // Under each head's map, a few words on what the head mostly does ("previous token", "first token",
-  // "self"), computed by the lesson from the weights when the step is computed: empty, or one per head.
-  std::vector<std::string> head_notes;
-  // The book's tensor has an integer dtype (torch.int64): printed and written as integers. The values are
-  // whole numbers held as floats.
-  bool integer = false;
-  // The book's value is a Python float, not a tensor (row_2_sum): printed as Python prints it ("1.0") and
-  // written to JSON as a double. `tensor` then holds it rounded to float32, shape ().
-  std::optional<double> python_float;
-  // The book's value is a Python int (sum(p.numel() for p in mha.parameters())): printed and written
-  // exactly, however large. `tensor` then holds it as a float32, shape ().
-  std::optional<std::int64_t> python_int;
-  // The tensor's shape, known before it is computed (a step not shown is never computed: its `tensor`
-  // stays empty, its shape does not). Renderers and limits read this.
-  std::vector<std::size_t> shape;
-  bool computed = false;  // `tensor` holds the step's value (false: not shown, so never computed)
-  std::size_t numel() const;
-
-  Step& show_heatmap(bool is_causal, bool tokens_on_axes = true) {
-    heatmap = true;
-    causal = is_causal;
-    of_tokens = tokens_on_axes;
-    return *this;
-  }
-  // A heatmap of query rows from position `first` on, against keys from position 0 (of tokens).
-  Step& show_heatmap_from(std::size_t first, bool is_causal) {
-    show_heatmap(is_causal);
-    first_query = first;
-    return *this;
-  }
-  Step& as_integer() {
-    integer = true;
-    return *this;
-  }
-};
-
-// Where a lesson is found: "book section 3.5.1, 3.5.3", or for a section of the book's repository
-// ("ch04/04_gqa") "bonus material ch04/04_gqa in the book's repository": in English (--help, the man page),
-// and in the words of a run (book_place).
-std::string where_in_book(const LessonInfo& info);
-std::string book_place(const LessonInfo& info, const Words& words);
-
-// A module a lesson builds, as the book constructs it, with its parameter count.
-struct ModuleInfo {
-  std::string name;        // the book's variable: "ca", "mha", ...
-  std::string code;        // "MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads=2)"
-  std::size_t num_params;  // sum(p.numel() for p in module.parameters())
-};
-
 struct Trace;
-
-// A table among a lesson's notes, as data (kv-cache --estimate's MHA and GQA rows). The renderers lay it out
-// (render/layout.hpp, note_lines) after the first `at` notes: the first column left-aligned, the others
-// right-aligned, each in its `widths` (the widest a cell can be: 26 for a byte count up to 2^64 with commas).
-struct NoteTable {
-  std::size_t at = 0;
-  std::vector<std::size_t> widths;
-  std::vector<std::string> header;             // one per column
-  std::vector<std::vector<std::string>> rows;  // one cell per column
-};
 
 // What a step's computation returns when the book's value is a Python number, not a tensor.
 struct PyFloat {
@@ -284,7 +193,8 @@ inline constexpr bool takes_inputs_as_arguments_v =
 
 struct ResolvedTrace;
 
-struct Trace {
+// A Section being computed. Its `only` and `words` are the selection's.
+struct Trace : Section {
   // Starts with the steps that made the inputs (Inputs::steps), their title and explanation empty: the
   // lesson's text fills them in its language (LessonText, lessons/lesson_text.hpp).
   Trace(LessonInfo info, const Inputs& inputs, Selection selection = {});
@@ -359,41 +269,17 @@ struct Trace {
   ResolvedTrace resolve();
   bool resolved() const { return resolved_; }
 
-  // Memory, from the plan alone (shapes, nothing computed), for the budget checked before the work.
-  // planned_bytes: an upper bound on what the lesson holds at its peak: every step's value twice (the
-  // node or module output, and the temporaries that make it), a third time if it is shown (the
-  // step's own copy), and the inputs twice (the trace's copy, a batch of them). shown_bytes: what the
-  // finished trace keeps until the output is written (its shown steps).
+  // Memory, from the plan alone (shapes, nothing computed), for the budget checked before the work: an
+  // upper bound on what the lesson holds at its peak: every step's value twice (the node or module output,
+  // and the temporaries that make it), a third time if it is shown (the step's own copy), and the inputs and
+  // the words twice (the trace's copy, a batch of them). Section::shown_bytes is what it keeps once computed.
   std::size_t planned_bytes() const;
-  std::size_t shown_bytes() const;
-  // The words a trace holds: its tokens' text, its steps' ids, titles, explanations and code (thousands of
-  // steps for kv-cache on a long input), counted in both.
-  std::size_t text_bytes() const;
   // What a lesson computes besides its steps, declared with the plan for planned_bytes: values it keeps
   // (a module pass's intermediates held in a node) add up; temporaries of a call that frees them
   // (a module's forward) count as the largest of them, since such calls run one at a time.
   void holds(std::size_t numbers) { held_numbers_ = saturating_sum(held_numbers_, numbers); }
   void needs_temporarily(std::size_t numbers) { temporary_numbers_ = std::max(temporary_numbers_, numbers); }
 
-  // The step with this id; throws std::out_of_range if there is none.
-  const Step& step(const std::string& id) const;
-  bool has_step(const std::string& id) const;
-
-  LessonInfo info;
-  // The effective options (JSON key "config"). A lesson writes only what it derives (the query it
-  // resolved, the torch.manual_seed values it used); the runner puts "input" and every option of the
-  // lesson, from the option table, in front of those (run/run.cpp, with the options the caller gives).
-  nlohmann::ordered_json config = nlohmann::ordered_json::object();
-  std::vector<std::string> notes;  // context lines for the text header ("query: ...")
-  std::optional<NoteTable> note_table;  // a table among the notes: data, laid out by the renderers
-  std::vector<ModuleInfo> modules;
-  // The notebook's setup of the lesson (--format py, ipynb): Python that names what its code uses (d_in,
-  // d_out, num_heads, ...), run after the inputs and before the first step.
-  std::string notebook_setup;
-  bool show_inputs = true;         // false for reports that do not use the embeddings (gqa --kv-cache)
-  nlohmann::ordered_json report;   // a lesson's non-tensor result (JSON key "report"); null when none
-  Inputs inputs;
-  std::vector<Step> steps;
   Selection selection;
   // How many lazy nodes and steps resolve() computed: tests check that a step not asked for costs nothing.
   std::size_t values_computed = 0;
@@ -435,18 +321,6 @@ struct ResolvedTrace : Trace {
  private:
   friend struct Trace;
   explicit ResolvedTrace(Trace&& t) : Trace(std::move(t)) {}
-};
-
-// Everything one run prints: one trace for a lesson, every lesson's for `attn tour`. `only` lists the
-// step ids asked for with --step (empty: every step); renderers show the others not at all.
-struct Document {
-  std::string command;  // "simple", ..., or "tour"
-  std::vector<Trace> traces;
-  std::vector<std::string> only;
-  Words words;  // the words' language: the renderers' words follow it
-
-  bool is_tour() const { return command == "tour"; }
-  bool shows(const Step& step) const;
 };
 
 }  // namespace attn

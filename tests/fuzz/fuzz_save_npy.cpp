@@ -26,7 +26,7 @@
 #include "inputs/embeddings.hpp"
 #include "lessons/registry.hpp"
 #include "output_checks.hpp"
-#include "render/npy.hpp"
+#include "run/npy.hpp"
 
 namespace fs = std::filesystem;
 
@@ -78,7 +78,7 @@ World& world() {
     w.doc.command = "tour";
     for (const auto& lesson : attn::lessons())
       if (lesson.info.name == "simple" || lesson.info.name == "all-tokens")
-        w.doc.traces.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, {}));
+        w.doc.sections.push_back(lesson.modes.front().run(in, lesson.modes.front().defaults, {}));
     {
       attn::NpySave save(w.doc, w.dir);
       save.commit();

@@ -21,7 +21,7 @@
 #include <memory>
 #include <string>
 
-#include "trace/trace.hpp"
+#include "document/document.hpp"
 
 namespace attn {
 

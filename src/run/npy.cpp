@@ -1,4 +1,4 @@
-#include "render/npy.hpp"
+#include "run/npy.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -83,7 +83,7 @@ FileDescriptor open_subdir(int parent, const std::string& name) {
 
 std::size_t npy_working_bytes(const Document& planned) {
   std::size_t largest = 0;
-  for (const Trace& t : planned.traces)
+  for (const Section& t : planned.sections)
     for (const Step& s : t.steps)
       if (planned.shows(s)) largest = std::max(largest, s.numel());
   return saturating_sum(std::size_t{1} << 20, saturating_product({largest, 8, 3}));  // int64, cast copy, the file's bytes
@@ -319,8 +319,8 @@ NpySave::NpySave(const Document& doc, const std::string& dir) : state_(std::make
     s.stage_fd = open_subdir(s.dir_fd.get(), s.stage_name);
     if (s.stage_fd.get() < 0 || ::mkdirat(s.stage_fd.get(), "old", 0700) != 0) fail("cannot write in " + stage, errno);
     s.old_fd = open_subdir(s.stage_fd.get(), "old");
-    const bool per_lesson = doc.traces.size() > 1;  // the tour: its lessons share step ids
-    for (const Trace& trace : doc.traces) {
+    const bool per_lesson = doc.sections.size() > 1;  // the tour: its lessons share step ids
+    for (const Section& trace : doc.sections) {
       const std::string lesson = per_lesson ? trace.info.name : "";
       for (const Step& step : trace.steps) {
         if (!step.computed) continue;

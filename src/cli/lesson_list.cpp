@@ -1,4 +1,4 @@
-#include "render/lesson_list.hpp"
+#include "cli/lesson_list.hpp"
 
 #include <algorithm>
 #include <cstdio>
