@@ -614,7 +614,7 @@ InputSource file_source() {
   input.default_note = "the bundled journey.json";
   input.rules = {{SourceRule::Exclusive, "--random", ""}};
   return {"file", [](const InputOptions& opt) { return !opt.input.empty(); },
-          [](const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory) {
+          [](const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory, const Words&) {
             return load_embeddings(opt.input, stdin_stream, check_memory);
           },
           nullptr,
@@ -623,7 +623,7 @@ InputSource file_source() {
 
 InputSource bundled_source() {
   return {"bundled", [](const InputOptions&) { return true; },
-          [](const InputOptions&, std::istream& stdin_stream, const CheckMemory&) {
+          [](const InputOptions&, std::istream& stdin_stream, const CheckMemory&, const Words&) {
             return load_embeddings(default_embeddings_path(), stdin_stream);
           },
           nullptr,

@@ -5,6 +5,7 @@
 #include "core/limits.hpp"
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
+#include "inputs/input_text.hpp"
 #include "inputs/text.hpp"
 
 namespace attn {
@@ -37,7 +38,7 @@ std::shared_ptr<const PreloadedModel> preload_model(const std::string& dir,
 
 Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
                          const std::function<void(std::size_t)>& check_memory,
-                         const std::shared_ptr<const PreloadedModel>& preloaded) {
+                         const std::shared_ptr<const PreloadedModel>& preloaded, const Words& words) {
   Inputs in;
   std::shared_ptr<const Gpt2Model> model;
   if (preloaded) {  // read once by the server: only this run's forward counts
@@ -62,42 +63,34 @@ Inputs inputs_from_model(const std::string& dir, const std::string& text, std::s
   const std::size_t n = in.token_ids.size(), E = c.n_embd;
   const std::string L = std::to_string(layer), shape = "(" + std::to_string(n) + ", " + std::to_string(E) + ")";
   // The notebook (--format py, ipynb) loads the model from the same directory, before the tokens.
-  in.steps.front().run = "model = load_gpt2(" + py_repr(dir) + ")  # chapter 4's GPTModel with GPT-2's weights\n" +
-                         *in.steps.front().run + "\nnum_tokens = token_ids.shape[0]";
+  in.steps.push_back(token_ids_step(in, text, words, "model", {{"dir", py_repr(dir)}}));
   const Matrix tok_embeds = model->token_embeddings(in.token_ids);  // (n, E)
   const Matrix pos_embeds = model->position_embeddings(n);          // (n, E)
   // Numbers as values: 50,257 with commas as English writes them, and as plain digits for a language whose
   // comma is its decimal point.
   const std::string E_ = std::to_string(E), hidden = std::to_string(4 * E);
-  in.steps.push_back(input_step("tok_embeds", {{"vocab", with_commas(c.vocab_size)}, {"vocab_digits", std::to_string(c.vocab_size)},
-                                             {"n_embd", E_}, {"shape", shape}},
-                                "tok_embeds = model.tok_emb(token_ids)", AnyTensor(tok_embeds)));
-  in.steps.push_back(input_step("pos_embeds", {{"last", std::to_string(n - 1)}, {"n_positions", with_commas(c.n_positions)},
-                                              {"n_positions_digits", std::to_string(c.n_positions)}},
-                                "pos_embeds = model.pos_emb(torch.arange(num_tokens))", AnyTensor(pos_embeds)));
+  in.steps.push_back(input_step(words, "tok_embeds",
+                                {{"vocab", with_commas(c.vocab_size)}, {"vocab_digits", std::to_string(c.vocab_size)},
+                                 {"n_embd", E_}, {"shape", shape}},
+                                AnyTensor(tok_embeds)));
+  in.steps.push_back(input_step(words, "pos_embeds",
+                                {{"last", std::to_string(n - 1)}, {"n_positions", with_commas(c.n_positions)},
+                                 {"n_positions_digits", std::to_string(c.n_positions)}},
+                                AnyTensor(pos_embeds)));
   Matrix x = tok_embeds + pos_embeds;  // (n, E)
-  in.steps.push_back(input_step("x_block_0", {}, "x = tok_embeds + pos_embeds", AnyTensor(x)));
-  in.steps.back().show = "x";
+  in.steps.push_back(input_step(words, "x_block_0", {}, AnyTensor(x)));
   for (std::size_t l = 0; l < layer; ++l) {
     check_cancelled();       // attn serve's time limit, between blocks
     x = model->block(x, l);  // (n, E)
-    const std::string at = std::to_string(l);
-    in.steps.push_back(input_step("x_block_" + std::to_string(l + 1),
-                                  {{"l", at}, {"next", std::to_string(l + 1)}, {"n_embd", E_}, {"hidden", hidden}},
-                                  "x = model.trf_blocks[" + at + "](x)", AnyTensor(x)));
-    in.steps.back().text = "x_block_{next}";
-    in.steps.back().run = "x = model.trf_blocks[" + at + "](x[None])[0]  # a batch of one";
-    in.steps.back().show = "x";
+    in.steps.push_back(input_step(words, "x_block_" + std::to_string(l + 1),
+                                  {{"l", std::to_string(l)}, {"next", std::to_string(l + 1)}, {"n_embd", E_}, {"hidden", hidden}},
+                                  AnyTensor(x), "x_block_{next}"));
   }
   in.embeddings = model->norm1(x, layer);  // (n, E)
-  in.steps.push_back(input_step("norm1_x", {{"layer", L}}, "inputs = model.trf_blocks[" + L + "].norm1(x)",
-                                AnyTensor(in.embeddings)));
-  in.steps.back().show = "inputs";
-  in.source = "--model " + dir + ": GPT-2 (" + count_of(c.n_layer, "block") + ", " + count_of(c.n_head, "head") +
-              ", n_embd " + std::to_string(E) + "), block " + L + "'s norm1";
-  in.source_phrase = "source_model";  // in the lesson's language (inputs.json)
-  in.source_values = {{"dir", dir}, {"blocks", std::to_string(c.n_layer)}, {"heads", std::to_string(c.n_head)},
-                      {"e", std::to_string(E)}, {"layer", L}};
+  in.steps.push_back(input_step(words, "norm1_x", {{"layer", L}}, AnyTensor(in.embeddings)));
+  describe_source(in, words, "source_model",
+                  {{"dir", dir}, {"blocks", std::to_string(c.n_layer)}, {"heads", std::to_string(c.n_head)},
+                   {"e", std::to_string(E)}, {"layer", L}});
   in.model = std::make_shared<ModelLayer>(ModelLayer{model, layer, model->attention(layer), std::move(x)});
   return in;
 }
@@ -115,8 +108,9 @@ InputSource model_source() {
                      &InputOptions::layer, 0, 1023};
   layer.rules = {{SourceRule::OnlyWith, "--model", "it picks a block or a head of a pretrained GPT-2"}};
   return {"model", [](const InputOptions& opt) { return !opt.model.empty(); },
-          [](const InputOptions& opt, std::istream&, const CheckMemory& check_memory) {
-            return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer, check_memory, opt.preloaded);
+          [](const InputOptions& opt, std::istream&, const CheckMemory& check_memory, const Words& words) {
+            return inputs_from_model(opt.model, opt.text.value_or(kBookSentence), opt.layer, check_memory, opt.preloaded,
+                                     words);
           },
           [](const InputOptions& opt, nlohmann::ordered_json& config) {
             config["model"] = opt.model;

@@ -21,7 +21,7 @@ namespace attn {
 // With `preloaded`, its model is used and `dir` is not read again; the memory checked is then only the run's own.
 Inputs inputs_from_model(const std::string& dir, const std::string& text, std::size_t layer,
                          const std::function<void(std::size_t)>& check_memory,
-                         const std::shared_ptr<const PreloadedModel>& preloaded = nullptr);
+                         const std::shared_ptr<const PreloadedModel>& preloaded = nullptr, const Words& words = {});
 
 // A model read once and shared, read-only, by the runs of a process (attn serve --model): its weights mapped
 // and its tokenizer read. `held_bytes` is what it holds for as long as it lives.

@@ -4,6 +4,7 @@
 
 #include "core/limits.hpp"
 #include "core/torch_random.hpp"
+#include "inputs/input_text.hpp"
 
 namespace attn {
 
@@ -35,7 +36,7 @@ InputSource random_source() {
   random.parse = parse_shape;
   random.range = "N from 1 to " + std::to_string(kMaxTokens) + ", D from 1 to " + std::to_string(kMaxDims);
   return {"random", [](const InputOptions& opt) { return opt.random.has_value(); },
-          [](const InputOptions& opt, std::istream&, const CheckMemory& check_memory) {
+          [](const InputOptions& opt, std::istream&, const CheckMemory& check_memory, const Words& words) {
             const auto [n, d] = *opt.random;
             // Checked before the numbers are drawn: what every plan counts of them (the trace's copy of the
             // inputs and a batch of them, Trace::planned_bytes), on the process's base.
@@ -44,9 +45,7 @@ InputSource random_source() {
             TorchGenerator gen(0);
             in.embeddings = gen.rand(n, d);  // (n, d)
             for (std::size_t i = 0; i < n; ++i) in.tokens.push_back("x" + std::to_string(i + 1));
-            in.source = "torch.rand(" + std::to_string(n) + ", " + std::to_string(d) + ") after torch.manual_seed(0)";
-            in.source_phrase = "source_random";  // in the lesson's language (inputs.json)
-            in.source_values = {{"n", std::to_string(n)}, {"d", std::to_string(d)}};
+            describe_source(in, words, "source_random", {{"n", std::to_string(n)}, {"d", std::to_string(d)}});
             return in;
           },
           nullptr,

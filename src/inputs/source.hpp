@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "document/inputs.hpp"
+#include "text/words.hpp"
 
 namespace attn {
 
@@ -78,8 +79,9 @@ struct InputSource {
   bool (*asked)(const InputOptions& opt);  // whether the options ask for it
   // Its inputs; `stdin_stream` is what --input - reads. `check_memory` is given the bytes a run would need
   // where the source knows them before its work (--model: before the tokenizer is read and the weights
-  // mapped).
-  Inputs (*load)(const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory);
+  // mapped). The steps it makes, and where it says the inputs came from, are in `words`.
+  Inputs (*load)(const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory,
+                 const Words& words);
   // What reproduces the inputs besides "input" (where they came from) in a lesson's JSON config; null: nothing.
   void (*config)(const InputOptions& opt, nlohmann::ordered_json& config);
   std::vector<SourceOption> options;  // in the order --help lists them

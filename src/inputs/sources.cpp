@@ -36,8 +36,9 @@ const InputSource& asked_source(const InputOptions& opt) {
 
 }  // namespace
 
-Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory) {
-  return asked_source(opt).load(opt, stdin_stream, check_memory);
+Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory,
+                   const Words& words) {
+  return asked_source(opt).load(opt, stdin_stream, check_memory, words);
 }
 
 nlohmann::ordered_json inputs_config(const InputOptions& opt, const Inputs& in) {

@@ -12,8 +12,9 @@ namespace attn {
 // asked (and --text with --model is the model's text, not a source of its own).
 const std::vector<InputSource>& input_sources();
 
-// The inputs `opt` asks for, from the first source asked.
-Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory);
+// The inputs `opt` asks for, from the first source asked, their steps in `words`.
+Inputs load_inputs(const InputOptions& opt, std::istream& stdin_stream, const CheckMemory& check_memory,
+                   const Words& words = {});
 
 // What reproduces the inputs, as a lesson's JSON config begins: "input" (where they came from), then the
 // source's own keys (--model's directory, text and layer; --text's text, d_in and seed).

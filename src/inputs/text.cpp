@@ -9,6 +9,7 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "core/torch_random.hpp"
+#include "inputs/input_text.hpp"
 #include "model/gpt2_tokenizer.hpp"
 
 namespace attn {
@@ -28,21 +29,6 @@ Matrix embedding_rows(TorchGenerator& gen, std::size_t num_embeddings, std::size
   return out;
 }
 
-// The book's tokenizer lines, token_ids' code.
-constexpr const char* kTokenizerLines = "tokenizer = tiktoken.get_encoding(\"gpt2\")\n"
-                                        "token_ids = torch.tensor(tokenizer.encode(text, allowed_special={\"<|endoftext|>\"}))";
-
-// The notebook's token_ids (--format py, ipynb): the text, then those lines when tiktoken is installed, else
-// the ids this tokenizer gave, which tiktoken's "gpt2" encoding gives too.
-std::string notebook_tokenizer(const std::string& text, const std::vector<std::int64_t>& ids) {
-  std::string literal, indented = "    ";
-  for (std::size_t i = 0; i < ids.size(); ++i) literal += (i ? ", " : "") + std::to_string(ids[i]);
-  for (const char* c = kTokenizerLines; *c != '\0'; ++c) indented += *c == '\n' ? std::string("\n    ") : std::string(1, *c);
-  return "text = " + py_repr(text) + "\ntry:\n    import tiktoken\n" + indented +
-         "\nexcept (ImportError, OSError):  # no tiktoken, or no network for its vocabulary: the ids attn found\n"
-         "    token_ids = torch.tensor([" + literal + "])";
-}
-
 }  // namespace
 
 void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string& text, std::size_t max_tokens,
@@ -54,32 +40,41 @@ void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string
                      with_commas(text.size()) + " bytes)");
   const std::vector<Gpt2Token>& tokens = *encoded;
   if (tokens.empty()) throw UsageError("--text has no tokens (give it a word or more)");
-  const std::size_t n = tokens.size();
-  std::string listed;
-  bool split_character = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    in.token_ids.push_back(tokens[i].id);
-    in.tokens.push_back(tokens[i].bytes);  // the token's bytes, as decode_single_token_bytes gives them
-    split_character = split_character || !valid_utf8(tokens[i].bytes);
-    if (i < 12) listed += (i ? ", " : "") + token_repr(in.tokens.back()) + " " + std::to_string(tokens[i].id);
+  for (const Gpt2Token& token : tokens) {
+    in.token_ids.push_back(token.id);
+    in.tokens.push_back(token.bytes);  // the token's bytes, as decode_single_token_bytes gives them
   }
-  Vector ids = xt::empty<float>({n});  // (num_tokens,)
-  for (std::size_t i = 0; i < n; ++i) ids(i) = static_cast<float>(tokens[i].id);
-  InputStep step = input_step("token_ids", {{"n", std::to_string(n)}, {"listed", listed}, {"more", std::to_string(n > 12 ? n - 12 : 0)}},
-                              kTokenizerLines, AnyTensor(ids));
-  // The clauses only some texts need: bytes of a split character, the tokens past the first 12.
-  if (split_character) step.phrases["split"] = "split_bytes";
-  else step.values["split"] = "";
-  if (n > 12) step.phrases["rest"] = "more_tokens";
-  else step.values["rest"] = "";
-  step.integer = true;
-  step.run = notebook_tokenizer(text, in.token_ids);
-  in.steps.push_back(std::move(step));
 }
 
-Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed) {
+InputStep token_ids_step(const Inputs& in, const std::string& text, const Words& words, const std::string& variant,
+                         TextValues values) {
+  const std::size_t n = in.token_ids.size();
+  std::string listed, ids;
+  bool split_character = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    split_character = split_character || !valid_utf8(in.tokens[i]);
+    if (i < 12) listed += (i ? ", " : "") + token_repr(in.tokens[i]) + " " + std::to_string(in.token_ids[i]);
+    ids += (i ? ", " : "") + std::to_string(in.token_ids[i]);
+  }
+  Vector tensor = xt::empty<float>({n});  // (num_tokens,)
+  for (std::size_t i = 0; i < n; ++i) tensor(i) = static_cast<float>(in.token_ids[i]);
+  values["n"] = std::to_string(n);
+  values["listed"] = listed;
+  values["more"] = std::to_string(n > 12 ? n - 12 : 0);
+  values["text"] = py_repr(text);  // the notebook's: tiktoken's ids when it is installed, else these
+  values["ids"] = ids;
+  // The clauses only some texts need: bytes of a split character, the tokens past the first 12.
+  values["split"] = split_character ? input_phrase(words, "split_bytes", values) : "";
+  values["rest"] = n > 12 ? input_phrase(words, "more_tokens", values) : "";
+  InputStep step = input_step(words, "token_ids", values, AnyTensor(tensor), "", variant);
+  step.integer = true;
+  return step;
+}
+
+Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed, const Words& words) {
   Inputs in;
   tokenize_into(in, Gpt2Tokenizer::bundled(), text, kMaxTokens, "the limit");
+  in.steps.push_back(token_ids_step(in, text, words, "text"));
   const std::size_t n = in.token_ids.size();
   TorchGenerator gen(seed);
   std::vector<std::int64_t> positions(n);
@@ -87,21 +82,11 @@ Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t
   const Matrix token_embeddings = embedding_rows(gen, kGpt2VocabularySize, d_in, in.token_ids);  // (n, d_in)
   const Matrix pos_embeddings = embedding_rows(gen, n, d_in, positions);                        // (n, d_in)
   in.embeddings = token_embeddings + pos_embeddings;                                             // (n, d_in)
-  const std::string d = std::to_string(d_in), s = std::to_string(seed), ctx = std::to_string(n);
-  in.source = "--text: GPT-2's tokenizer, then nn.Embedding(50257, " + d + ") + nn.Embedding(" + ctx + ", " + d +
-              ") after torch.manual_seed(" + s + ")";  // the English of inputs.json's source_text, for messages
-  in.source_phrase = "source_text";
-  in.source_values = {{"d", d}, {"ctx", ctx}, {"seed", s}};
-  in.steps.push_back(input_step("token_embeddings", {},
-                                "torch.manual_seed(" + s + ")\ntoken_embedding_layer = torch.nn.Embedding(50257, " + d +
-                                    ")\ntoken_embeddings = token_embedding_layer(token_ids)",
-                                AnyTensor(token_embeddings)));
-  in.steps.push_back(input_step("pos_embeddings", {},
-                                "context_length = " + ctx + "\npos_embedding_layer = torch.nn.Embedding(context_length, " + d +
-                                    ")\npos_embeddings = pos_embedding_layer(torch.arange(context_length))",
-                                AnyTensor(pos_embeddings)));
-  in.steps.push_back(input_step("input_embeddings", {}, "input_embeddings = token_embeddings + pos_embeddings\ninputs = input_embeddings",
-                                AnyTensor(in.embeddings)));
+  const TextValues values{{"d", std::to_string(d_in)}, {"seed", std::to_string(seed)}, {"ctx", std::to_string(n)}};
+  describe_source(in, words, "source_text", values);
+  in.steps.push_back(input_step(words, "token_embeddings", values, AnyTensor(token_embeddings)));
+  in.steps.push_back(input_step(words, "pos_embeddings", values, AnyTensor(pos_embeddings)));
+  in.steps.push_back(input_step(words, "input_embeddings", values, AnyTensor(in.embeddings)));
   return in;
 }
 
@@ -125,8 +110,8 @@ InputSource text_source() {
   seed.rules = d_in.rules;
   // With --model the text is the model's to tokenize: this source is asked for only without it.
   return {"text", [](const InputOptions& opt) { return opt.text.has_value() && opt.model.empty(); },
-          [](const InputOptions& opt, std::istream&, const CheckMemory&) {
-            return inputs_from_text(*opt.text, opt.d_in, opt.embedding_seed);
+          [](const InputOptions& opt, std::istream&, const CheckMemory&, const Words& words) {
+            return inputs_from_text(*opt.text, opt.d_in, opt.embedding_seed, words);
           },
           [](const InputOptions& opt, nlohmann::ordered_json& config) {
             config["text"] = *opt.text;

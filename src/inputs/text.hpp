@@ -21,12 +21,17 @@ inline constexpr const char* kBookSentence = "Your journey starts with one step"
 InputSource text_source();
 
 // A UsageError for text that is not UTF-8 or has no token, or more tokens than the limit.
-Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed);
+// The steps' words are `words`' (data/lessons/inputs.json).
+Inputs inputs_from_text(const std::string& text, std::size_t d_in, std::uint64_t seed, const Words& words = {});
 
 class Gpt2Tokenizer;
-// The text's tokens into `in` (tokens, token_ids) and the first input step, "token_ids". A UsageError for
-// text that is not UTF-8 or has no token, or more than `max_tokens` (`limit` says which limit that is).
+// The text's tokens into `in` (tokens, token_ids). A UsageError for text that is not UTF-8 or has no token,
+// or more than `max_tokens` (`limit` says which limit that is).
 void tokenize_into(Inputs& in, const Gpt2Tokenizer& tokenizer, const std::string& text, std::size_t max_tokens,
                    const std::string& limit);
+// The first input step, "token_ids", of `in`'s tokens of `text`: its notebook cell is inputs.json's `variant`
+// of it ("text", "model"), whose other placeholders `values` gives (--model's directory).
+InputStep token_ids_step(const Inputs& in, const std::string& text, const Words& words, const std::string& variant,
+                         TextValues values = {});
 
 }  // namespace attn

@@ -11,25 +11,6 @@ LessonText::LessonText(Trace& t, const std::string& lesson)
   // The lesson's title and summary in the trace's language (the registry's LessonInfo is English).
   t.info.title = own_->piece("lesson/title", "");
   t.info.summary = own_->piece("lesson/summary", "");
-  // The steps that made the inputs (--text, --model) came first (Trace's constructor), with their values
-  // but no words: theirs are data/lessons/inputs.json's, in the trace's language, filled in here, before
-  // the lesson's own steps (InputStep, document/inputs.hpp).
-  const std::vector<InputStep>& made = t.inputs.steps;
-  if (made.empty() && t.inputs.source_phrase.empty()) return;
-  const Words& words = t.words;
-  const Content& c = words.content("inputs");
-  const auto filled = [&](const std::string& path, const TextValues& values) { return words.fill_piece(c, path, "", values); };
-  // Where the inputs came from, in words: in the trace's language too.
-  if (!t.inputs.source_phrase.empty()) t.inputs.source = filled("phrases/" + t.inputs.source_phrase, t.inputs.source_values);
-  for (std::size_t i = 0; i < made.size(); ++i) {
-    const InputStep& is = made[i];
-    if (i >= t.steps.size() || t.steps[i].id != is.id) throw std::logic_error("input step " + is.id + " is not where the trace put it");
-    TextValues values = is.values;
-    for (const auto& [name, phrase] : is.phrases) values[name] = filled("phrases/" + phrase, is.values);
-    const std::string piece = "steps/" + (is.text.empty() ? is.id : is.text);
-    t.steps[i].title = filled(piece + "/title", values);
-    t.steps[i].explanation = filled(piece + "/explanation", values);
-  }
 }
 
 std::string LessonText::text(const std::string& path, const std::string& variant) const {

@@ -28,8 +28,7 @@ struct TextKey {
 // lesson: t.add("attn_scores_2", {n}, attn_scores_2) becomes text.add("attn_scores_2", {n}, attn_scores_2).
 class LessonText {
  public:
-  // Also gives the steps that made the trace's inputs (--text, --model) their title and explanation, from
-  // data/lessons/inputs.json in the trace's language (InputStep, document/inputs.hpp).
+  // Also gives the trace its lesson's title and summary in the trace's language.
   LessonText(Trace& t, const std::string& lesson);
 
   // Gives a placeholder its value (numbers as decimal digits).

@@ -725,7 +725,7 @@ class HtmlRenderer : public Renderer {
     if (t.show_inputs) {
       facts += "<li>" +
                markup(doc.words.screen("inputs", {{"n", std::to_string(t.inputs.num_tokens())}, {"d", std::to_string(t.inputs.d_in())},
-                                     {"source", short_source(t.inputs.source)}})) +
+                                     {"source", short_source(t.inputs.shown_source())}})) +
                "</li>\n<li>" + markup(doc.words.screen("tokens")) + " " + token_list(t.inputs.tokens, doc.words) + "</li>\n";
     }
     for (const auto& m : t.modules)

@@ -597,7 +597,7 @@ SlideText lesson_slide(const Section& trace, std::size_t k, std::size_t n, const
   for (auto& l : wrap_text(info.summary, o.width, "  ", Role::Text)) slide.text.push_back(l);
   slide.text.push_back({});
   if (trace.show_inputs) {
-    for (auto& l : wrap_text(inputs_line(trace, o.words, trace.inputs.source), o.width, "  ", Role::Text))
+    for (auto& l : wrap_text(inputs_line(trace, o.words, trace.inputs.shown_source()), o.width, "  ", Role::Text))
       slide.text.push_back(l);
     std::vector<std::string> tokens{o.words.screen("tokens")};
     for (const auto& t : trace.inputs.tokens) tokens.push_back(token_repr(t));

@@ -157,7 +157,7 @@ std::vector<Cell> cells_of(const Document& doc) {
       cells.push_back(notebook_words(doc.words, "lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
                                                {"where", book_place(t.info, doc.words)}}).cell());
     if (t.inputs.steps.empty()) {
-      cells.push_back(notebook_words(doc.words, "inputs", {{"source", t.inputs.source}}).cell());
+      cells.push_back(notebook_words(doc.words, "inputs", {{"source", t.inputs.shown_source()}}).cell());
       cells.push_back({true, inputs_literal(t.inputs), "", ""});
     }
     const std::size_t total = t.steps.size();

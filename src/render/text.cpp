@@ -95,7 +95,7 @@ void lesson_chunks(const Section& trace, const Document& doc, const TextStyle& s
                                    narrowed_by(style, name.size()), Role::Text);
     std::string about;  // wrapped at spaces on a narrow terminal
     if (trace.show_inputs) {
-      about += inputs_line(trace, style.words, visible(trace.inputs.source)) + "\n";
+      about += inputs_line(trace, style.words, visible(trace.inputs.shown_source())) + "\n";
       about += style.words.screen("tokens") + " " + token_list(trace.inputs.tokens, style.words) + "\n";
     }
     for (const auto& note : note_lines(trace)) about += visible(note) + "\n";

@@ -136,7 +136,7 @@ static Document run_within(const Request& request, const Renderer& renderer, con
   const OutputOptions& o = request.output;
   const Inputs inputs = load_inputs(request.input, streams.in, [&](std::size_t need) {
     check_part(request.command, need, o.max_memory, "for its inputs");
-  });
+  }, request.words);
   phase = "planning its steps";
   if (!o.save_npy.empty()) prepare_npy_dir(o.save_npy);  // checked before the work; nothing is created yet
   const std::vector<Shown> shown = shown_lessons(request, inputs);

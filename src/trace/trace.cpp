@@ -15,10 +15,10 @@ Trace::Trace(LessonInfo lesson_info, const Inputs& in, Selection sel)
   only = selection.only;
   words = selection.words;
   graph_->lesson = info.name;
-  // How the inputs were made comes first, in every lesson (made already: copied only if shown). Their
-  // title and explanation are the lesson's text to fill in (InputStep).
+  // How the inputs were made comes first, in every lesson (made already, with their words: copied only if
+  // shown).
   for (const InputStep& is : inputs.steps) {
-    Step& s = add(is.id, "", "", is.code, is.tensor);
+    Step& s = add(is.id, is.title, is.explanation, is.code, is.tensor);
     s.integer = is.integer;
     s.run = is.run;
     s.show = is.show;

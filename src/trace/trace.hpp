@@ -195,8 +195,7 @@ struct ResolvedTrace;
 
 // A Section being computed. Its `only` and `words` are the selection's.
 struct Trace : Section {
-  // Starts with the steps that made the inputs (Inputs::steps), their title and explanation empty: the
-  // lesson's text fills them in its language (LessonText, lessons/lesson_text.hpp).
+  // Starts with the steps that made the inputs (Inputs::steps), in the words their source gave them.
   Trace(LessonInfo info, const Inputs& inputs, Selection selection = {});
 
   // Appends a step whose tensor exists already (a module's parameter, the book's constant tensor): it is
