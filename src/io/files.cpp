@@ -11,6 +11,7 @@
 
 #include "core/errors.hpp"
 #include "core/strings.hpp"
+#include "io/paths.hpp"
 
 namespace attn {
 
@@ -113,6 +114,12 @@ std::string read_regular_file(const RegularFile& file, const std::string& path, 
   }
   bytes.resize(have);
   return bytes;
+}
+
+std::string read_bundled_file(const std::string& relative, const FileKind& kind, const std::string& missing) {
+  const std::string path = find_data_file(relative);
+  if (path.empty()) throw InputError(relative + ": " + missing + " is missing (looked in " + data_dirs_text() + ")");
+  return read_regular_file(path, kind);
 }
 
 std::string read_capped(std::istream& in, const std::string& name, const FileKind& kind) {

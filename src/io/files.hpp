@@ -58,6 +58,11 @@ std::string read_regular_file(const std::string& path, const FileKind& kind);
 // refused: its size was what a limit or the memory budget was checked on); `path` labels the messages.
 std::string read_regular_file(const RegularFile& file, const std::string& path, const FileKind& kind);
 
+// A file bundled with attn ("web/page.js"), found as every bundled file is (io/paths.hpp, find_data_file) and
+// read whole (read_regular_file's checks); missing, an InputError: "web/page.js: the page's script is
+// missing (looked in $ATTN_DATA_DIR, ...)", `missing` naming what it is.
+std::string read_bundled_file(const std::string& relative, const FileKind& kind, const std::string& missing);
+
 // All of a stream (standard input for --input -), read in chunks and stopped as soon as it passes the
 // cap; `name` labels the messages.
 std::string read_capped(std::istream& in, const std::string& name, const FileKind& kind);

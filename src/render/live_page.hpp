@@ -3,7 +3,8 @@
 // it, with a control bar generated from the option table and a small script that recomputes as you type:
 // it fetches /page/LESSON?... from the same server and swaps the new page's contents in, keeps the state in
 // the address (/?lesson=mha&text=...&seed=5), and shows a refusal inline, in the CLI's words. The page stays
-// self-contained: its style and script are inline, and its CSP allows connect-src 'self' only.
+// self-contained: its style and script (data/web/live.css and live.js) are inline, and its CSP allows
+// connect-src 'self' only.
 #include <map>
 #include <string>
 #include <utility>

@@ -18,7 +18,6 @@
 #include "core/strings.hpp"
 #include "core/terminal_text.hpp"
 #include "io/files.hpp"
-#include "io/paths.hpp"
 #include "text/words.hpp"
 #include "render/json.hpp"
 #include "render/layout.hpp"
@@ -38,9 +37,7 @@ struct Cell {
 };
 
 std::string bundled_code(const std::string& name) {
-  const std::string path = find_data_file("notebook/" + name);
-  if (path.empty()) throw InputError("notebook/" + name + ": the notebook's code is missing (looked in " + data_dirs_text() + ")");
-  std::string text = read_regular_file(path, kNotebookCode);
+  std::string text = read_bundled_file("notebook/" + name, kNotebookCode, "the notebook's code");
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return text;
 }
