@@ -42,6 +42,26 @@ std::map<std::string, int> layer_table(const std::string& doc) {
   return ranks;
 }
 
+// The table of what a folder never includes, in the same section: folder ("serve") -> folders.
+std::map<std::string, std::set<std::string>> never_table(const std::string& doc) {
+  std::map<std::string, std::set<std::string>> never;
+  const auto start = doc.find("\n## Layers\n");
+  const auto end = doc.find("\n## ", start + 1);
+  REQUIRE(start != std::string::npos);
+  std::istringstream lines(doc.substr(start, end - start));
+  const std::regex row(R"(^\| `src/([a-z_]+)` \| (.*) \|$)");
+  const std::regex folder("`src/([a-z_]+)`");
+  std::string line;
+  std::smatch m;
+  while (std::getline(lines, line)) {
+    if (!std::regex_search(line, m, row)) continue;
+    const std::string cells = m[2];
+    for (std::sregex_iterator it(cells.begin(), cells.end(), folder), last; it != last; ++it)
+      never[m[1]].insert((*it)[1]);
+  }
+  return never;
+}
+
 struct Source {
   std::string folder;  // "render"; "" for src/main.cpp
   std::string unit;    // "render/layout": a .cpp, its .hpp and .inc are one unit
@@ -109,6 +129,27 @@ TEST_CASE("layers: no include runs from a folder up to a higher layer, or across
     }
   }
   CHECK(edges > 100);  // the check above really saw the project's includes
+}
+
+TEST_CASE("layers: what reads a computed document includes nothing of the graph, the lessons or the input sources",
+          "[architecture][layers]") {
+  const auto never = never_table(read(kSource / "docs/architecture.md"));
+  // The table as docs/architecture.md gives it: the renderers, the presenter and the server.
+  REQUIRE(never.count("render") == 1);
+  REQUIRE(never.count("present") == 1);
+  REQUIRE(never.count("serve") == 1);
+  CHECK(never.at("serve").count("lessons") == 1);
+  std::size_t checked = 0;
+  for (const auto& s : sources()) {
+    const auto rule = never.find(s.folder);
+    if (rule == never.end()) continue;
+    for (const auto& inc : s.includes) {
+      INFO(s.unit << " includes \"" << inc << "\"");
+      CHECK(rule->second.count(folder_of(inc)) == 0);
+      ++checked;
+    }
+  }
+  CHECK(checked > 50);  // the check above really saw the three folders' includes
 }
 
 TEST_CASE("layers: inside a folder, no two files include each other, even through others", "[architecture][layers]") {

@@ -15,6 +15,7 @@
 #include <regex>
 
 #include "cli/cli.hpp"
+#include "cli/front_end.hpp"
 #include "cli/options.hpp"
 #include "core/terminal_text.hpp"
 #include "lessons/registry.hpp"
@@ -389,7 +390,7 @@ TEST_CASE("live page in Chromium: typing recomputes in place and the address hol
           "[live][browser]") {
   NEED_CHROMIUM();
   attn_test::Scratch s;
-  const attn::LiveBar bar = attn::live_bar("mha", {}, "", false);  // the server's own
+  const attn::LiveBar bar = attn::live_bar(attn::command_line_front_end(), "mha", {}, "", false);  // the server's own
   const std::string sentence = "Every cat sat down";
   const auto at = std::find(bar.choices.begin(), bar.choices.end(), "mha");
   REQUIRE(at + 1 != bar.choices.end());
@@ -500,7 +501,7 @@ TEST_CASE("live page in Chromium: a refused link shows the refusal and fills in 
   REQUIRE(refused.status == 2);
   std::string error = refused.err.substr(refused.err.rfind("attn: "));
   error.pop_back();  // the line feed
-  REQUIRE(attn::live_bar("mha", {}, "", false).choices.back() == "tour");
+  REQUIRE(attn::live_bar(attn::command_line_front_end(), "mha", {}, "", false).choices.back() == "tour");
 
   const json actions = json::array({
       {{"do", "load"}, {"url", "{server}/?lesson=mha&seed=-1"}},  // 0

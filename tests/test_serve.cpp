@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
+#include "cli/front_end.hpp"
 #include "cli/options.hpp"
 #include "core/cancel.hpp"
 #include "core/errors.hpp"
@@ -53,7 +54,7 @@ using namespace std::chrono_literals;
 // An attn::Server on a free loopback port, listening in a thread of its own; stopped and joined when the
 // case ends (Server::stop from another thread, as the signal watcher of attn serve calls it).
 struct Running {
-  explicit Running(attn::ServeSettings s = {}) : server(port0(std::move(s)), attn::FrontEnd{attn::web_request, attn::live_bar}) {
+  explicit Running(attn::ServeSettings s = {}) : server(port0(std::move(s)), attn::command_line_front_end()) {
     port = server.bind();
     thread = std::thread([this] { server.listen(); });
   }
@@ -222,7 +223,7 @@ TEST_CASE("serve: a server stopped before it listens returns from listen at once
   // that gives the port): listen() must then return, not serve on until a signal that never comes again.
   attn::ServeSettings s;
   s.port = 0;
-  attn::Server server(s, attn::FrontEnd{attn::web_request, attn::live_bar});
+  attn::Server server(s, attn::command_line_front_end());
   server.bind();
   server.stop();
   auto listening = std::async(std::launch::async, [&] { server.listen(); });
@@ -586,7 +587,7 @@ TEST_CASE("serve: a second server on a taken port is refused and the first serve
     attn::ServeSettings s;
     s.host = host;
     s.port = static_cast<std::size_t>(r.port);
-    attn::Server second(s, attn::FrontEnd{attn::web_request, attn::live_bar});
+    attn::Server second(s, attn::command_line_front_end());
     CHECK_THROWS_MATCHES(second.bind(), attn::SystemError,
                          Catch::Message("attn serve cannot listen on " + host + " port " + std::to_string(r.port) +
                                         ": the port is taken (another server listens on it; --port 0 picks a free one)"));
@@ -608,7 +609,7 @@ TEST_CASE("serve: a server started again at once binds the port its last run use
   }
   attn::ServeSettings s;
   s.port = static_cast<std::size_t>(port);
-  attn::Server again(s, attn::FrontEnd{attn::web_request, attn::live_bar});
+  attn::Server again(s, attn::command_line_front_end());
   CHECK(again.bind() == port);
 }
 
@@ -618,7 +619,7 @@ TEST_CASE("serve: a render ends at the stop or the time limit as a step does", "
   // and a scope that never fires leaves the document byte for byte as the command line writes it.
   for (const std::string format : {"json", "html"}) {
     INFO(format);
-    const attn::Request request = attn::web_request("all-tokens", {{"random", "64x4"}}, format, "");
+    const attn::Request request = attn::web_request(attn::command_line_front_end(), "all-tokens", {{"random", "64x4"}}, format, "");
     const auto renderer = attn::find_format(format)->make(attn::RenderOptions{});
     std::istringstream in;
     std::ostringstream progress;
@@ -705,7 +706,7 @@ TEST_CASE("serve: every 503 has Retry-After and the live page's too", "[serve][l
     CHECK(header_of(cancelled.head, "Retry-After") == "1");
   }
   SECTION("a stopped server's computations, without a socket") {
-    attn::Server server(attn::ServeSettings{}, attn::FrontEnd{attn::web_request, attn::live_bar});
+    attn::Server server(attn::ServeSettings{}, attn::command_line_front_end());
     server.stop();
     for (const auto& [path, params] : std::vector<std::pair<std::string, attn::Params>>{
              {"/api/simple", {}}, {"/page/simple", {}}, {"/", {{"lesson", "simple"}}}, {"/", {{"lesson", "tour"}}}}) {
@@ -1251,11 +1252,11 @@ TEST_CASE("serve: a share of the budget that no run fits is refused when the ser
   attn::ServeSettings s;
   s.jobs = 2;
   s.max_memory = std::size_t{256} << 20;  // 160 MiB beside the server's own: 80 MiB a computation
-  CHECK_THROWS_MATCHES(attn::Server(s, attn::FrontEnd{attn::web_request, attn::live_bar}), attn::UsageError,
+  CHECK_THROWS_MATCHES(attn::Server(s, attn::command_line_front_end()), attn::UsageError,
                        Catch::Message("attn serve: --max-memory leaves no room for 2 computations of 97 MiB each "
                                       "beside the server's own 96 MiB; raise it, or lower --jobs"));
   s.jobs = 1;  // 160 MiB for one
-  const attn::Server one(s, attn::FrontEnd{attn::web_request, attn::live_bar});
+  const attn::Server one(s, attn::command_line_front_end());
   CHECK(one.job_budget() == std::size_t{160} << 20);
 }
 

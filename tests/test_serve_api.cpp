@@ -15,6 +15,7 @@
 #include "support.hpp"
 
 #include "cli/cli.hpp"
+#include "cli/front_end.hpp"
 #include "cli/options.hpp"
 #include "lessons/registry.hpp"
 #include "serve/server.hpp"
@@ -65,7 +66,7 @@ attn::Server& server_for(const std::string& model) {
   if (!s) {
     attn::ServeSettings settings;
     settings.model = model;
-    s = std::make_unique<attn::Server>(settings, attn::FrontEnd{attn::web_request, attn::live_bar});
+    s = std::make_unique<attn::Server>(settings, attn::command_line_front_end());
   }
   return *s;
 }
@@ -209,7 +210,7 @@ struct Listening {
     settings.port = 0;
     return settings;
   }
-  attn::Server server{any_port(), attn::FrontEnd{attn::web_request, attn::live_bar}};
+  attn::Server server{any_port(), attn::command_line_front_end()};
   const int port = server.bind();
   std::thread thread{[this] { server.listen(); }};
   ~Listening() {
@@ -259,17 +260,17 @@ TEST_CASE("serve: the live page is the lesson's page with its bar, an empty box 
   const attn::Server::Answer a = server.answer("GET", "/", {{"lesson", "mha"}, {"seed", "5"}, {"text", ""}});
   CHECK(a.status == 200);
   const attn_test::Run page = command_line("mha", {"--seed", "5"}, "html");
-  const attn::LiveBar bar = attn::live_bar("mha", {{"seed", "5"}}, "", false);
+  const attn::LiveBar bar = attn::live_bar(attn::command_line_front_end(), "mha", {{"seed", "5"}}, "", false);
   CHECK(a.body == attn::live_page(page.out, bar));
   const attn::Server::Answer refused = server.answer("GET", "/", {{"lesson", "simple"}, {"seed", "5"}});
   CHECK(refused.status == 400);
   const attn_test::Run cli = command_line("simple", {"--seed", "5"}, "html");
-  CHECK(refused.body == attn::live_page("", attn::live_bar("simple", {{"seed", "5"}}, cli.err.substr(0, cli.err.size() - 1), false)));
+  CHECK(refused.body == attn::live_page("", attn::live_bar(attn::command_line_front_end(), "simple", {{"seed", "5"}}, cli.err.substr(0, cli.err.size() - 1), false)));
   // A flag has no value, and is not an empty box: /?lesson=mha&qkv-bias is attn mha --qkv-bias.
   const attn::Server::Answer flag = server.answer("GET", "/", {{"lesson", "mha"}, {"qkv-bias", ""}});
   CHECK(flag.status == 200);
   CHECK(flag.body == attn::live_page(command_line("mha", {"--qkv-bias"}, "html").out,
-                                     attn::live_bar("mha", {{"qkv-bias", ""}}, "", false)));
+                                     attn::live_bar(attn::command_line_front_end(), "mha", {{"qkv-bias", ""}}, "", false)));
   const attn::Server::Answer unknown = server.answer("GET", "/", {{"lesson", "<nope>"}});
   CHECK(unknown.status == 404);
   CHECK(unknown.body.find("&lt;nope&gt;") != std::string::npos);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
+#include "cli/front_end.hpp"
 #include "cli/options.hpp"
 #include "core/terminal_text.hpp"
 #include "text/words.hpp"
@@ -208,7 +209,7 @@ TEST_CASE("live page in Russian: the bar's own words are Russian, with and witho
     if (model) args.insert(args.end(), {"--model", ATTN_TESTS_DIR "/golden/models/tiny-f32"});
     const Run ru = run(args);
     REQUIRE(ru.status == 0);
-    const std::string live = attn::live_page(ru.out, attn::live_bar("mha", {{"lang", "ru"}}, "", model));
+    const std::string live = attn::live_page(ru.out, attn::live_bar(attn::command_line_front_end(), "mha", {{"lang", "ru"}}, "", model));
     CHECK(joined(latin_words(live)) == "");
     CHECK(live.find(" aria-label=\"Пересчитать урок\"") != std::string::npos);
     CHECK(live.find("<button type=\"submit\" title=\"Или Enter в поле; при вводе пересчёт идёт сам, как только вы "
@@ -222,7 +223,7 @@ TEST_CASE("live page in Russian: the bar's own words are Russian, with and witho
   // The English bar, which the same look finds English words in.
   const Run en = run({"mha", "--format", "html"});
   REQUIRE(en.status == 0);
-  const std::string live = attn::live_page(en.out, attn::live_bar("mha", {}, "", false));
+  const std::string live = attn::live_page(en.out, attn::live_bar(attn::command_line_front_end(), "mha", {}, "", false));
   CHECK(live.find(">Recompute</button>") != std::string::npos);
   CHECK(live.find(" placeholder=\"the book&#39;s\"") != std::string::npos);
   const std::set<std::string> english = latin_words(live);

@@ -111,4 +111,65 @@ const LessonMode& chosen_mode(const Sub& sub) {
   return sub.lesson->modes.front();
 }
 
+// `args` with each `--NAME=` of an option of the subcommand that takes a value given as `--NAME ""`. CLI11
+// reads nothing after the '=' as no value at all and takes the next argument as the value (`--save-npy=
+// --quiet` wrote into a directory named --quiet, `--text= --seed=5` read the text "--seed=5"); "" meets the
+// option's own check. An argument CLI11 takes as the value of the option before it, and everything after
+// "--", are left alone.
+namespace {
+
+std::vector<std::string> empty_values_given(const CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  const CLI::App* sub = nullptr;  // the subcommand, once named
+  bool is_value = false;          // the option before takes this argument as its value (`--text --seed=5`)
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!is_value && a == "--") {
+      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      return out;
+    }
+    const std::size_t eq = a.find('=');
+    const CLI::Option* o = sub != nullptr && !is_value && a.rfind("--", 0) == 0 ? sub->get_option_no_throw(a.substr(0, eq)) : nullptr;
+    if (sub == nullptr)
+      for (const CLI::App* s : app.get_subcommands({}))
+        if (s->get_name() == a) sub = s;
+    is_value = false;
+    if (o != nullptr && o->get_items_expected_max() > 0) {  // not a flag
+      if (eq == std::string::npos) {
+        is_value = o->get_items_expected_min() > 0;
+      } else if (eq + 1 == a.size()) {
+        out.insert(out.end(), {a.substr(0, eq), ""});
+        continue;
+      }
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
+
+// `args` (without the program's name) parsed into `cli`: CLI11 reads argv in the C form.
+void parse(Cli& cli, const std::vector<std::string>& given) {
+  const std::vector<std::string> args = empty_values_given(cli.app, given);
+  std::vector<const char*> argv{"attn"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  cli.app.parse(static_cast<int>(argv.size()), argv.data());
+}
+
+std::vector<std::pair<std::string, std::string>> other_commands() {
+  CommandLine parsed;
+  Cli cli;
+  setup(cli, parsed);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const CLI::App* sub : cli.app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (find_lesson(sub->get_name()) != nullptr) continue;
+    std::string operand;
+    for (const CLI::Option* o : sub->get_options())
+      if (o->get_positional()) operand = o->get_name() + (o->get_items_expected_max() > 1 ? " ..." : "");
+    out.emplace_back(sub->get_name(), operand);
+  }
+  return out;
+}
+
 }  // namespace attn

@@ -53,4 +53,13 @@ void setup(Cli& cli, CommandLine& parsed);
 // The lesson mode whose selector flag was given (attn kv-cache --estimate), else the lesson itself.
 const LessonMode& chosen_mode(const Sub& sub);
 
+// `args` (without the program's name) parsed into `cli` (CLI::ParseError as CLI11 throws it), each `--NAME=`
+// of an option that takes a value read as the empty value it is.
+void parse(Cli& cli, const std::vector<std::string>& args);
+
+// The subcommands other than the lessons (list, tour, present, serve, bench), in the order the command line
+// adds them, each with its optional operand ("LESSON ..." for present; "" for none): attn-docgen's SYNOPSIS,
+// which so cannot leave a subcommand out.
+std::vector<std::pair<std::string, std::string>> other_commands();
+
 }  // namespace attn

@@ -30,7 +30,6 @@
 #include "core/terminal_text.hpp"
 #include "inputs/model.hpp"
 #include "kernels/blas.hpp"
-#include "lessons/registry.hpp"
 #include "render/json.hpp"
 #include "render/renderer.hpp"
 
@@ -475,11 +474,15 @@ struct Server::Impl {
   std::ostream* log = nullptr;
 
   std::set<std::string> bar_keys;  // the live page's boxes (text and numbers: no flag among them)
+  std::vector<std::string> served;  // what /api/, /page/ and the live page compute: the lessons, then "tour"
 
   Impl(ServeSettings s, FrontEnd f) : settings(std::move(s)), front(std::move(f)), slots(settings.jobs) {
-    for (const LiveControl& c : front.bar(lessons().front().info.name, {}, "", !settings.model.empty()).controls)
-      bar_keys.insert(c.key);
+    const LiveBar bar = front.bar(!settings.model.empty());
+    for (const LiveControl& c : bar.controls) bar_keys.insert(c.key);
+    served = bar.choices;
   }
+  bool serves(const std::string& command) const { return std::find(served.begin(), served.end(), command) != served.end(); }
+  const std::string& first_lesson() const { return served.front(); }
 
   // The document for `command` and `params` in `format` ("json" or "html"): the command line's Request, with
   // the server's model and budget, run as attn runs it.
@@ -488,7 +491,7 @@ struct Server::Impl {
     Params given = params;
     const bool has_lang = std::any_of(params.begin(), params.end(), [](const auto& p) { return p.first == "lang"; });
     if (!has_lang && !settings.language.empty()) given.emplace_back("lang", settings.language);
-    Request request = front.read(command, given, format, settings.model);
+    Request request = web_request(front, command, given, format, settings.model);
     request.input.preloaded = model;
     request.output.max_memory = budget;
     TextStyle style;  // no colour: nothing here is a terminal
@@ -554,7 +557,7 @@ Server::Answer Server::route(const std::string& method, const std::string& path,
         kind = prefix;
         command = path.substr(kind.size());
       }
-    if (kind.empty() || (command != "tour" && find_lesson(command) == nullptr)) {
+    if (kind.empty() || !d.serves(command)) {
       refuse(404, "attn: nothing is served at " + visible(path) + "; try /api/LESSON, /page/LESSON or / (attn list names the lessons)");
       return a;
     }
@@ -577,13 +580,13 @@ Server::Answer Server::route(const std::string& method, const std::string& path,
     options.emplace_back(key, value);
   }
   if (kind == "live") {
-    if (lesson.empty()) lesson = lessons().front().info.name;
+    if (lesson.empty()) lesson = d.first_lesson();
     std::string page, error;
     int status = 200;
-    if (lesson != "tour" && find_lesson(lesson) == nullptr) {
+    if (!d.serves(lesson)) {
       status = 404;
       error = "attn: no lesson '" + visible(lesson) + "' (attn list names them)";
-      lesson = lessons().front().info.name;
+      lesson = d.first_lesson();
     } else {
       const auto r = run_one(lesson, options, "html");
       status = r.status;
@@ -591,9 +594,7 @@ Server::Answer Server::route(const std::string& method, const std::string& path,
       else error = nlohmann::json::parse(r.body).value("error", "");
     }
     try {
-      LiveBar bar = d.front.bar(lesson, options, error, !d.settings.model.empty());
-      bar.words = Words(request_language(options, d.settings.language));
-      a.body = live_page(page, bar);
+      a.body = live_page(page, live_bar(d.front, lesson, options, error, !d.settings.model.empty(), d.settings.language));
     } catch (...) {
       const auto [code, message] = failure(lesson);
       refuse(code == 400 ? 500 : code, message);
@@ -784,13 +785,6 @@ std::string compute_line(std::size_t jobs, unsigned per_job, const CpuCount& cpu
   return "attn: " + std::to_string(jobs) + (jobs == 1 ? " computation" : " computations") + " at once, each on " +
          std::to_string(per_job) + (per_job == 1 ? " thread" : " threads") + " of the " +
          std::to_string(cpus.threads) + " " + (named ? "the " : "") + cpus.source + " gives";
-}
-
-std::string request_language(const Params& params, const std::string& otherwise) {
-  const auto& spoken = supported_languages();
-  for (const auto& [key, value] : params)
-    if (key == "lang" && std::find(spoken.begin(), spoken.end(), value) != spoken.end()) return chosen_language(value, otherwise);
-  return otherwise;
 }
 
 unsigned threads_per_job(unsigned threads, std::size_t jobs) {

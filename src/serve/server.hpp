@@ -19,6 +19,7 @@
 #include "io/cpus.hpp"
 #include "render/live_page.hpp"
 #include "run/run.hpp"
+#include "serve/web.hpp"
 
 namespace attn {
 
@@ -42,23 +43,6 @@ unsigned threads_per_job(unsigned threads, std::size_t jobs);
 // gives".
 std::string compute_line(std::size_t jobs, unsigned per_job, const CpuCount& cpus);
 
-// A request's options (key without dashes, value), as the address decoded them (cpp-httplib orders them by key).
-using Params = std::vector<std::pair<std::string, std::string>>;
-
-// The language a request asks for: its `lang` when that is one attn speaks (chosen_language: "en" is ""),
-// else `otherwise` (the server's). A `lang` attn does not speak is the command line's to refuse.
-std::string request_language(const Params& params, const std::string& otherwise);
-
-// What the server needs of the command line, given by the caller (src/cli) so that this layer knows no CLI11.
-struct FrontEnd {
-  // The Request `attn COMMAND --KEY=VALUE ... --format FORMAT` makes (with --model DIR when `model` is not
-  // empty); throws what the command line would (a UsageError in its words).
-  std::function<Request(const std::string& command, const Params& params, const std::string& format,
-                        const std::string& model)>
-      read;
-  // The live page's bar for `lesson` with `params`, and `error` shown in it.
-  std::function<LiveBar(const std::string& lesson, const Params& params, const std::string& error, bool model)> bar;
-};
 
 class Server {
  public:

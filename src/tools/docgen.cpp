@@ -13,6 +13,7 @@
 
 #include "cli/bench_options.hpp"
 #include "cli/cli.hpp"
+#include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "inputs/embeddings.hpp"
 #include "text/words.hpp"
