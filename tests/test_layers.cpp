@@ -152,6 +152,37 @@ TEST_CASE("layers: what reads a computed document includes nothing of the graph,
   CHECK(checked > 50);  // the check above really saw the three folders' includes
 }
 
+TEST_CASE("layers: a language is passed by hand in at most five places, and everything else asks its Words",
+          "[architecture][layers]") {
+  // Outside src/text, the layer that holds them: no text function is handed a language string, and a Words
+  // is made from one only where a language is chosen (the options bound, a request, attn list, the live page's
+  // every language, attn-docgen's pages).
+  const std::regex made(R"(\bWords\s+[a-z_]+\s*\(\s*[^)\s]|\bWords\s*\(\s*[^)\s])");
+  const std::regex by_hand(R"(\b(grouped_number|plural_rule|load_lesson_content)\s*\(|\blesson_content\s*\([^(),]*,)");
+  std::vector<std::string> places;
+  std::size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(kSource / "src")) {
+    const fs::path rel = fs::relative(entry.path(), kSource / "src");
+    if (!entry.is_regular_file() || rel.begin()->string() == "text") continue;
+    ++files;
+    std::istringstream lines(read(entry.path()));
+    std::string line;
+    for (std::size_t n = 1; std::getline(lines, line); ++n) {
+      const std::string code = line.substr(0, line.find("//"));
+      if (std::regex_search(code, by_hand)) FAIL_CHECK(rel.string() << ":" << n << " hands a language to the text: " << line);
+      if (std::regex_search(code, made)) places.push_back(rel.string() + ":" + std::to_string(n));
+    }
+  }
+  CHECK(files > 100);
+  INFO("a Words made from a language string at: " << [&] {
+    std::string all;
+    for (const auto& p : places) all += p + " ";
+    return all;
+  }());
+  CHECK(places.size() >= 1);  // the pattern sees the one the options make
+  CHECK(places.size() <= 5);
+}
+
 TEST_CASE("layers: inside a folder, no two files include each other, even through others", "[architecture][layers]") {
   // The units of each folder (a .cpp with its .hpp), and which units of the same folder each includes.
   std::map<std::string, std::set<std::string>> uses;
