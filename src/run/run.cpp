@@ -10,6 +10,7 @@
 
 #include "core/errors.hpp"
 #include "core/heap_budget.hpp"
+#include "lessons/registry.hpp"
 #include "run/npy.hpp"
 
 namespace attn {

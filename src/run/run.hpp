@@ -14,10 +14,15 @@
 
 #include "core/limits.hpp"
 #include "inputs/sources.hpp"
-#include "lessons/registry.hpp"
+#include "lessons/config.hpp"
 #include "render/renderer.hpp"
 
 namespace attn {
+
+// The registry's entries (lessons/registry.hpp), named here only: a Request says which lesson and mode run,
+// and whoever reads a Request (attn serve) needs nothing of how a lesson computes.
+struct Lesson;
+struct LessonMode;
 
 // How the output looks and where it goes (every lesson and the tour; attn present takes --color and
 // --max-memory).
