@@ -5,12 +5,21 @@
 // The programs the tests start speak English whatever the developer's locale: attn takes its language from
 // LANGUAGE, LC_ALL, LC_MESSAGES and LANG (--lang aside), so they are set to C here, and a case that wants
 // another language says so on its command line.
+// The cases compute in this process with the kernels attn would run: where OpenBLAS falls back to its slow
+// Prescott kernels on a CPU it does not know (Debian's 0.3.21 on an Emerald Rapids Xeon), the runner
+// restarts itself with the better core as attn's main does, and then forgets that it did
+// (ATTN_OPENBLAS_FELL_BACK), so that its cases and the programs they start run as on a CPU OpenBLAS knows.
+// tests/test_cpus.cpp checks the restart and its note, with both variables taken out of the environment.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 
+#include "kernels/blas.hpp"
+
 int main(int argc, char* argv[]) {
+  attn::restart_on_openblas_fallback(argv);  // returns unless OpenBLAS fell back to slow kernels
+  ::unsetenv("ATTN_OPENBLAS_FELL_BACK");
   ::unsetenv("LANGUAGE");
   ::unsetenv("LC_MESSAGES");
   ::setenv("LC_ALL", "C.UTF-8", 1);
