@@ -331,15 +331,27 @@ Matrix layer_norm(const Matrix& x, const Vector& scale, const Vector& shift, flo
   return out;
 }
 
-Matrix gelu(const Matrix& x) {
-  const float k = std::sqrt(static_cast<float>(2.0 / M_PI));  // torch.sqrt(torch.tensor(2.0 / torch.pi))
-  Matrix out = x;  // (n, d)
-  // torch.tanh is SLEEF's tanhf_u10 in PyTorch's vector kernels, as torch.exp is its expf_u10 (torch_exp).
+float torch_tanh(float x) {
+  // torch.tanh is SLEEF's tanhf_u10 in PyTorch's vector kernels, as torch.exp is its expf_u10 (torch_exp),
+  // for every element: a tensor's last elements too (checked against PyTorch 1.13 where glibc's tanhf and
+  // SLEEF's differ).
   static const bool has_fma = __builtin_cpu_supports("fma");
-  for (float& v : out) {
+  return has_fma ? Sleef_tanhf1_u10purecfma(x) : Sleef_tanhf1_u10purec(x);
+}
+
+void gelu_in_place(float* x, std::size_t n) {
+  const float k = std::sqrt(static_cast<float>(2.0 / M_PI));  // torch.sqrt(torch.tensor(2.0 / torch.pi))
+  // torch.pow(x, 3) is x * x * x; each operation rounds to float, none fused.
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = x[i];
     const float inner = k * (v + 0.044715f * (v * v * v));
-    v = 0.5f * v * (1.0f + (has_fma ? Sleef_tanhf1_u10purecfma(inner) : Sleef_tanhf1_u10purec(inner)));
+    x[i] = 0.5f * v * (1.0f + torch_tanh(inner));
   }
+}
+
+Matrix gelu(const Matrix& x) {
+  Matrix out = x;  // (n, d)
+  gelu_in_place(out.data(), out.size());
   return out;
 }
 

@@ -28,8 +28,9 @@ Tensor3 bmm(const Tensor3& a, const Tensor3& b, bool transpose_b = false);
 void batch_matrix_product(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                           const float* b, std::size_t ldb, bool transpose_b, float* c, std::size_t ldc);
 
-// torch.exp on one float, to the bit.
+// torch.exp and torch.tanh on one float, to the bit.
 float torch_exp(float x);
+float torch_tanh(float x);
 
 // max(init, x[0..n)) as PyTorch's max and maximum take it: NaN if any value (or init) is NaN, otherwise the
 // largest (of equal ones the first, as std::max keeps it). The softmax's row maximum and tensor.max().
@@ -92,5 +93,6 @@ struct Linear {
 Matrix layer_norm(const Matrix& x, const Vector& scale, const Vector& shift, float eps);  // (n, d) -> (n, d)
 // Chapter 4's GELU, GPT-2's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 Matrix gelu(const Matrix& x);  // any shape, elementwise
+void gelu_in_place(float* x, std::size_t n);  // the same on n contiguous floats
 
 }  // namespace attn

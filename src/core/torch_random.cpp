@@ -118,13 +118,8 @@ void normal_fill_16(float* data) {
 
 }  // namespace
 
-std::vector<float> TorchGenerator::normal(std::size_t count) {
-  std::vector<float> out(count);
-  normal(count, [&out](std::size_t i, float v) { out[i] = v; });
-  return out;
-}
-
-void TorchGenerator::normal(std::size_t count, const std::function<void(std::size_t, float)>& emit) {
+template <class Emit>
+void TorchGenerator::normal_into(std::size_t count, const Emit& emit) {
   if (count >= 16) {
     // PyTorch draws all `count` uniforms first, then transforms each block of 16; a block's values depend
     // only on its own uniforms, so drawing and transforming block by block gives the same numbers.
@@ -156,6 +151,20 @@ void TorchGenerator::normal(std::size_t count, const std::function<void(std::siz
     next_double_normal_ = r * std::sin(theta);
     emit(i, static_cast<float>(r * std::cos(theta)));
   }
+}
+
+std::vector<float> TorchGenerator::normal(std::size_t count) {
+  std::vector<float> out(count);
+  normal(out.data(), count);
+  return out;
+}
+
+void TorchGenerator::normal(float* out, std::size_t count) {
+  normal_into(count, [out](std::size_t i, float v) { out[i] = v; });
+}
+
+void TorchGenerator::normal(std::size_t count, const std::function<void(std::size_t, float)>& emit) {
+  normal_into(count, emit);
 }
 
 Vector TorchGenerator::rand(std::size_t n) {

@@ -53,6 +53,8 @@ class TorchGenerator {
   // redraws is emitted twice, the second value the final one. For nn.Embedding(50257, d), whose rows are
   // only wanted at a few token ids.
   void normal(std::size_t count, const std::function<void(std::size_t, float)>& emit);
+  // The same into out[0..count): a model's embedding tables (tens of millions of draws) written in place.
+  void normal(float* out, std::size_t count);
 
   // nn.Dropout(p)'s keep-mask drawn over `count` elements in row-major order, already scaled: each
   // entry is 1/(1-p) (kept) or 0 (dropped). p == 0 and p == 1 draw nothing, as in PyTorch.
@@ -62,6 +64,8 @@ class TorchGenerator {
   std::mt19937 engine_;
   std::uint64_t seed_ = 0;
   std::optional<double> next_double_normal_;  // the cached second value of the last scalar Box-Muller pair
+  template <class Emit>
+  void normal_into(std::size_t count, const Emit& emit);
 };
 
 }  // namespace attn

@@ -221,11 +221,15 @@ MultiHeadAttention::MultiHeadAttention(std::size_t d_in, std::size_t d_out, doub
       dropout(dropout_p) {}
 
 MultiHeadPass MultiHeadAttention::attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const {
+  return attend(x, gen, rng, dropout);
+}
+
+MultiHeadPass MultiHeadAttention::attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, double dropout_p) const {
   MultiHeadPass p;
   p.keys_proj = W_key.forward(x);      // (b, n, d_out)
   p.queries_proj = W_query.forward(x);  // (b, n, d_out)
   p.values_proj = W_value.forward(x);   // (b, n, d_out)
-  multi_head_attend(p, num_heads, num_heads, head_dim, dropout, gen, rng);
+  multi_head_attend(p, num_heads, num_heads, head_dim, dropout_p, gen, rng);
   p.context_vecs = out_proj.forward(p.context_combined);  // (b, n, d_out)
   return p;
 }

@@ -119,6 +119,9 @@ struct MultiHeadAttention {
                      TorchGenerator& gen);
   // Every intermediate, as the lesson shows them (PyTorch's bmm arithmetic).
   MultiHeadPass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng) const;
+  // The same with the attention weights' dropout at p instead of the layer's own rate: 0 in eval mode
+  // (model.eval(), chapter 4's generation), when gen is not read.
+  MultiHeadPass attend(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, double p) const;
   // Just the output. Without dropout it takes the chapter's path with heads as strided views
   // (causal_attention_unfused); with dropout it is attend()'s output.
   Tensor3 forward(const Tensor3& x, TorchGenerator& gen, DropoutRng rng, unsigned threads = 2) const;
