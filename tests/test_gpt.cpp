@@ -4,17 +4,14 @@
 // logits and greedy generation, FeedForward, LayerNorm and 4.4's gradients.
 #include <catch2/catch.hpp>
 
-#include <strings.h>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/blas.hpp"
 #include "modules/gpt.hpp"
+#include "support.hpp"
 
 using namespace attn;
 
@@ -28,18 +25,10 @@ const nlohmann::json& golden() {
   return data;
 }
 
-// The largest difference from PyTorch's values. The data are PyTorch's on OpenBLAS's SkylakeX kernels: on
+// How far attn may be from PyTorch's values. The data are PyTorch's on OpenBLAS's SkylakeX kernels: on
 // those (and Cooperlake's, SapphireRapids', the same products) attn must give them to the bit; OpenBLAS's
 // AVX2 kernels add a product's terms in another order, in PyTorch as here, and move the last bits.
-double tolerance(double elsewhere) {
-  static const bool skylakex = [] {
-    const std::string core = openblas_core();
-    for (const char* family : {"SkylakeX", "Cooperlake", "SapphireRapids"})
-      if (::strcasecmp(core.c_str(), family) == 0) return true;
-    return false;
-  }();
-  return skylakex ? 0.0 : elsewhere;
-}
+double tolerance(double elsewhere) { return attn_test::skylakex_kernels() ? 0.0 : elsewhere; }
 
 double largest_difference(const float* got, std::size_t n, const nlohmann::json& want) {
   REQUIRE(want.size() == n);

@@ -1,6 +1,7 @@
 // Chapter 4's modules (modules/gpt.hpp): each forward is the book's, op by op, in PyTorch's arithmetic.
 #include "modules/gpt.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -288,9 +289,8 @@ ExampleDeepNeuralNetwork::Gradients ExampleDeepNeuralNetwork::gradients(const Ma
   }
   Gradients g;
   g.output = x;
-  float squared = 0.0f;
-  for (float v : x) squared += v * v;
-  g.loss = squared / static_cast<float>(x.size());
+  const Matrix squared = x * x;  // (output - target) ** 2, target zeros
+  g.loss = sum_of(squared.data(), squared.size()) / static_cast<float>(squared.size());
   // nn.MSELoss()(output, zeros).backward(): (output - target) * (2 / numel) * 1.
   const float norm = static_cast<float>(2.0 / static_cast<double>(x.size()));
   Matrix grad = x * norm;  // (1, out): d loss / d output

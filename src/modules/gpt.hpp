@@ -7,11 +7,8 @@
 // forward takes the generator its dropout draws from, in training mode, or none in eval mode.
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <vector>
 
-#include "core/limits.hpp"
 #include "core/nn.hpp"
 #include "core/tensor.hpp"
 #include "core/torch_random.hpp"
