@@ -169,8 +169,9 @@ TransformerBlock::TransformerBlock(const GptConfig& cfg, TorchGenerator& gen)
 TransformerBlock::Pass TransformerBlock::pass(const Tensor3& x, const ForwardMode& mode) const {
   Pass p;
   p.norm1 = to3(norm1.forward(AnyTensor(x)));  // (b, n, emb_dim)
-  // In eval mode the attention's dropout is off: its generator is never read.
-  TorchGenerator unused(0);
+  // In eval mode the attention's dropout is off: this generator is never read, and made once per thread
+  // rather than seeded again for every block of every forward.
+  static thread_local TorchGenerator unused(0);
   p.att = att.attend(p.norm1, mode.training() ? *mode.gen : unused, mode.rng, mode.training() ? att.dropout : 0.0);
   p.att_dropped = drop(p.att.context_vecs, drop_shortcut, mode);  // (b, n, emb_dim)
   p.first_shortcut = p.att_dropped + x;                            // (b, n, emb_dim): x = x + shortcut
