@@ -55,7 +55,8 @@ const char* const kNotProse[] = {
     "default",                                                 // --dropout-rng's value, in a lesson's notes
     "None", "False", "True",                                   // Python's constants, as explanations name them
     "LayerNorm", "wte", "wpe", "int", "float", "Wq",           // identifiers no code on the page shows: nn.LayerNorm,
-                                                               // GPT-2's weights, Python's types, figure 3.26's Wq
+                                                               // GPT-2's weights, Python's types, figure 3.26's Wq,
+    "eps", "scale", "shift",                                   // and the book's LayerNorm's attributes
     "multi-head attention", "annotated transformer", "model view", "GPT-2 small",  // others' names, as phrases
 };
 

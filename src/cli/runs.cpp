@@ -47,8 +47,12 @@ void check_used(const Sub& sub, const LessonMode* mode, const OptionSpec& spec, 
   }
   const std::string& lesson = sub.lesson->info.name;
   const auto selector_name = [](const LessonMode& m) { return lesson_option(*m.selector).spellings().front(); };
-  if (spec.scope == Scope::Input && !mode->uses_inputs)
+  if (spec.scope == Scope::Input && !mode->uses_inputs) {
+    if (!mode->selector)  // a lesson on the book's own example tensors (chapter 4's)
+      throw UsageError("attn " + lesson + " does not take " + name +
+                       ": it reads no embeddings, only the book's own example tensors");
     throw UsageError(name + " does not apply with " + selector_name(*mode) + ", which reads no embeddings");
+  }
   if (spec.scope != Scope::Lesson || mode->takes(*spec.opt)) return;
   for (const LessonMode& other : sub.lesson->modes)
     if (&other != mode && other.takes(*spec.opt)) {

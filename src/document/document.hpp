@@ -124,6 +124,9 @@ struct Section {
   // d_out, num_heads, ...), run after the inputs and before the first step.
   std::string notebook_setup;
   bool show_inputs = true;         // false for reports that do not use the embeddings (gqa --kv-cache)
+  // Its code uses chapter 4's classes (LayerNorm, GELU, FeedForward, TransformerBlock, GPTModel): the notebook
+  // defines them (data/notebook/gpt.py), as it does for --model.
+  bool gpt_classes = false;
   nlohmann::ordered_json report;   // a lesson's non-tensor result (JSON key "report"); null when none
   Inputs inputs;
   std::vector<Step> steps;

@@ -1,4 +1,5 @@
-// The lessons, in book order: one line each in ATTN_LESSONS. A lesson's file defines `Lesson NAME_lesson()`;
+// The lessons, in book order (a chapter's bonus material after its sections): one line each in ATTN_LESSONS.
+// A lesson's file defines `Lesson NAME_lesson()`;
 // adding a lesson is that file, its line here, its docs page and its golden data (docs/architecture.md).
 #include "lessons/registry.hpp"
 
@@ -13,6 +14,7 @@
   X(mha_wrapper)        \
   X(mha)                \
   X(heads)              \
+  X(layer_norm)         \
   X(gqa)                \
   X(kv_cache)
 

@@ -51,7 +51,8 @@ struct LessonMode {
 struct MemoryRuns {
   // Runs whose measured peak the lesson's memory estimate must bound (and not exceed four times over).
   std::vector<std::vector<std::string>> measured;
-  // The options with which the lesson's largest --random Nx16 input under a budget runs within it.
+  // The options with which the lesson's largest --random Nx16 input under a budget runs within it; for a
+  // lesson that takes no input (chapter 4's), its largest run under that budget (tests/test_memory.cpp: 384 MiB).
   std::vector<std::string> at_budget;
 };
 

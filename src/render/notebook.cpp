@@ -129,6 +129,12 @@ bool uses_model(const Document& doc) {
   return false;
 }
 
+bool uses_gpt_classes(const Document& doc) {
+  for (const Section& t : doc.sections)
+    if (t.gpt_classes) return true;
+  return false;
+}
+
 std::vector<Cell> cells_of(const Document& doc) {
   std::vector<Cell> cells;
   const Section& first = doc.sections.front();
@@ -145,15 +151,15 @@ std::vector<Cell> cells_of(const Document& doc) {
   cells.push_back({true, bundled_code("imports.py"), "", ""});
   cells.push_back(notebook_words(doc.words, "classes").cell());
   cells.push_back({true, bundled_code("classes.py"), "", ""});
-  if (uses_model(doc)) {
-    cells.push_back(notebook_words(doc.words, "gpt").cell());
+  if (uses_model(doc) || uses_gpt_classes(doc)) {
+    cells.push_back(notebook_words(doc.words, uses_model(doc) ? "gpt" : "gpt_classes").cell());
     cells.push_back({true, bundled_code("gpt.py"), "", ""});
   }
   for (const Section& t : doc.sections) {
     if (doc.is_tour())
       cells.push_back(notebook_words(doc.words, "lesson_heading", {{"lesson", t.info.name}, {"title", t.info.title},
                                                {"where", book_place(t.info, doc.words)}}).cell());
-    if (t.inputs.steps.empty()) {
+    if (t.inputs.steps.empty() && t.show_inputs) {
       cells.push_back(notebook_words(doc.words, "inputs", {{"source", t.inputs.shown_source()}}).cell());
       cells.push_back({true, inputs_literal(t.inputs), "", ""});
     }

@@ -536,7 +536,7 @@ std::string lesson_page(const std::string& language, const std::string& lesson) 
                      content.piece("lesson/summary", "") + "\n\n" + w("section") + ": " + found->info.section + ". " +
                      w("english") + ": [" + lesson + ".md](" + lesson + ".md).\n\n## " + w("run") + "\n\n" +
                      w("run_text") + "\n\n```sh\nattn " + lesson + " --lang " + language + "\n```\n\n## " + w("steps") +
-                     "\n\n" + w("steps_text") + "\n\n" + w("header") + "\n| --- | --- | --- |\n";
+                     "\n\n" + w(found->modes.front().uses_inputs ? "steps_text" : "steps_text_example") + "\n\n" + w("header") + "\n| --- | --- | --- |\n";
   for (const auto& step : doc.at("steps"))
     page += "| `" + step.at("id").get<std::string>() + "` | " + table_cell(step.at("title").get<std::string>()) + " | " +
             table_cell(step.at("explanation").get<std::string>()) + " |\n";

@@ -5,6 +5,7 @@ Run with Debian's python3-torch (PyTorch 1.13, CPU, no MKL):
 
     /usr/bin/python3 tests/golden/generate.py
     /usr/bin/python3 tests/golden/generate.py --heads-only   # attn heads' configurations alone
+    /usr/bin/python3 tests/golden/generate.py --chapter4-only   # chapter 4's (tests/golden/chapter4.py) alone
 
 
 It writes tests/golden/inputs/* (embeddings files of 1-12 tokens and d_in 1-16) and
@@ -25,6 +26,9 @@ import sys
 
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chapter4  # noqa: E402  (chapter 4's lessons: the book's classes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INPUT_DIR = os.path.join(HERE, "inputs")
@@ -1029,6 +1033,7 @@ def extreme_configurations():
 LESSONS = {"simple": lesson_simple, "all-tokens": lesson_all_tokens, "trainable": lesson_trainable,
            "causal": lesson_causal, "dropout": lesson_dropout, "mha-wrapper": lesson_mha_wrapper,
            "mha": lesson_mha, "gqa": lesson_gqa, "kv-cache": lesson_kv_cache}
+LESSONS.update(chapter4.LESSONS)
 
 
 def encode(t):
@@ -1105,6 +1110,9 @@ def blas_cases():
             "args": args + (["--input", "inputs/" + file] if file else []),
             "steps": [dict(id=k, **encode(v)) for k, v in steps.items()],
         })
+    for lesson, args, kwargs in chapter4.CONFIGURATIONS:  # the book's own example tensors: no input
+        cases.append({"lesson": lesson, "args": args,
+                      "steps": [dict(id=k, **encode(v)) for k, v in LESSONS[lesson](**kwargs).items()]})
     for lesson, args, text, text_opts, kwargs in text_configurations():
         inputs, steps = text_inputs(text, **text_opts)
         steps.update(LESSONS[lesson](inputs, **kwargs))
@@ -1140,6 +1148,16 @@ def main():
               file=sys.stderr)
     import gpt2_models
     import golden_store
+    if sys.argv[1:] == ["--chapter4-only"]:
+        # chapter 4's configurations alone, in place of those the store holds, every other file unchanged.
+        version, kept = golden_store.read()
+        cases = [c for c in kept if c["lesson"] not in chapter4.LESSONS]
+        for lesson, args, kwargs in chapter4.CONFIGURATIONS:
+            cases.append({"lesson": lesson, "args": args,
+                          "steps": [dict(id=k, **encode(v)) for k, v in LESSONS[lesson](**kwargs).items()]})
+        golden_store.write(cases, version)
+        print(f"{len(cases)} configurations in tests/golden/lessons/, chapter 4's rewritten")
+        return
     if sys.argv[1:] == ["--heads-only"]:
         # attn heads' configurations alone, in place of those the store holds, every other file unchanged.
         models = {name: gpt2_models.build(name) for name in gpt2_models.TINY_MODELS}
