@@ -293,9 +293,9 @@ TEST_CASE("html: a step's figure comes before its printed tensor, numbered as [k
   CHECK(count(html, "<p class=\"hint\">") == 1);
   CHECK(html.find("Point at a cell") == std::string::npos);
   // The tour: once per lesson with a figure, as each lesson's own page says it (every lesson but simple,
-  // trainable and layer-norm, which have none).
+  // trainable and chapter 4's, which have none yet).
   const Run tour = run({"tour", "--format", "html"});
-  const std::set<std::string> without_figure{"simple", "trainable", "layer-norm"};
+  const std::set<std::string> without_figure{"simple", "trainable", "layer-norm", "gelu", "shortcut"};
   for (const auto& name : attn_test::lesson_names()) {
     INFO("attn " << name << " --format html");
     CHECK(count(run({name, "--format", "html"}).out, "<p class=\"hint\">") == (without_figure.count(name) ? 0 : 1));
@@ -1200,6 +1200,10 @@ TEST_CASE("pages and figures stay well-formed XML whatever the tokens hold", "[h
   };
   for (const auto& lesson : attn::lessons()) {
     const std::string name = lesson.info.name;
+    if (!lesson.modes.front().uses_inputs) {  // chapter 4's: no tokens reach them, their page is checked as it is
+      save(name + ".html", {name, "--format", "html"}, pages);
+      continue;
+    }
     save(name + ".html", {name, "--input", input, "--format", "html"}, pages);
     for (const std::string& lesson_step : step_ids(lesson_json({name, "--input", input}))) {
       const std::string id = lesson_step.substr(lesson_step.find('/') + 1);

@@ -51,7 +51,8 @@ namespace {
 //   6. kNotProse: names and keys, each with why.
 const char* const kNotProse[] = {
     "Tab", "Enter", "Escape",                                 // keys, as the keyboard names them
-    "PyTorch", "Python", "bertviz", "BPE", "GQA", "KV", "MKL", // names of software and of the methods' acronyms
+    "PyTorch", "Python", "bertviz", "BPE", "GQA", "KV", "MKL", // names of software and of the methods' acronyms,
+    "GELU", "ReLU", "AVX2",                                    // the activations' and the instruction set's
     "default",                                                 // --dropout-rng's value, in a lesson's notes
     "None", "False", "True",                                   // Python's constants, as explanations name them
     "LayerNorm", "wte", "wpe", "int", "float", "Wq",           // identifiers no code on the page shows: nn.LayerNorm,

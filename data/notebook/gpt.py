@@ -146,3 +146,23 @@ def use_real_layer(module, att):
     for name in ("W_query", "W_key", "W_value", "out_proj"):
         getattr(module, name).weight.copy_(getattr(att, name).weight)
         getattr(module, name).bias.copy_(getattr(att, name).bias)
+
+
+class ExampleDeepNeuralNetwork(nn.Module):
+    # 4.4: five Linear + GELU layers, each added to its input where the shapes agree and use_shortcut is set
+    def __init__(self, layer_sizes, use_shortcut):
+        super().__init__()
+        self.use_shortcut = use_shortcut
+        self.layers = nn.ModuleList([
+            nn.Sequential(nn.Linear(layer_sizes[i], layer_sizes[i + 1]), GELU())
+            for i in range(len(layer_sizes) - 1)
+        ])
+
+    def forward(self, x):
+        for layer in self.layers:
+            layer_output = layer(x)
+            if self.use_shortcut and x.shape == layer_output.shape:
+                x = x + layer_output
+            else:
+                x = layer_output
+        return x

@@ -15,6 +15,8 @@
   X(mha)                \
   X(heads)              \
   X(layer_norm)         \
+  X(gelu)               \
+  X(shortcut)           \
   X(gqa)                \
   X(kv_cache)
 

@@ -4,7 +4,7 @@ gpt_modules.py)."""
 import torch
 import torch.nn as nn
 
-from gpt2_models import LayerNorm  # noqa: F401  (the book's classes)
+from gpt2_models import GELU, LayerNorm  # the book's classes
 
 
 def lesson_layer_norm(inputs=None, seed=None):
@@ -31,7 +31,32 @@ def lesson_layer_norm(inputs=None, seed=None):
     return steps
 
 
-LESSONS = {"layer-norm": lesson_layer_norm}
+def lesson_gelu(inputs=None):
+    gelu, relu = GELU(), nn.ReLU()
+    x = torch.linspace(-3, 3, 100)
+    return {"x": x, "y_gelu": gelu(x), "y_relu": relu(x)}
+
+
+def lesson_shortcut(inputs=None, seed=None):
+    from gpt_modules import ExampleDeepNeuralNetwork
+    seed = 123 if seed is None else seed
+    layer_sizes = [3, 3, 3, 3, 3, 1]
+    sample_input = torch.tensor([[1., 0., -1.]])
+    steps = {"sample_input": sample_input}
+    for which, use in (("without", False), ("with", True)):
+        torch.manual_seed(seed)
+        model = ExampleDeepNeuralNetwork(layer_sizes, use_shortcut=use)
+        output = model(sample_input)
+        loss = nn.MSELoss()(output, torch.tensor([[0.]]))
+        loss.backward()
+        steps[f"output_{which}_shortcut"] = output
+        steps[f"loss_{which}_shortcut"] = loss
+        for i, layer in enumerate(model.layers):
+            steps[f"grad_mean_{which}_shortcut_{i}"] = layer[0].weight.grad.abs().mean().item()
+    return steps
+
+
+LESSONS = {"layer-norm": lesson_layer_norm, "gelu": lesson_gelu, "shortcut": lesson_shortcut}
 
 # (lesson, attn's arguments, the Python lesson's keyword arguments)
 CONFIGURATIONS = [
@@ -39,4 +64,8 @@ CONFIGURATIONS = [
     ("layer-norm", ["--seed", "0"], {"seed": 0}),
     ("layer-norm", ["--seed", "7"], {"seed": 7}),
     ("layer-norm", ["--seed", "2024"], {"seed": 2024}),
+    ("gelu", [], {}),
+    ("shortcut", [], {}),
+    ("shortcut", ["--seed", "1"], {"seed": 1}),
+    ("shortcut", ["--seed", "42"], {"seed": 42}),
 ]
