@@ -295,7 +295,7 @@ TEST_CASE("html: a step's figure comes before its printed tensor, numbered as [k
   // The tour: once per lesson with a figure, as each lesson's own page says it (every lesson but simple,
   // trainable and chapter 4's, which have none yet).
   const Run tour = run({"tour", "--format", "html"});
-  const std::set<std::string> without_figure{"simple", "trainable", "layer-norm", "gelu", "shortcut"};
+  const std::set<std::string> without_figure{"simple", "trainable", "layer-norm", "gelu", "feed-forward", "shortcut"};
   for (const auto& name : attn_test::lesson_names()) {
     INFO("attn " << name << " --format html");
     CHECK(count(run({name, "--format", "html"}).out, "<p class=\"hint\">") == (without_figure.count(name) ? 0 : 1));

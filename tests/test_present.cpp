@@ -863,7 +863,7 @@ TEST_CASE("present takes the lesson options as the lesson does: each deck lesson
       {"--dropout", "0.2", "causal", {}},     {"--dropout-rng", "mkl", "dropout", {}},
       {"--qkv-bias", "", "trainable", {}},    {"--batch", "1", "mha", {}},
       {"--prompt", "3", "kv-cache", {}},      {"--query", "2", "simple", {}},
-      {"--head", "1", "causal", {"--model", tiny}},
+      {"--head", "1", "causal", {"--model", tiny}}, {"--emb-dim", "8", "feed-forward", {}},
   };
   // Every lesson option attn present takes is here.
   for (const OptionSpec* spec : options_in(Scope::Lesson)) {
@@ -959,9 +959,13 @@ TEST_CASE("present with several lessons: each option applies to the lessons that
   CHECK(p.status == 2);
   CHECK(p.err.find("attn: attn present does not take --estimate, which belongs to the report attn kv-cache --estimate "
                    "prints instead of the lesson's steps; run attn kv-cache --estimate") == 0);
-  p = presented({"--emb-dim", "64"});
+  p = presented({"--layers", "4"});
   CHECK(p.status == 2);
-  CHECK(p.err.find("attn: attn present does not take --emb-dim, which belongs to the report attn gqa --kv-cache") == 0);
+  CHECK(p.err.find("attn: attn present does not take --layers, which belongs to the report attn gqa --kv-cache") == 0);
+  p = presented({"simple", "all-tokens", "--emb-dim", "64"});  // feed-forward's, and the reports'
+  CHECK(p.status == 2);
+  CHECK(p.err.find("attn: attn present: none of the lessons presented (simple, all-tokens) takes --emb-dim; the lessons "
+                   "that take it: feed-forward") == 0);
   p = presented({"--format", "html"});
   CHECK(p.status == 2);
   CHECK(p.err.find("attn present draws on the terminal and does not take --format (for a pipe or a file use attn tour "

@@ -536,7 +536,7 @@ std::vector<OptionSpec> make_table() {
   t.push_back(flag(Le, Opt::Estimate, "--estimate", &L::estimate, "estimate",
                    "Instead of the lesson: the KV-cache memory of MHA vs GQA for a model"));
   t.push_back(whole(Le, Opt::EmbDim, "--emb-dim", "N", &L::emb_dim, 1, std::size_t{1} << 20, "emb_dim",
-                    "With the memory estimate: embedding size"));
+                    "Embedding size (emb_dim): the size of each token's vector"));
   t.push_back(whole(Le, Opt::DOut, "--d-out", "N", &L::d_out, 1, kMaxDims, "d_out",
                     "Output dimension of the projections (per head for mha-wrapper, the whole module for mha and gqa)"));
   not_with_model(real_weights);

@@ -16,6 +16,7 @@
   X(heads)              \
   X(layer_norm)         \
   X(gelu)               \
+  X(feed_forward)       \
   X(shortcut)           \
   X(gqa)                \
   X(kv_cache)

@@ -37,6 +37,19 @@ def lesson_gelu(inputs=None):
     return {"x": x, "y_gelu": gelu(x), "y_relu": relu(x)}
 
 
+def lesson_feed_forward(inputs=None, seed=None, emb_dim=768):
+    from gpt2_models import FeedForward
+    seed = 123 if seed is None else seed
+    torch.manual_seed(seed)
+    ffn = FeedForward({"emb_dim": emb_dim})
+    x = torch.rand(2, 3, emb_dim)
+    expanded = ffn.layers[0](x)
+    activated = ffn.layers[1](expanded)
+    out = ffn.layers[2](activated)
+    return {"x": x, "expanded": expanded, "activated": activated, "out": out,
+            "num_params": sum(p.numel() for p in ffn.parameters())}
+
+
 def lesson_shortcut(inputs=None, seed=None):
     from gpt_modules import ExampleDeepNeuralNetwork
     seed = 123 if seed is None else seed
@@ -56,7 +69,7 @@ def lesson_shortcut(inputs=None, seed=None):
     return steps
 
 
-LESSONS = {"layer-norm": lesson_layer_norm, "gelu": lesson_gelu, "shortcut": lesson_shortcut}
+LESSONS = {"layer-norm": lesson_layer_norm, "gelu": lesson_gelu, "feed-forward": lesson_feed_forward, "shortcut": lesson_shortcut}
 
 # (lesson, attn's arguments, the Python lesson's keyword arguments)
 CONFIGURATIONS = [
@@ -65,6 +78,10 @@ CONFIGURATIONS = [
     ("layer-norm", ["--seed", "7"], {"seed": 7}),
     ("layer-norm", ["--seed", "2024"], {"seed": 2024}),
     ("gelu", [], {}),
+    ("feed-forward", [], {}),
+    ("feed-forward", ["--emb-dim", "4", "--seed", "7"], {"emb_dim": 4, "seed": 7}),
+    ("feed-forward", ["--emb-dim", "1"], {"emb_dim": 1}),
+    ("feed-forward", ["--emb-dim", "33", "--seed", "2024"], {"emb_dim": 33, "seed": 2024}),
     ("shortcut", [], {}),
     ("shortcut", ["--seed", "1"], {"seed": 1}),
     ("shortcut", ["--seed", "42"], {"seed": 42}),

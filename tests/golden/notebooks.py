@@ -37,8 +37,8 @@ MODELS = os.path.join(HERE, "models")
 # (lesson, arguments): every lesson with its defaults, and a spread of options.
 CONFIGURATIONS = [
     ["simple"], ["all-tokens"], ["trainable"], ["causal"], ["dropout"], ["mha-wrapper"], ["mha"], ["heads"],
-    ["layer-norm"], ["gelu"], ["shortcut"], ["gqa"], ["kv-cache"], ["tour"],
-    ["layer-norm", "--seed", "7"], ["shortcut", "--seed", "42"],
+    ["layer-norm"], ["gelu"], ["feed-forward"], ["shortcut"], ["gqa"], ["kv-cache"], ["tour"],
+    ["layer-norm", "--seed", "7"], ["shortcut", "--seed", "42"], ["feed-forward", "--emb-dim", "8", "--seed", "3"],
     ["causal", "--seed", "5", "--dropout", "0.5"],
     ["simple", "--query", "3"],
     ["trainable", "--seed", "7", "--qkv-bias", "--d-out", "3", "--query", "0"],
