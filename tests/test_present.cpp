@@ -864,6 +864,7 @@ TEST_CASE("present takes the lesson options as the lesson does: each deck lesson
       {"--qkv-bias", "", "trainable", {}},    {"--batch", "1", "mha", {}},
       {"--prompt", "3", "kv-cache", {}},      {"--query", "2", "simple", {}},
       {"--head", "1", "causal", {"--model", tiny}}, {"--emb-dim", "8", "feed-forward", {}},
+      {"--drop-rate", "0.5", "block", {}},
   };
   // Every lesson option attn present takes is here.
   for (const OptionSpec* spec : options_in(Scope::Lesson)) {

@@ -197,8 +197,8 @@ TEST_CASE("html in Russian: every lesson's page has lang ru, the Russian words a
   // English left in a Russian page is found, though the code's comments hold the same words ("# each head
   // ..."): in prose (but for words the code itself names, 3.), in a figure's text, in a lesson's notes.
   std::string planted = tour.out;
-  planted.insert(planted.find("</main>"), "<p>head 3: rows are queries</p><svg><text>keys</text></svg><pre class=\"notes\">each block</pre>");
-  CHECK(joined(latin_words(planted)) == "are block each head keys");  // rows and queries: the code's names (3.)
+  planted.insert(planted.find("</main>"), "<p>head 3: rows are queries</p><svg><text>keys</text></svg><pre class=\"notes\">each sentence</pre>");
+  CHECK(joined(latin_words(planted)) == "are each head keys sentence");  // rows and queries: the code's names (3.)
   CHECK(tour.out.find("<title>attn tour: механизмы внимания главы 3 шаг за шагом</title>") != std::string::npos);
   CHECK(tour.out.find("Урок 1 из " + std::to_string(attn::lessons().size()) + ": ") != std::string::npos);
 }

@@ -552,6 +552,8 @@ std::vector<OptionSpec> make_table() {
                     "context_length", "With the memory estimate: tokens held in the cache"));
   t.push_back(real(Le, Opt::Dropout, "--dropout", "P", &L::dropout, 0.0, 1.0, "a probability", "dropout",
                    "Dropout probability"));
+  t.push_back(real(Le, Opt::DropRate, "--drop-rate", "P", &L::drop_rate, 0.0, 1.0, "a probability", "drop_rate",
+                   "drop_rate of the model's configuration: every nn.Dropout's probability"));
   t.push_back(choice(Le, Opt::DropoutRng, "--dropout-rng", "RNG", &L::dropout_rng,
                      std::vector<std::pair<std::string, DropoutRng>>{{"default", DropoutRng::Default},
                                                                      {"mkl", DropoutRng::Mkl}},

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "core/errors.hpp"
+#include "core/limits.hpp"
+#include "core/strings.hpp"
 #include "lessons/helpers.hpp"
 
 namespace attn {
@@ -45,6 +48,36 @@ AnyTensor linspace(float start, float end, std::size_t steps) {
     }
   for (; idx < steps; ++idx) out(idx) = from_ends(idx);
   return out;
+}
+
+GptConfig gpt_config(const LessonConfig& cfg) {
+  GptConfig model;
+  model.emb_dim = cfg.emb_dim;
+  model.n_heads = cfg.heads;
+  model.n_layers = cfg.layers;
+  model.context_length = cfg.context_length;
+  model.drop_rate_emb = model.drop_rate_attn = model.drop_rate_shortcut = cfg.drop_rate;
+  model.qkv_bias = cfg.qkv_bias;
+  return model;
+}
+
+void check_model_shape(const GptConfig& cfg) {
+  if (cfg.emb_dim % cfg.n_heads != 0)
+    throw UsageError("--emb-dim " + std::to_string(cfg.emb_dim) + " is not divisible by --heads " +
+                     std::to_string(cfg.n_heads) + ": each head takes emb_dim / n_heads of every vector");
+  check_elements("the feed-forward network's (4 * emb_dim, emb_dim) weight", {4, cfg.emb_dim, cfg.emb_dim});
+  check_elements("the (vocab_size, emb_dim) token embeddings", {cfg.vocab_size, cfg.emb_dim});
+  check_elements("the (context_length, emb_dim) positional embeddings", {cfg.context_length, cfg.emb_dim});
+}
+
+LessonText& set_config_values(LessonText& text, const GptConfig& cfg) {
+  return text.set("emb_dim", cfg.emb_dim)
+      .set("n_heads", cfg.n_heads)
+      .set("n_layers", cfg.n_layers)
+      .set("context_length", cfg.context_length)
+      .set("vocab_size", cfg.vocab_size)
+      .set("drop_rate", py_float(cfg.drop_rate_shortcut))
+      .set("qkv_bias", cfg.qkv_bias ? "True" : "False");
 }
 
 LessonMode chapter4_mode(std::vector<OptionUse> options, LessonConfig defaults, LessonMode::Run run) {

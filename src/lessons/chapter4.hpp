@@ -6,7 +6,9 @@
 
 #include "core/tensor.hpp"
 #include "core/torch_random.hpp"
+#include "lessons/lesson_text.hpp"
 #include "lessons/registry.hpp"
+#include "modules/gpt.hpp"
 
 namespace attn {
 
@@ -19,6 +21,16 @@ AnyTensor rand(TorchGenerator& gen, const std::vector<std::size_t>& shape);
 // from a base, the first half counted up from start and the second down from end, the last few alone, each
 // product and sum fused as the kernel's FMA build does.
 AnyTensor linspace(float start, float end, std::size_t steps);  // (steps,)
+
+// The model's configuration from the lesson's options, by GPT_CONFIG_124M's keys: --emb-dim, --heads,
+// --layers, --context-length, --drop-rate (all three rates) and --qkv-bias.
+GptConfig gpt_config(const LessonConfig& cfg);
+// A configuration the book's classes can build: emb_dim divisible by n_heads (a UsageError naming the options),
+// and no weight past the largest tensor attn makes (check_elements).
+void check_model_shape(const GptConfig& cfg);
+// The configuration's values for the lesson's text: {emb_dim}, {n_heads}, {n_layers}, {context_length},
+// {vocab_size}, {drop_rate} (as Python writes the float) and {qkv_bias} (True or False).
+LessonText& set_config_values(LessonText& text, const GptConfig& cfg);
 
 // A lesson of chapter 4 on the book's own example tensors: it takes no input (--input, --random, --text
 // are refused) and no --model layer, and says why.

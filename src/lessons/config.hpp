@@ -27,6 +27,7 @@ struct LessonConfig {
   // with MultiHeadAttention (as many key/value heads as --heads) instead of GroupedQueryAttention.
   std::size_t kv_groups = 2;
   double dropout = 0.0;               // --dropout
+  double drop_rate = 0.1;             // --drop-rate: chapter 4's GPT_CONFIG_124M["drop_rate"], every nn.Dropout's
   DropoutRng dropout_rng = DropoutRng::Default;  // --dropout-rng
   std::optional<std::uint64_t> seed;  // --seed: replaces every torch.manual_seed value of the lesson
   bool qkv_bias = false;              // --qkv-bias
@@ -45,7 +46,7 @@ struct LessonConfig {
 
 // The options a lesson mode can take, one per field above. The option table (cli/options.cpp) gives
 // each its name, type, range, help and JSON config key.
-enum class Opt { Query, DOut, Heads, KvGroups, Dropout, DropoutRng, Seed, QkvBias, Batch, Prompt, Head, KvCache,
+enum class Opt { Query, DOut, Heads, KvGroups, Dropout, DropRate, DropoutRng, Seed, QkvBias, Batch, Prompt, Head, KvCache,
                  Estimate, EmbDim, Layers, ContextLength, DType };
 
 }  // namespace attn

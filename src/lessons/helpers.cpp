@@ -39,9 +39,10 @@ Node<Tensor3> add_batch_step(const LessonText& text, std::size_t b) {
   return batch;
 }
 
-void add_num_params_step(const LessonText& text, const std::string& module, std::size_t count) {
+void add_num_params_step(const LessonText& text, const std::string& module, std::size_t count,
+                         const std::string& id) {
   text.with({{"module", module}, {"count", text.number(count)}})
-      .add("num_params", Scalar(static_cast<float>(count)))
+      .add(id, Scalar(static_cast<float>(count)))
       .python_int = static_cast<std::int64_t>(count);
 }
 

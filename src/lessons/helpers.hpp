@@ -41,9 +41,10 @@ Node<Tensor3> add_batch_step(const LessonText& text, std::size_t b);
 // shared content's (data/lessons/shared.json).
 void add_linear_steps(const LessonText& text, const std::string& path, const Linear& layer, const std::string& role);
 
-// The module's parameter count as the step "num_params": a Python int, as
-// sum(p.numel() for p in module.parameters()) gives it (exercise 3.3 asks for it).
-void add_num_params_step(const LessonText& text, const std::string& module, std::size_t count);
+// The module's parameter count as the step `id` ("num_params" unless a lesson counts several): a Python int,
+// as sum(p.numel() for p in module.parameters()) gives it (exercises 3.3 and 4.1 ask for it).
+void add_num_params_step(const LessonText& text, const std::string& module, std::size_t count,
+                         const std::string& id = "num_params");
 
 // --seed's help on a lesson whose book seeds are `book_seeds` ("789 for sa_v2, 123 for CausalAttention").
 std::string seed_help(const std::string& book_seeds);

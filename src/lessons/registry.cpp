@@ -18,6 +18,7 @@
   X(gelu)               \
   X(feed_forward)       \
   X(shortcut)           \
+  X(block)              \
   X(gqa)                \
   X(kv_cache)
 

@@ -69,7 +69,30 @@ def lesson_shortcut(inputs=None, seed=None):
     return steps
 
 
-LESSONS = {"layer-norm": lesson_layer_norm, "gelu": lesson_gelu, "feed-forward": lesson_feed_forward, "shortcut": lesson_shortcut}
+def lesson_block(inputs=None, seed=None, emb_dim=768, n_heads=12, drop_rate=0.1, qkv_bias=False):
+    from gpt2_models import TransformerBlock
+    seed = 123 if seed is None else seed
+    torch.manual_seed(seed)
+    x = torch.rand(2, 4, emb_dim)
+    block = TransformerBlock({"emb_dim": emb_dim, "context_length": 1024, "n_heads": n_heads,
+                              "drop_rate": drop_rate, "qkv_bias": qkv_bias})
+    # block(x), one module at a time, in the book's (training) mode: the same dropout masks in the same order.
+    norm1 = block.norm1(x)
+    att = block.att(norm1)
+    att_dropped = block.drop_shortcut(att)
+    shortcut = att_dropped + x
+    norm2 = block.norm2(shortcut)
+    ff = block.ff(norm2)
+    ff_dropped = block.drop_shortcut(ff)
+    output = ff_dropped + shortcut
+    return {"x": x, "norm1": norm1, "att": att, "att_dropped": att_dropped, "shortcut": shortcut,
+            "norm2": norm2, "ff": ff, "ff_dropped": ff_dropped, "output": output,
+            "ff_params": sum(p.numel() for p in block.ff.parameters()),
+            "att_params": sum(p.numel() for p in block.att.parameters())}
+
+
+LESSONS = {"layer-norm": lesson_layer_norm, "gelu": lesson_gelu, "feed-forward": lesson_feed_forward,
+           "shortcut": lesson_shortcut, "block": lesson_block}
 
 # (lesson, attn's arguments, the Python lesson's keyword arguments)
 CONFIGURATIONS = [
@@ -85,4 +108,10 @@ CONFIGURATIONS = [
     ("shortcut", [], {}),
     ("shortcut", ["--seed", "1"], {"seed": 1}),
     ("shortcut", ["--seed", "42"], {"seed": 42}),
+    ("block", [], {}),
+    ("block", ["--emb-dim", "8", "--heads", "2", "--seed", "7"], {"emb_dim": 8, "n_heads": 2, "seed": 7}),
+    ("block", ["--emb-dim", "12", "--heads", "3", "--drop-rate", "0.5", "--qkv-bias"],
+     {"emb_dim": 12, "n_heads": 3, "drop_rate": 0.5, "qkv_bias": True}),
+    ("block", ["--emb-dim", "16", "--heads", "4", "--drop-rate", "0", "--seed", "2024"],
+     {"emb_dim": 16, "n_heads": 4, "drop_rate": 0.0, "seed": 2024}),
 ]
