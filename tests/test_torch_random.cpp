@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,34 @@ TEST_CASE("manual_seed restarts the stream and keeps only the low 32 bits", "[rn
   CHECK(gen.random() == first);
   TorchGenerator wide((std::uint64_t{1} << 32) + 99);
   CHECK(wide.random() == first);
+}
+
+TEST_CASE("Mt19937 is std::mt19937's stream, a word at a time and in bulk across twists", "[rng]") {
+  for (const std::uint32_t seed : {0u, 1u, 123u, 5489u, 4294967295u}) {
+    INFO("seed " << seed);
+    std::mt19937 reference(seed);
+    Mt19937 engine(seed);
+    // Words one at a time, then fills of lengths that start and end mid-twist, past several twists.
+    std::vector<std::uint32_t> got, want;
+    for (int i = 0; i < 700; ++i) got.push_back(engine.next());
+    for (const std::size_t n : {1u, 623u, 624u, 625u, 5000u, 3u}) {
+      std::vector<std::uint32_t> words(n);
+      engine.fill(words.data(), n);
+      got.insert(got.end(), words.begin(), words.end());
+    }
+    for (std::size_t i = 0; i < got.size(); ++i) want.push_back(static_cast<std::uint32_t>(reference()));
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("uniform over a buffer is uniform() element by element", "[rng]") {
+  TorchGenerator bulk(42), one(42);
+  std::vector<float> out(10000);
+  bulk.uniform(out.data(), out.size(), -0.25f, 0.75f);
+  std::size_t differ = 0;
+  for (float v : out) differ += bits_of(v) != bits_of(one.uniform(-0.25f, 0.75f));
+  CHECK(differ == 0);
+  CHECK(bulk.random() == one.random());  // and both have drawn as many words
 }
 
 TEST_CASE("torch.rand and nn.Linear init match PyTorch bit for bit", "[rng][golden]") {

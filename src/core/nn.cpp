@@ -267,11 +267,11 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, bool with_bias
   const double std_dev = gain / std::sqrt(static_cast<double>(in_features));
   const double bound = std::sqrt(3.0) * std_dev;
   weight = xt::empty<float>({out_features, in_features});  // (out, in)
-  for (auto& w : weight) w = gen.uniform(static_cast<float>(-bound), static_cast<float>(bound));
+  gen.uniform(weight.data(), weight.size(), static_cast<float>(-bound), static_cast<float>(bound));
   bias = xt::zeros<float>({with_bias ? out_features : std::size_t{0}});  // (out,) or (0,)
   if (with_bias) {
     const double bias_bound = 1.0 / std::sqrt(static_cast<double>(in_features));
-    for (auto& b : bias) b = gen.uniform(static_cast<float>(-bias_bound), static_cast<float>(bias_bound));
+    gen.uniform(bias.data(), bias.size(), static_cast<float>(-bias_bound), static_cast<float>(bias_bound));
   }
 }
 

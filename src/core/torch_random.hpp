@@ -22,6 +22,36 @@ enum class DropoutRng { Default, Mkl };
 DropoutRng parse_dropout_rng(const std::string& name);  // "default" | "mkl"; throws std::invalid_argument
 std::string to_string(DropoutRng rng);
 
+// The 32-bit Mersenne Twister (MT19937), the engine of PyTorch's CPU generator: the same stream as
+// std::mt19937 (tests/test_torch_random.cpp compares them), with a bulk draw. Written by hand because
+// std::mt19937 hands out one word per call, through a branch, and a 163-million-parameter model draws one
+// word per weight: filling a buffer whole, the twist of 624 words and their tempering run as plain loops
+// the compiler vectorises. (SFMT and dSFMT, the fast relatives, are other generators: other numbers.)
+class Mt19937 {
+ public:
+  explicit Mt19937(std::uint32_t seed = 5489u) { seed_with(seed); }
+  void seed_with(std::uint32_t seed);
+  std::uint32_t next() {
+    if (index_ == kN) twist();
+    return temper(state_[index_++]);
+  }
+  // next() `count` times, into out[0..count).
+  void fill(std::uint32_t* out, std::size_t count);
+
+  static constexpr std::size_t kN = 624;
+
+ private:
+  static std::uint32_t temper(std::uint32_t y) {
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+  }
+  void twist();
+  std::uint32_t state_[kN];
+  std::size_t index_ = kN;
+};
+
 class TorchGenerator {
  public:
   explicit TorchGenerator(std::uint64_t seed = 67280421310721ULL) { manual_seed(seed); }
@@ -39,6 +69,8 @@ class TorchGenerator {
 
   // tensor.uniform_(from, to) on float32: u * (to - from) + from in float arithmetic.
   float uniform(float from, float to);
+  // The same over out[0..count), in order: nn.Linear's kaiming-uniform weights, torch.rand.
+  void uniform(float* out, std::size_t count, float from, float to);
 
   // tensor.normal_() (mean 0, std 1) on a contiguous float32 tensor of `count` elements, as PyTorch 1.13's
   // CPU kernel draws it, so nn.Embedding's weights come out bit for bit:
@@ -61,7 +93,7 @@ class TorchGenerator {
   std::vector<float> dropout_scale_mask(std::size_t count, double p, DropoutRng rng);
 
  private:
-  std::mt19937 engine_;
+  Mt19937 engine_;
   std::uint64_t seed_ = 0;
   std::optional<double> next_double_normal_;  // the cached second value of the last scalar Box-Muller pair
   template <class Emit>

@@ -17,7 +17,7 @@ AnyTensor randn(TorchGenerator& gen, const std::vector<std::size_t>& shape) {
 
 AnyTensor rand(TorchGenerator& gen, const std::vector<std::size_t>& shape) {
   AnyTensor out = AnyTensor::from_shape(shape);
-  for (float& v : out) v = gen.uniform(0.0f, 1.0f);
+  gen.uniform(out.data(), out.size(), 0.0f, 1.0f);
   return out;
 }
 
