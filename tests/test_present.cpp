@@ -780,8 +780,8 @@ TEST_CASE("present: refused before any work without a terminal, for other option
   r = attn_test::run({"present", "causl"});
   CHECK(r.status == 2);
   CHECK(r.err.find("attn: attn present: no lesson 'causl'; did you mean 'causal'?") == 0);
-  r = attn_test::run({"present", "lst"});  // near no lesson, though near attn list
-  CHECK(r.err.find("attn: attn present: no lesson 'lst' (attn list names them)") == 0);
+  r = attn_test::run({"present", "lisst"});  // near no lesson, though near attn list
+  CHECK(r.err.find("attn: attn present: no lesson 'lisst' (attn list names them)") == 0);
   r = attn_test::run({"present", "--input", "-"});
   CHECK(r.status == 2);
   CHECK(r.err.find("attn present reads its keys from standard input, which --input - reads the embeddings from") !=
@@ -865,6 +865,8 @@ TEST_CASE("present takes the lesson options as the lesson does: each deck lesson
       {"--prompt", "3", "kv-cache", {}},      {"--query", "2", "simple", {}},
       {"--head", "1", "causal", {"--model", tiny}}, {"--emb-dim", "8", "feed-forward", {}},
       {"--drop-rate", "0.5", "block", {}},
+      {"--layers", "1", "gpt", {"--emb-dim", "8", "--heads", "2"}},
+      {"--context-length", "6", "gpt", {"--emb-dim", "8", "--heads", "2", "--layers", "1"}},
   };
   // Every lesson option attn present takes is here.
   for (const OptionSpec* spec : options_in(Scope::Lesson)) {
@@ -960,9 +962,9 @@ TEST_CASE("present with several lessons: each option applies to the lessons that
   CHECK(p.status == 2);
   CHECK(p.err.find("attn: attn present does not take --estimate, which belongs to the report attn kv-cache --estimate "
                    "prints instead of the lesson's steps; run attn kv-cache --estimate") == 0);
-  p = presented({"--layers", "4"});
+  p = presented({"--dtype", "fp16"});
   CHECK(p.status == 2);
-  CHECK(p.err.find("attn: attn present does not take --layers, which belongs to the report attn gqa --kv-cache") == 0);
+  CHECK(p.err.find("attn: attn present does not take --dtype, which belongs to the report attn gqa --kv-cache") == 0);
   p = presented({"simple", "all-tokens", "--emb-dim", "64"});  // feed-forward's, and the reports'
   CHECK(p.status == 2);
   CHECK(p.err.find("attn: attn present: none of the lessons presented (simple, all-tokens) takes --emb-dim; the lessons "

@@ -129,7 +129,7 @@ TEST_CASE("serve: a refused request is a 400 whose error is the command line's o
   for (const attn::Lesson& lesson : attn::lessons()) {
     const std::string name = lesson.info.name;
     for (const attn::Params& params : std::vector<attn::Params>{
-             {{lesson.takes(attn::Opt::Seed) ? "layers" : "seed", "5"}}, {{"step", "no_such_step"}}, {{"random", "0x3"}}}) {
+             {{lesson.takes(attn::Opt::Seed) ? (lesson.takes(attn::Opt::Layers) ? "d-out" : "layers") : "seed", "5"}}, {{"step", "no_such_step"}}, {{"random", "0x3"}}}) {
       std::vector<std::string> args;
       for (const auto& [k, v] : params) args.insert(args.end(), {"--" + k, v});
       const attn_test::Run cli = command_line(name, args, "json");

@@ -547,9 +547,9 @@ std::vector<OptionSpec> make_table() {
                     "Number of key/value heads (num_kv_groups); each serves heads / kv-groups query heads"));
   not_with_model(real_weights);
   t.push_back(whole(Le, Opt::Layers, "--layers", "N", &L::layers, 1, 4096, "layers",
-                    "With the memory estimate: number of transformer layers"));
+                    "Number of transformer layers (n_layers)"));
   t.push_back(whole(Le, Opt::ContextLength, "--context-length", "N", &L::context_length, 1, std::size_t{1} << 30,
-                    "context_length", "With the memory estimate: tokens held in the cache"));
+                    "context_length", "Context length (context_length): the most tokens the model reads at once"));
   t.push_back(real(Le, Opt::Dropout, "--dropout", "P", &L::dropout, 0.0, 1.0, "a probability", "dropout",
                    "Dropout probability"));
   t.push_back(real(Le, Opt::DropRate, "--drop-rate", "P", &L::drop_rate, 0.0, 1.0, "a probability", "drop_rate",

@@ -6,6 +6,7 @@
 #include "core/limits.hpp"
 #include "core/strings.hpp"
 #include "lessons/helpers.hpp"
+#include "model/gpt2_tokenizer.hpp"
 
 namespace attn {
 
@@ -78,6 +79,26 @@ LessonText& set_config_values(LessonText& text, const GptConfig& cfg) {
       .set("vocab_size", cfg.vocab_size)
       .set("drop_rate", py_float(cfg.drop_rate_shortcut))
       .set("qkv_bias", cfg.qkv_bias ? "True" : "False");
+}
+
+Batch book_batch() {
+  Batch batch;
+  for (const char* txt : {"Every effort moves you", "Every day holds a"}) {
+    std::vector<std::int64_t> ids;
+    for (const Gpt2Token& token : Gpt2Tokenizer::bundled().encode(txt)) ids.push_back(token.id);
+    batch.push_back(std::move(ids));
+  }
+  return batch;
+}
+
+std::string batch_literal(const Batch& batch) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    out += i ? ", [" : "[";
+    for (std::size_t t = 0; t < batch[i].size(); ++t) out += (t ? ", " : "") + std::to_string(batch[i][t]);
+    out += "]";
+  }
+  return out + "]";
 }
 
 LessonMode chapter4_mode(std::vector<OptionUse> options, LessonConfig defaults, LessonMode::Run run) {

@@ -2,6 +2,8 @@
 // What chapter 4's lessons share: their mode (the book's own example tensors, no --input or --random, no
 // --model layer) and the book's random example tensors drawn as PyTorch draws them.
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -31,6 +33,13 @@ void check_model_shape(const GptConfig& cfg);
 // The configuration's values for the lesson's text: {emb_dim}, {n_heads}, {n_layers}, {context_length},
 // {vocab_size}, {drop_rate} (as Python writes the float) and {qkv_bias} (True or False).
 LessonText& set_config_values(LessonText& text, const GptConfig& cfg);
+
+// A batch of token ids, (b, num_tokens): each row one text's.
+using Batch = std::vector<std::vector<std::int64_t>>;
+// 4.1's batch: "Every effort moves you" and "Every day holds a" as GPT-2's tokenizer encodes them, stacked.
+Batch book_batch();
+// A batch as Python writes the nested list: "[[6109, 3626, 6100, 345], [6109, 1110, 6622, 257]]".
+std::string batch_literal(const Batch& batch);
 
 // A lesson of chapter 4 on the book's own example tensors: it takes no input (--input, --random, --text
 // are refused) and no --model layer, and says why.

@@ -19,6 +19,7 @@
   X(feed_forward)       \
   X(shortcut)           \
   X(block)              \
+  X(gpt)                \
   X(gqa)                \
   X(kv_cache)
 

@@ -91,8 +91,37 @@ def lesson_block(inputs=None, seed=None, emb_dim=768, n_heads=12, drop_rate=0.1,
             "att_params": sum(p.numel() for p in block.att.parameters())}
 
 
+BOOK_BATCH = [[6109, 3626, 6100, 345], [6109, 1110, 6622, 257]]  # tiktoken's gpt2 ids of 4.1's two texts
+
+
+def lesson_gpt(inputs=None, seed=None, emb_dim=768, n_heads=12, n_layers=12, context_length=1024, drop_rate=0.1,
+               qkv_bias=False):
+    from gpt2_models import GPTModel
+    seed = 123 if seed is None else seed
+    batch = torch.tensor(BOOK_BATCH)
+    torch.manual_seed(seed)
+    model = GPTModel({"vocab_size": 50257, "context_length": context_length, "emb_dim": emb_dim,
+                      "n_heads": n_heads, "n_layers": n_layers, "drop_rate": drop_rate, "qkv_bias": qkv_bias})
+    # model(batch), one module at a time, in the book's (training) mode.
+    steps = {"batch": batch}
+    steps["tok_embeds"] = tok_embeds = model.tok_emb(batch)
+    steps["pos_embeds"] = pos_embeds = model.pos_emb(torch.arange(batch.shape[1]))
+    steps["x"] = x = tok_embeds + pos_embeds
+    steps["drop_emb"] = x = model.drop_emb(x)
+    for i, block in enumerate(model.trf_blocks):
+        steps[f"trf_blocks_{i}"] = x = block(x)
+    steps["final_norm"] = x = model.final_norm(x)
+    steps["out"] = model.out_head(x)
+    total_params = sum(p.numel() for p in model.parameters())
+    steps["total_params"] = total_params
+    steps["total_params_gpt2"] = total_params - sum(p.numel() for p in model.out_head.parameters())
+    steps["total_size_mb"] = total_params * 4 / (1024 * 1024)
+    return steps
+
+
 LESSONS = {"layer-norm": lesson_layer_norm, "gelu": lesson_gelu, "feed-forward": lesson_feed_forward,
-           "shortcut": lesson_shortcut, "block": lesson_block}
+           "shortcut": lesson_shortcut, "block": lesson_block,
+           "gpt": lesson_gpt}
 
 # (lesson, attn's arguments, the Python lesson's keyword arguments)
 CONFIGURATIONS = [
@@ -114,4 +143,11 @@ CONFIGURATIONS = [
      {"emb_dim": 12, "n_heads": 3, "drop_rate": 0.5, "qkv_bias": True}),
     ("block", ["--emb-dim", "16", "--heads", "4", "--drop-rate", "0", "--seed", "2024"],
      {"emb_dim": 16, "n_heads": 4, "drop_rate": 0.0, "seed": 2024}),
+    ("gpt", ["--emb-dim", "16", "--heads", "2", "--layers", "2", "--context-length", "32", "--seed", "7"],
+     {"emb_dim": 16, "n_heads": 2, "n_layers": 2, "context_length": 32, "seed": 7}),
+    ("gpt", ["--emb-dim", "8", "--heads", "4", "--layers", "3", "--context-length", "4", "--drop-rate", "0.5",
+             "--qkv-bias"],
+     {"emb_dim": 8, "n_heads": 4, "n_layers": 3, "context_length": 4, "drop_rate": 0.5, "qkv_bias": True}),
+    ("gpt", ["--emb-dim", "12", "--heads", "3", "--layers", "1", "--drop-rate", "0", "--seed", "2024"],
+     {"emb_dim": 12, "n_heads": 3, "n_layers": 1, "drop_rate": 0.0, "seed": 2024}),
 ]
