@@ -1,6 +1,7 @@
 #include "core/torch_random.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -74,22 +75,40 @@ float TorchGenerator::uniform(float from, float to) {
 
 namespace {
 
-// The bulk loops below are compiled twice, for CPUs with FMA and for those without (GCC's target_clones,
-// chosen once when the program starts): with it, each std::fmaf is one instruction instead of a call into
-// libm. Both give the same bits (a fused multiply-add is exact either way); only the speed differs.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ATTN_FMA_CLONES __attribute__((target_clones("fma", "default")))
+// The bulk loops below are compiled twice, for CPUs with AVX2 and FMA and for the others, and one is chosen
+// when first called: with them, each std::fmaf is one instruction instead of a call into libm, and the
+// lanes' loop of normal_fill_16 runs as 8-float vectors. Both give the same bits (a fused multiply-add is
+// exact either way, the rest is elementwise float arithmetic); only the speed differs.
+#if defined(__x86_64__) && defined(__GNUC__)
 #define ATTN_INLINE __attribute__((always_inline)) inline
+#define ATTN_AVX2_FMA __attribute__((target("avx2,fma")))
+bool cpu_has_avx2_fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
 #else
-#define ATTN_FMA_CLONES
 #define ATTN_INLINE inline
+#define ATTN_AVX2_FMA
+bool cpu_has_avx2_fma() { return false; }
 #endif
+std::atomic<bool> vector_paths{true};  // use_vector_paths(false): the plain loops even where AVX2 and FMA are
+bool has_avx2_fma() { return vector_paths.load(std::memory_order_relaxed) && cpu_has_avx2_fma(); }
 
 // 24 random bits scaled to [0, 1), then u * (to - from) + from, fused: uniform()'s arithmetic, word by word.
-ATTN_FMA_CLONES void words_to_uniform(const std::uint32_t* words, float* out, std::size_t count, float from, float to) {
+ATTN_INLINE void words_to_uniform_body(const std::uint32_t* words, float* out, std::size_t count, float from, float to) {
   const float range = to - from;
   for (std::size_t i = 0; i < count; ++i)
     out[i] = std::fmaf(static_cast<float>(words[i] & 0xffffffu) * (1.0f / 16777216.0f), range, from);
+}
+ATTN_AVX2_FMA void words_to_uniform_fma(const std::uint32_t* words, float* out, std::size_t count, float from, float to) {
+  words_to_uniform_body(words, out, count, from, to);
+}
+void words_to_uniform_plain(const std::uint32_t* words, float* out, std::size_t count, float from, float to) {
+  words_to_uniform_body(words, out, count, from, to);
+}
+void words_to_uniform(const std::uint32_t* words, float* out, std::size_t count, float from, float to) {
+  if (has_avx2_fma()) words_to_uniform_fma(words, out, count, from, to);
+  else words_to_uniform_plain(words, out, count, from, to);
 }
 
 // The float log and sincos of PyTorch's AVX2 normal_ (avx_mathfun's cephes polynomials), one lane at a time.
@@ -97,29 +116,43 @@ ATTN_FMA_CLONES void words_to_uniform(const std::uint32_t* words, float* out, st
 // particular order, and GCC contracted some of their multiply-adds into FMAs when it compiled PyTorch (every
 // polynomial step, and in each tail the product computed first). std::fmaf stands exactly where an FMA was
 // found to run: tests/golden/rng.json holds PyTorch's normal_ output to check every bit.
-float bits_to_float(std::uint32_t bits) {
+ATTN_INLINE float bits_to_float(std::uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
 }
 
-ATTN_INLINE float avx2_log(float x) {  // x in (0, 1] here: 1 - u for a uniform u
-  x = std::max(x, bits_to_float(0x00800000u));  // denormals cut off
+ATTN_INLINE std::uint32_t float_bits(float f) {
   std::uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+ATTN_INLINE std::uint32_t mask_of(bool b) { return 0u - static_cast<std::uint32_t>(b); }  // all ones where b
+
+ATTN_INLINE float avx2_log(float x) {  // x in (0, 1] here: 1 - u for a uniform u
+  // Selects below are masks, as the AVX code's are, so that the lanes' loop has no branch and vectorises.
+  const std::uint32_t smallest = 0x00800000u;  // denormals cut off: max(x, the smallest normal float)
+  const std::uint32_t below = mask_of(x < bits_to_float(smallest));
+  std::uint32_t bits = (float_bits(x) & ~below) | (smallest & below);
   const int exponent = static_cast<int>(bits >> 23) - 0x7f;
   x = bits_to_float((bits & ~0x7f800000u) | 0x3f000000u);  // the mantissa, in [0.5, 1)
   float e = static_cast<float>(exponent) + 1.0f;
   const bool small = x < 0.707106781186547524f;
-  const float tmp = small ? x : 0.0f;
+  const float tmp = bits_to_float(float_bits(x) & mask_of(small));
   x = x - 1.0f;
-  e = e - (small ? 1.0f : 0.0f);
+  e = e - bits_to_float(float_bits(1.0f) & mask_of(small));
   x = x + tmp;
   const float z = x * x;
-  float y = 7.0376836292E-2f;
-  for (const float p : {-1.1514610310E-1f, 1.1676998740E-1f, -1.2420140846E-1f, 1.4249322787E-1f, -1.6668057665E-1f,
-                        2.0000714765E-1f, -2.4999993993E-1f, 3.3333331174E-1f})
-    y = std::fmaf(y, x, p);
+  float y = 7.0376836292E-2f;  // the polynomial written out, not looped over a list: the lanes' loop vectorises
+  y = std::fmaf(y, x, -1.1514610310E-1f);
+  y = std::fmaf(y, x, 1.1676998740E-1f);
+  y = std::fmaf(y, x, -1.2420140846E-1f);
+  y = std::fmaf(y, x, 1.4249322787E-1f);
+  y = std::fmaf(y, x, -1.6668057665E-1f);
+  y = std::fmaf(y, x, 2.0000714765E-1f);
+  y = std::fmaf(y, x, -2.4999993993E-1f);
+  y = std::fmaf(y, x, 3.3333331174E-1f);
   y = y * x;
   y = std::fmaf(y, z, e * -2.12194440e-4f);  // y * z + e * q1: the product y * z fused
   y = y - z * 0.5f;
@@ -147,12 +180,14 @@ ATTN_INLINE void avx2_sincos(float x, float& s, float& c) {  // x >= 0 here: 2 p
   sin_poly = sin_poly * z;
   sin_poly = std::fmaf(sin_poly, x, x);
   // The lanes' select, as the AVX code does it: a masked copy of each, added (so -0.0 becomes 0.0 the same way).
-  const float sin_part = sine_poly_for_sin ? sin_poly : 0.0f, cos_part = sine_poly_for_sin ? 0.0f : cos_poly;
+  const float sin_part = bits_to_float(float_bits(sin_poly) & mask_of(sine_poly_for_sin));
+  const float cos_part = bits_to_float(float_bits(cos_poly) & ~mask_of(sine_poly_for_sin));
   const float sin_rest = sin_poly - sin_part, cos_rest = cos_poly - cos_part;
   s = cos_part + sin_part;
   c = cos_rest + sin_rest;
-  if (negative != swap_sin) s = -s;  // the AVX code flips the sign bit with an xor
-  if (cos_negative) c = -c;
+  // The AVX code flips the sign bits with an xor; so does this, with no branch (the lanes' loop vectorises).
+  s = bits_to_float(float_bits(s) ^ (static_cast<std::uint32_t>(negative != swap_sin) << 31));
+  c = bits_to_float(float_bits(c) ^ (static_cast<std::uint32_t>(cos_negative) << 31));
 }
 
 // normal_fill_16 of the AVX2 build: data[j] and data[j + 8] (uniforms) become a Box-Muller pair.
@@ -169,11 +204,20 @@ ATTN_INLINE void normal_fill_16(float* data) {
 }
 
 // normal_fill_16 on each of `blocks` blocks of 16 in turn.
-ATTN_FMA_CLONES void normal_fill_blocks(float* data, std::size_t blocks) {
+ATTN_AVX2_FMA void normal_fill_blocks_fma(float* data, std::size_t blocks) {
   for (std::size_t b = 0; b < blocks; ++b) normal_fill_16(data + 16 * b);
+}
+void normal_fill_blocks_plain(float* data, std::size_t blocks) {
+  for (std::size_t b = 0; b < blocks; ++b) normal_fill_16(data + 16 * b);
+}
+void normal_fill_blocks(float* data, std::size_t blocks) {
+  if (has_avx2_fma()) normal_fill_blocks_fma(data, blocks);
+  else normal_fill_blocks_plain(data, blocks);
 }
 
 }  // namespace
+
+void use_vector_paths(bool on) { vector_paths = on; }
 
 void TorchGenerator::uniform(float* out, std::size_t count, float from, float to) {
   std::uint32_t words[4096];

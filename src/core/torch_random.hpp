@@ -22,6 +22,10 @@ enum class DropoutRng { Default, Mkl };
 DropoutRng parse_dropout_rng(const std::string& name);  // "default" | "mkl"; throws std::invalid_argument
 std::string to_string(DropoutRng rng);
 
+// Whether the bulk draws (uniform_ and normal_ over a buffer) may use their AVX2 and FMA loops where the CPU
+// has them (the default): off, they run the plain loops, for the tests that check both give the same bits.
+void use_vector_paths(bool on);
+
 // The 32-bit Mersenne Twister (MT19937), the engine of PyTorch's CPU generator: the same stream as
 // std::mt19937 (tests/test_torch_random.cpp compares them), with a bulk draw. Written by hand because
 // std::mt19937 hands out one word per call, through a branch, and a 163-million-parameter model draws one
