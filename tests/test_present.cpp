@@ -968,7 +968,7 @@ TEST_CASE("present with several lessons: each option applies to the lessons that
   p = presented({"simple", "all-tokens", "--emb-dim", "64"});  // feed-forward's, and the reports'
   CHECK(p.status == 2);
   CHECK(p.err.find("attn: attn present: none of the lessons presented (simple, all-tokens) takes --emb-dim; the lessons "
-                   "that take it: feed-forward") == 0);
+                   "that take it: dummy-gpt, feed-forward, block, gpt") == 0);
   p = presented({"--format", "html"});
   CHECK(p.status == 2);
   CHECK(p.err.find("attn present draws on the terminal and does not take --format (for a pipe or a file use attn tour "

@@ -166,3 +166,39 @@ class ExampleDeepNeuralNetwork(nn.Module):
             else:
                 x = layer_output
         return x
+
+
+class DummyTransformerBlock(nn.Module):
+    # 4.1: a placeholder, replaced by TransformerBlock in 4.5
+    def __init__(self, cfg):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class DummyLayerNorm(nn.Module):
+    # 4.1: a placeholder, replaced by LayerNorm in 4.2
+    def __init__(self, normalized_shape, eps=1e-5):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class DummyGPTModel(nn.Module):
+    # 4.1: GPTModel's outline, its blocks and final norm placeholders that return their input
+    def __init__(self, cfg):
+        super().__init__()
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+        self.drop_emb = nn.Dropout(cfg["drop_rate"])
+        self.trf_blocks = nn.Sequential(*[DummyTransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+        self.final_norm = DummyLayerNorm(cfg["emb_dim"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+
+    def forward(self, in_idx):
+        batch_size, seq_len = in_idx.shape
+        x = self.drop_emb(self.tok_emb(in_idx) + self.pos_emb(torch.arange(seq_len)))
+        x = self.final_norm(self.trf_blocks(x))
+        return self.out_head(x)

@@ -91,6 +91,19 @@ Batch book_batch() {
   return batch;
 }
 
+AnyTensor batch_tensor(const Batch& batch) {
+  AnyTensor out = AnyTensor::from_shape({batch.size(), batch.front().size()});  // (b, num_tokens)
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    for (std::size_t t = 0; t < batch[i].size(); ++t) out(i, t) = static_cast<float>(batch[i][t]);
+  return out;
+}
+
+void check_context_length(const GptConfig& cfg, std::size_t tokens) {
+  if (cfg.context_length < tokens)
+    throw UsageError("--context-length " + std::to_string(cfg.context_length) + " is shorter than the batch's " +
+                     std::to_string(tokens) + " tokens: pos_emb has a row for each position");
+}
+
 std::string batch_literal(const Batch& batch) {
   std::string out = "[";
   for (std::size_t i = 0; i < batch.size(); ++i) {

@@ -2,7 +2,6 @@
 // "Every day holds a", in training mode as the book calls it: the token and positional embeddings, their sum and
 // its dropout, each transformer block's output, the final LayerNorm and the logits; then the parameters
 // counted, with and without the output head (weight tying), and the model's size in float32.
-#include "core/errors.hpp"
 #include "core/limits.hpp"
 #include "lessons/chapter4.hpp"
 #include "lessons/lessons.hpp"
@@ -15,43 +14,12 @@ namespace attn {
 
 static LessonInfo gpt_info() { return LessonText::info("gpt", "4.6"); }
 
-namespace {
-
-// torch.manual_seed(seed); model = GPTModel(cfg): the model, and the generator as its dropout masks then find it.
-struct GptExample {
-  GPTModel model;
-  TorchGenerator gen;
-};
-
-GptExample make_gpt_example(std::uint64_t seed, const GptConfig& cfg) {
-  TorchGenerator gen(seed);
-  GPTModel model(cfg, gen);
-  return {std::move(model), gen};
-}
-
-// out = model(batch), every intermediate kept, the dropout masks drawn in the forward's order.
-GPTModel::Pass gpt_forward(const GptExample& e, const Batch& batch, DropoutRng rng) {
-  TorchGenerator gen = e.gen;
-  return e.model.pass(batch, ForwardMode{&gen, rng});
-}
-
-AnyTensor batch_tensor(const Batch& batch) {
-  AnyTensor out = AnyTensor::from_shape({batch.size(), batch.front().size()});  // (b, num_tokens)
-  for (std::size_t i = 0; i < batch.size(); ++i)
-    for (std::size_t t = 0; t < batch[i].size(); ++t) out(i, t) = static_cast<float>(batch[i][t]);
-  return out;
-}
-
-}  // namespace
-
 ResolvedTrace run_gpt(const Inputs& in, const LessonConfig& cfg, const Selection& sel) {
   const GptConfig model = gpt_config(cfg);
   check_model_shape(model);
   const Batch batch = book_batch();
   const std::size_t b = batch.size(), n = batch.front().size(), emb = model.emb_dim, vocab = model.vocab_size;
-  if (model.context_length < n)
-    throw UsageError("--context-length " + std::to_string(model.context_length) + " is shorter than the batch's " +
-                     std::to_string(n) + " tokens");
+  check_context_length(model, n);
   Trace t(gpt_info(), in, sel);
   t.show_inputs = false;
   t.gpt_classes = true;
@@ -73,17 +41,11 @@ ResolvedTrace run_gpt(const Inputs& in, const LessonConfig& cfg, const Selection
   t.needs_temporarily(saturating_sum(saturating_product({27, bn, emb}),
                                      saturating_product({4, b, model.n_heads, n, n})));
 
-  const Node<GptExample> example = t.lazy<GptExample>(make_gpt_example, seed, model);
+  const auto seeded = t.lazy<SeededModel<GPTModel>>(build_seeded<GPTModel>, seed, model);
   const Node<Batch> batch_node = t.keep<Batch>(batch);
-  const auto pass = t.lazy<GPTModel::Pass>(gpt_forward, example, batch_node, cfg.dropout_rng);
+  const auto pass = t.lazy<GPTModel::Pass>(train_pass<GPTModel>, seeded, batch_node, cfg.dropout_rng);
   using Pass = GPTModel::Pass;
-  text.add("batch", {b, n}, batch_tensor, batch_node).as_integer();  // (b, num_tokens)
-  text.add("tok_embeds", {b, n, emb}, [](const Pass& p) { return p.tok_embeds; }, pass);  // (b, num_tokens, emb_dim)
-  text.add("pos_embeds", {n, emb}, [](const Pass& p) {  // (num_tokens, emb_dim)
-    return AnyTensor(xt::view(p.pos_embeds, 0));
-  }, pass);
-  text.add("x", {b, n, emb}, [](const Pass& p) { return p.x; }, pass);  // (b, num_tokens, emb_dim)
-  text.add("drop_emb", {b, n, emb}, [](const Pass& p) { return p.x_dropped; }, pass);  // (b, num_tokens, emb_dim)
+  add_embedding_steps(text, batch_node, pass, emb);
   for (std::size_t i = 0; i < model.n_layers; ++i)
     text.with({{"i", std::to_string(i)}, {"layer", std::to_string(i + 1)},
                {"input", i == 0 ? "drop_emb" : "trf_blocks_" + std::to_string(i - 1)}})

@@ -14,6 +14,7 @@
   X(mha_wrapper)        \
   X(mha)                \
   X(heads)              \
+  X(dummy_gpt)          \
   X(layer_norm)         \
   X(gelu)               \
   X(feed_forward)       \
