@@ -867,6 +867,7 @@ TEST_CASE("present takes the lesson options as the lesson does: each deck lesson
       {"--drop-rate", "0.5", "block", {}},
       {"--layers", "1", "gpt", {"--emb-dim", "8", "--heads", "2"}},
       {"--context-length", "6", "gpt", {"--emb-dim", "8", "--heads", "2", "--layers", "1"}},
+      {"--max-new-tokens", "2", "generate", {"--emb-dim", "8", "--heads", "2", "--layers", "1"}},
   };
   // Every lesson option attn present takes is here.
   for (const OptionSpec* spec : options_in(Scope::Lesson)) {

@@ -61,6 +61,7 @@ const char* const kNotProse[] = {
     "bias",                                                    // nn.Linear's argument (bias=False)
     "Every effort moves you", "Every day holds a",             // the book's texts (4.1's batch), quoted,
     "effort moves you", "you moves effort",                    // and its words in another order
+    "Hello, I am",                                             // 4.7's start context, quoted
     "multi-head attention", "annotated transformer", "model view", "GPT-2 small",  // others' names, as phrases
 };
 

@@ -573,6 +573,8 @@ std::vector<OptionSpec> make_table() {
   t.push_back(whole(Le, Opt::Prompt, "--prompt", "N", &L::prompt, 1, kMaxTokens, "prompt",
                     "Cache the first N tokens in one call, then decode the rest one token per call"));
   t.back().range = "1 to the number of tokens - 1";
+  t.push_back(whole(Le, Opt::MaxNewTokens, "--max-new-tokens", "N", &L::max_new_tokens, 1, kMaxNewTokens,
+                    "max_new_tokens", "How many tokens to generate, one forward pass each"));
   t.push_back(maybe_whole(Le, Opt::Head, "--head", "H", &L::head, 0, kMaxHeads - 1, "head",
                           "With --model: which of the layer's heads gives the query, key and value weights"));
   t.back().default_note = "0";

@@ -13,6 +13,7 @@ inline constexpr std::size_t kMaxDims = 4096;        // d_in, and --d-out
 inline constexpr std::size_t kMaxHeads = 1024;       // --heads, --kv-groups
 inline constexpr std::size_t kMaxBatch = 64;         // --batch
 inline constexpr std::size_t kMaxThreads = 1024;     // --threads
+inline constexpr std::size_t kMaxNewTokens = 1024;   // --max-new-tokens: GPT-2's context length
 inline constexpr std::size_t kMaxElements = std::size_t{1} << 28;    // any one tensor: 268,435,456 floats (1 GiB)
 inline constexpr std::size_t kMaxJsonNumbers = std::size_t{1} << 25;  // all of --json's data: 33,554,432 numbers
 inline constexpr std::size_t kMaxFileBytes = std::size_t{512} << 20;  // an input file: 512 MiB

@@ -51,6 +51,16 @@ AnyTensor linspace(float start, float end, std::size_t steps) {
   return out;
 }
 
+LessonConfig gpt_config_124m() {
+  LessonConfig book;
+  book.emb_dim = 768;
+  book.heads = 12;
+  book.layers = 12;
+  book.context_length = 1024;
+  book.drop_rate = 0.1;
+  return book;
+}
+
 GptConfig gpt_config(const LessonConfig& cfg) {
   GptConfig model;
   model.emb_dim = cfg.emb_dim;

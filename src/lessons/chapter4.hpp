@@ -25,6 +25,9 @@ AnyTensor rand(TorchGenerator& gen, const std::vector<std::size_t>& shape);
 // product and sum fused as the kernel's FMA build does.
 AnyTensor linspace(float start, float end, std::size_t steps);  // (steps,)
 
+// GPT_CONFIG_124M as the options' defaults: emb_dim 768, 12 heads, 12 layers, context_length 1024, drop_rate
+// 0.1 (a lesson that takes only some of them still names the rest in its configuration).
+LessonConfig gpt_config_124m();
 // The model's configuration from the lesson's options, by GPT_CONFIG_124M's keys: --emb-dim, --heads,
 // --layers, --context-length, --drop-rate (all three rates) and --qkv-bias.
 GptConfig gpt_config(const LessonConfig& cfg);

@@ -33,6 +33,7 @@ struct LessonConfig {
   bool qkv_bias = false;              // --qkv-bias
   std::size_t batch = 2;              // --batch
   std::size_t prompt = 1;             // --prompt (kv-cache): tokens cached in the first call
+  std::size_t max_new_tokens = 6;     // --max-new-tokens (generate): the book's 6
   // --head (with --model): which of the model's heads a single-head lesson uses; head 0 when not given.
   std::optional<std::size_t> head;
   // gqa --kv-cache and kv-cache --estimate: the memory explorer (its mode's defaults are a Llama-like model's)
@@ -46,7 +47,7 @@ struct LessonConfig {
 
 // The options a lesson mode can take, one per field above. The option table (cli/options.cpp) gives
 // each its name, type, range, help and JSON config key.
-enum class Opt { Query, DOut, Heads, KvGroups, Dropout, DropRate, DropoutRng, Seed, QkvBias, Batch, Prompt, Head, KvCache,
+enum class Opt { Query, DOut, Heads, KvGroups, Dropout, DropRate, DropoutRng, Seed, QkvBias, Batch, Prompt, MaxNewTokens, Head, KvCache,
                  Estimate, EmbDim, Layers, ContextLength, DType };
 
 }  // namespace attn

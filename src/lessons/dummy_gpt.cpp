@@ -41,19 +41,13 @@ ResolvedTrace run_dummy_gpt(const Inputs& in, const LessonConfig& cfg, const Sel
 }
 
 Lesson dummy_gpt_lesson() {
-  LessonConfig book;  // GPT_CONFIG_124M
-  book.emb_dim = 768;
-  book.heads = 12;   // not options: the placeholder blocks read neither, but the configuration names them
-  book.layers = 12;
-  book.context_length = 1024;
-  book.drop_rate = 0.1;
   return {dummy_gpt_info(),
           {chapter4_mode({{Opt::EmbDim, option_help("gpt", "emb_dim")},
                           {Opt::ContextLength, option_help("gpt", "context_length")},
                           {Opt::DropRate, option_help("dummy-gpt", "drop_rate")},
                           {Opt::DropoutRng, ""},
                           {Opt::Seed, seed_help(option_help("gpt", "seed"))}},
-                         book, run_dummy_gpt)},
+                         gpt_config_124m(), run_dummy_gpt)},
           // The default is GPT_CONFIG_124M's embeddings and output head: 78M parameters.
           MemoryRuns{{{}, {"--emb-dim", "64"}}, {"--emb-dim", "64"}}};
 }

@@ -60,12 +60,6 @@ ResolvedTrace run_gpt(const Inputs& in, const LessonConfig& cfg, const Selection
 }
 
 Lesson gpt_lesson() {
-  LessonConfig book;  // GPT_CONFIG_124M
-  book.emb_dim = 768;
-  book.heads = 12;
-  book.layers = 12;
-  book.context_length = 1024;
-  book.drop_rate = 0.1;
   return {gpt_info(),
           {chapter4_mode({{Opt::EmbDim, option_help("gpt", "emb_dim")},
                           {Opt::Heads, option_help("gpt", "heads")},
@@ -75,7 +69,7 @@ Lesson gpt_lesson() {
                           {Opt::DropoutRng, ""},
                           {Opt::QkvBias, ""},
                           {Opt::Seed, seed_help(option_help("gpt", "seed"))}},
-                         book, run_gpt)},
+                         gpt_config_124m(), run_gpt)},
           // Runs that reach its largest allocations (tests/test_memory.cpp), and its largest under the budget.
           // The default is GPT_CONFIG_124M itself: 163M parameters, about 650 MB.
           MemoryRuns{{{}, {"--emb-dim", "64", "--heads", "4", "--layers", "2"}},

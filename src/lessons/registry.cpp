@@ -21,6 +21,7 @@
   X(shortcut)           \
   X(block)              \
   X(gpt)                \
+  X(generate)           \
   X(gqa)                \
   X(kv_cache)
 

@@ -135,9 +135,32 @@ def lesson_dummy_gpt(inputs=None, seed=None, emb_dim=768, context_length=1024, d
     return steps
 
 
+def lesson_generate(inputs=None, seed=None, emb_dim=768, n_heads=12, n_layers=12, context_length=1024,
+                    qkv_bias=False, max_new_tokens=6):
+    from gpt2_models import GPTModel
+    seed = 123 if seed is None else seed
+    torch.manual_seed(seed)
+    model = GPTModel({"vocab_size": 50257, "context_length": context_length, "emb_dim": emb_dim,
+                      "n_heads": n_heads, "n_layers": n_layers, "drop_rate": 0.1, "qkv_bias": qkv_bias})
+    model.eval()
+    idx = torch.tensor([[15496, 11, 314, 716]])  # "Hello, I am", as tiktoken's gpt2 encodes it
+    steps = {"encoded_tensor": idx}
+    # generate_text_simple, each step kept
+    for k in range(1, max_new_tokens + 1):
+        with torch.no_grad():
+            logits = model(idx[:, -context_length:])[:, -1, :]
+        probas = torch.softmax(logits, dim=-1)
+        idx_next = torch.argmax(probas, dim=-1, keepdim=True)
+        idx = torch.cat((idx, idx_next), dim=1)
+        steps[f"logits_{k}"], steps[f"probas_{k}"], steps[f"idx_next_{k}"] = logits, probas, idx_next
+    steps["out"] = idx
+    return steps
+
+
 LESSONS = {"layer-norm": lesson_layer_norm, "gelu": lesson_gelu, "feed-forward": lesson_feed_forward,
            "shortcut": lesson_shortcut, "block": lesson_block,
-           "gpt": lesson_gpt, "dummy-gpt": lesson_dummy_gpt}
+           "gpt": lesson_gpt, "dummy-gpt": lesson_dummy_gpt,
+           "generate": lesson_generate}
 
 # (lesson, attn's arguments, the Python lesson's keyword arguments)
 # The gpt and dummy-gpt ones are few and small: their logits are (2, 4, 50257) whatever the model's size, 8 MB
@@ -147,6 +170,9 @@ CONFIGURATIONS = [
     ("dummy-gpt", ["--emb-dim", "5", "--context-length", "4", "--drop-rate", "0.5", "--seed", "7"],
      {"emb_dim": 5, "context_length": 4, "drop_rate": 0.5, "seed": 7}),
     ("dummy-gpt", ["--emb-dim", "16", "--drop-rate", "0"], {"emb_dim": 16, "drop_rate": 0.0}),
+    ("generate", ["--emb-dim", "8", "--heads", "2", "--layers", "2", "--context-length", "6", "--seed", "7",
+                  "--max-new-tokens", "4"],
+     {"emb_dim": 8, "n_heads": 2, "n_layers": 2, "context_length": 6, "seed": 7, "max_new_tokens": 4}),
     ("layer-norm", [], {}),
     ("layer-norm", ["--seed", "0"], {"seed": 0}),
     ("layer-norm", ["--seed", "7"], {"seed": 7}),

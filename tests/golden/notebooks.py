@@ -37,9 +37,10 @@ MODELS = os.path.join(HERE, "models")
 # (lesson, arguments): every lesson with its defaults, and a spread of options.
 CONFIGURATIONS = [
     ["simple"], ["all-tokens"], ["trainable"], ["causal"], ["dropout"], ["mha-wrapper"], ["mha"], ["heads"],
-    ["dummy-gpt"], ["layer-norm"], ["gelu"], ["feed-forward"], ["shortcut"], ["block"], ["gpt"], ["gqa"], ["kv-cache"], ["tour"],
+    ["dummy-gpt"], ["layer-norm"], ["gelu"], ["feed-forward"], ["shortcut"], ["block"], ["gpt"], ["generate"], ["gqa"], ["kv-cache"], ["tour"],
     ["layer-norm", "--seed", "7"], ["shortcut", "--seed", "42"], ["feed-forward", "--emb-dim", "8", "--seed", "3"],
     ["dummy-gpt", "--emb-dim", "6", "--context-length", "5", "--drop-rate", "0.3", "--seed", "4"],
+    ["generate", "--emb-dim", "8", "--heads", "2", "--layers", "2", "--context-length", "5", "--seed", "3", "--max-new-tokens", "3"],
     ["gpt", "--emb-dim", "8", "--heads", "2", "--layers", "2", "--context-length", "6", "--drop-rate", "0.2", "--seed", "9"],
     ["block", "--emb-dim", "12", "--heads", "3", "--drop-rate", "0.5", "--qkv-bias", "--seed", "5"],
     ["causal", "--seed", "5", "--dropout", "0.5"],
