@@ -163,3 +163,17 @@ TEST_CASE("4.4's gradients are autograd's: vanishing without shortcuts, kept wit
   const auto& none = golden()["shortcut"][0]["grad_means"];
   CHECK(none[0].get<double>() * 20 < none[4].get<double>());
 }
+
+TEST_CASE("GPT_CONFIG_124M from seed 123: attn generate writes the book's ids, and attn gpt's logits start as the book's",
+          "[modules]") {
+  // The book's 4.7 output and the first three logits of 4.6, which it prints; the whole model is drawn.
+  const attn_test::Run generated = attn_test::run({"generate", "--step", "out", "--json"});
+  REQUIRE(generated.status == 0);
+  const nlohmann::json out = nlohmann::json::parse(generated.out)["steps"][0];
+  CHECK(out["id"] == "out");
+  CHECK(out["data"] == nlohmann::json::parse("[[15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]]"));
+  CHECK(out["code"].get<std::string>().find("'Hello, I am Featureiman Byeswickattribute argue'") != std::string::npos);
+  const attn_test::Run logits = attn_test::run({"gpt", "--step", "out"});
+  REQUIRE(logits.status == 0);
+  CHECK(logits.out.find("tensor([[[ 0.3613,  0.4222, -0.0711,  ...,  0.3483,  0.4661, -0.2838],") != std::string::npos);
+}

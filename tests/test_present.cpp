@@ -968,8 +968,8 @@ TEST_CASE("present with several lessons: each option applies to the lessons that
   CHECK(p.err.find("attn: attn present does not take --dtype, which belongs to the report attn gqa --kv-cache") == 0);
   p = presented({"simple", "all-tokens", "--emb-dim", "64"});  // feed-forward's, and the reports'
   CHECK(p.status == 2);
-  CHECK(p.err.find("attn: attn present: none of the lessons presented (simple, all-tokens) takes --emb-dim; the lessons "
-                   "that take it: dummy-gpt, feed-forward, block, gpt") == 0);
+  CHECK(p.err == "attn: attn present: none of the lessons presented (simple, all-tokens) takes --emb-dim; the lessons "
+                 "that take it: dummy-gpt, feed-forward, block, gpt, generate (see 'attn present --help')\n");
   p = presented({"--format", "html"});
   CHECK(p.status == 2);
   CHECK(p.err.find("attn present draws on the terminal and does not take --format (for a pipe or a file use attn tour "

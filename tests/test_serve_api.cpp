@@ -122,6 +122,17 @@ TEST_CASE("serve: /api/tour and every lesson's /page are the command line's JSON
   }
 }
 
+// A lesson option `lesson` takes in none of its modes, for a request it must refuse: the first of a few that
+// most lessons do not share.
+static std::string not_taken(const attn::Lesson& lesson) {
+  for (const auto& [opt, name] : std::vector<std::pair<attn::Opt, std::string>>{
+           {attn::Opt::Seed, "seed"}, {attn::Opt::Layers, "layers"}, {attn::Opt::MaxNewTokens, "max-new-tokens"},
+           {attn::Opt::DOut, "d-out"}})
+    if (!lesson.takes(opt)) return name;
+  FAIL("attn " << lesson.info.name << " takes every option this test refuses");
+  return {};
+}
+
 TEST_CASE("serve: a refused request is a 400 whose error is the command line's own line", "[serve]") {
   attn::Server& server = server_for("");
   // For every lesson: an option it does not take, a value out of range, and a --step it lacks, each as the
@@ -129,7 +140,7 @@ TEST_CASE("serve: a refused request is a 400 whose error is the command line's o
   for (const attn::Lesson& lesson : attn::lessons()) {
     const std::string name = lesson.info.name;
     for (const attn::Params& params : std::vector<attn::Params>{
-             {{lesson.takes(attn::Opt::Seed) ? (lesson.takes(attn::Opt::Layers) ? "d-out" : "layers") : "seed", "5"}}, {{"step", "no_such_step"}}, {{"random", "0x3"}}}) {
+             {{not_taken(lesson), "5"}}, {{"step", "no_such_step"}}, {{"random", "0x3"}}}) {
       std::vector<std::string> args;
       for (const auto& [k, v] : params) args.insert(args.end(), {"--" + k, v});
       const attn_test::Run cli = command_line(name, args, "json");

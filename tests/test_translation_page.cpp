@@ -58,7 +58,6 @@ const char* const kNotProse[] = {
     "LayerNorm", "wte", "wpe", "int", "float", "Wq",           // identifiers no code on the page shows: nn.LayerNorm,
                                                                // GPT-2's weights, Python's types, figure 3.26's Wq,
     "eps", "scale", "shift",                                   // and the book's LayerNorm's attributes
-    "bias",                                                    // nn.Linear's argument (bias=False)
     "Every effort moves you", "Every day holds a",             // the book's texts (4.1's batch), quoted,
     "effort moves you", "you moves effort",                    // and its words in another order
     "Hello, I am",                                             // 4.7's start context, quoted

@@ -51,9 +51,9 @@ ResolvedTrace run_block(const Inputs& in, const LessonConfig& cfg, const Selecti
   const std::size_t emb = model.emb_dim, hidden = 4 * model.emb_dim;
   LessonText text(t, "block");
   set_config_values(text, model).set("seed", seed).set("hidden", hidden);
-  // The block's weights are kept while the steps are computed, and so is its pass: the attention's
-  // projections and heads (11 tensors of b * n * emb_dim), its four (b, heads, n, n) score tensors, the
-  // feed-forward's two (b, n, 4 * emb_dim) and seven more of the block's own.
+  // The block's weights are kept while the steps are computed, and so is its pass: x, the attention's
+  // projections and heads (11 tensors of b * n * emb_dim), seven more of the block's own, its four
+  // (b, heads, n, n) score tensors and the feed-forward's two (b, n, 4 * emb_dim).
   const std::size_t bn = kBatch * kTokens;
   t.holds(saturating_sum(model.block_parameters(),
                          saturating_sum(saturating_product({19, bn, emb}),
@@ -79,10 +79,6 @@ ResolvedTrace run_block(const Inputs& in, const LessonConfig& cfg, const Selecti
 }
 
 Lesson block_lesson() {
-  LessonConfig book;  // GPT_CONFIG_124M's block
-  book.emb_dim = 768;
-  book.heads = 12;
-  book.drop_rate = 0.1;
   return {block_info(),
           {chapter4_mode({{Opt::EmbDim, option_help("block", "emb_dim")},
                           {Opt::Heads, option_help("block", "heads")},
@@ -90,7 +86,7 @@ Lesson block_lesson() {
                           {Opt::DropoutRng, ""},
                           {Opt::QkvBias, ""},
                           {Opt::Seed, seed_help(option_help("block", "seed"))}},
-                         book, run_block)},
+                         gpt_config_124m(), run_block)},
           // Runs that reach its largest allocations (tests/test_memory.cpp), and its largest under the budget.
           MemoryRuns{{{}, {"--emb-dim", "1536", "--heads", "1"}}, {"--emb-dim", "1536", "--heads", "1"}}};
 }

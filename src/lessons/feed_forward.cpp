@@ -1,5 +1,6 @@
 // attn feed-forward — 4.3 Implementing a feed forward network with GELU activations. The book's FeedForward on
 // torch.rand(2, 3, emb_dim): each token's vector expanded to 4 * emb_dim, through GELU, and projected back.
+#include "core/limits.hpp"
 #include "lessons/chapter4.hpp"
 #include "lessons/lessons.hpp"
 #include "modules/gpt.hpp"
@@ -31,6 +32,7 @@ ResolvedTrace run_feed_forward(const Inputs& in, const LessonConfig& cfg, const 
   t.gpt_classes = true;
   const std::uint64_t seed = cfg.seed.value_or(123);
   const std::size_t emb = cfg.emb_dim, hidden = 4 * cfg.emb_dim;
+  check_elements("the feed-forward network's (4 * emb_dim, emb_dim) weight", {4, emb, emb});
   t.config["manual_seeds"] = {seed};
   LessonText text(t, "feed-forward");
   text.set("seed", seed).set("emb_dim", emb).set("hidden", hidden);

@@ -2,6 +2,7 @@
 // then model.eval()): "Hello, I am" encoded, and for each new token the last position's logits, their softmax
 // and its argmax appended to the context; then the ids decoded. The model is untrained, so the words are
 // random, but every number is PyTorch's.
+#include "core/cancel.hpp"
 #include "core/limits.hpp"
 #include "core/terminal_text.hpp"
 #include "lessons/chapter4.hpp"
@@ -34,6 +35,7 @@ Generation generate_simple(const SeededModel<GPTModel>& m, const std::vector<std
   Generation g;
   g.out = encoded;
   for (std::size_t step = 0; step < max_new_tokens; ++step) {
+    check_cancelled();  // attn serve's time limit and stop, between new tokens (and between blocks inside)
     // idx[:, -context_size:]: the last context_size ids at most.
     const std::size_t from = g.out.size() > context_size ? g.out.size() - context_size : 0;
     const Batch idx_cond{{g.out.begin() + static_cast<std::ptrdiff_t>(from), g.out.end()}};

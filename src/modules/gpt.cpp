@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/cancel.hpp"
+
 namespace attn {
 
 std::size_t GptConfig::attention_parameters() const {
@@ -199,7 +201,10 @@ namespace {
 std::vector<TransformerBlock> make_blocks(const GptConfig& cfg, TorchGenerator& gen) {
   std::vector<TransformerBlock> blocks;
   blocks.reserve(cfg.n_layers);
-  for (std::size_t i = 0; i < cfg.n_layers; ++i) blocks.emplace_back(cfg, gen);
+  for (std::size_t i = 0; i < cfg.n_layers; ++i) {
+    check_cancelled();  // attn serve's time limit and stop, between blocks (each about 7M draws at 768)
+    blocks.emplace_back(cfg, gen);
+  }
   return blocks;
 }
 
@@ -222,6 +227,7 @@ GPTModel::Pass GPTModel::pass(const std::vector<std::vector<std::int64_t>>& in_i
   const Tensor3* x = &p.x_dropped;
   p.block_outs.reserve(trf_blocks.size());
   for (const TransformerBlock& block : trf_blocks) {
+    check_cancelled();  // attn serve's time limit and stop, between blocks
     p.block_outs.push_back(block.forward(*x, mode));  // (b, n, emb_dim)
     x = &p.block_outs.back();
   }

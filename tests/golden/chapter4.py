@@ -164,8 +164,9 @@ LESSONS = {"layer-norm": lesson_layer_norm, "gelu": lesson_gelu, "feed-forward":
 
 # (lesson, attn's arguments, the Python lesson's keyword arguments)
 # The gpt and dummy-gpt ones are few and small: their logits are (2, 4, 50257) whatever the model's size, 8 MB
-# of JSON each, twice where OpenBLAS's Haswell kernels give other last bits. The default runs' logits are
-# the book's, which tests/test_book.cpp checks as printed.
+# of JSON each, twice where OpenBLAS's Haswell kernels give other last bits. The default runs are checked
+# elsewhere: generate's ids against the book's (tests/test_gpt.cpp), and every default's printed values by
+# the notebook record (tests/golden/notebooks/record.json).
 CONFIGURATIONS = [
     ("dummy-gpt", ["--emb-dim", "5", "--context-length", "4", "--drop-rate", "0.5", "--seed", "7"],
      {"emb_dim": 5, "context_length": 4, "drop_rate": 0.5, "seed": 7}),
