@@ -52,11 +52,8 @@ Generation generate_simple(const SeededModel<GPTModel>& m, const std::vector<std
   return g;
 }
 
-AnyTensor ids_row(const std::vector<std::int64_t>& ids) {
-  AnyTensor out = AnyTensor::from_shape({1, ids.size()});  // (1, n)
-  for (std::size_t i = 0; i < ids.size(); ++i) out(0, i) = static_cast<float>(ids[i]);
-  return out;
-}
+// A batch of one row of ids, as the book's unsqueeze(0) makes it: (1, n).
+AnyTensor ids_row(const std::vector<std::int64_t>& ids) { return batch_tensor(Batch{ids}); }
 
 // out, with its code, which ends with the text the ids decode to as a Python literal (the tokens' bytes are the
 // vocabulary's: py_repr escapes what needs it). The text exists only once the ids are computed.
@@ -83,9 +80,8 @@ ResolvedTrace run_generate(const Inputs& in, const LessonConfig& cfg, const Sele
   t.config["manual_seeds"] = {seed};
   LessonText text(t, "generate");
   set_config_values(text, model).set("seed", seed).set("max_new_tokens", new_tokens).set("n", n);
-  std::string ids;
-  for (std::size_t i = 0; i < n; ++i) ids += (i ? ", " : "") + std::to_string(encoded[i]);
-  text.set("encoded", "[" + ids + "]").set("start_context", py_repr(kStartContext));
+  const std::string one_row = batch_literal(Batch{encoded});  // "[[15496, 11, 314, 716]]"
+  text.set("encoded", one_row.substr(1, one_row.size() - 2)).set("start_context", py_repr(kStartContext));
   // The model's weights, and what the generation keeps: two (1, vocab_size) rows a new token; one forward's
   // intermediates at a time besides (its logits and a block's pass, at the longest context).
   t.holds(saturating_sum(model.gpt_parameters(), saturating_product({2 * new_tokens + 1, vocab})));
